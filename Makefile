@@ -1,0 +1,180 @@
+# tsync top-level Makefile.
+#
+# Sources are discovered by directory, so adding a module means adding a
+# file, not editing this file:
+#   common/*.c proto/*.c        -> $(B)/libtsync.a   (shared, no main)
+#   host/*.c  (minus main.c)    -> $(B)/libhost.a
+#   agent/*.c (minus main.c)    -> $(B)/libagent.a
+#   host/main.c, agent/main.c   -> $(B)/tsync-host, $(B)/tsync-agent
+#   plugin/plugin_*.c           -> $(B)/plugin_*.so  (libtraceevent plugins)
+#   tests/unit/test_*.c         -> $(B)/tests/test_*  (one cmocka binary each)
+#   tests/helpers/*.c           -> $(B)/helpers/*     (programs tests use)
+#   tests/bench/bench_*.c       -> $(B)/bench/bench_* (run by `make bench`)
+#   tests/fuzz/fuzz_*.c         -> $(B)/fuzz/fuzz_*   (libFuzzer, clang)
+#   tests/e2e/*.sh              -> run by `make check` after the unit tests
+#
+# B selects the build directory, so sanitizer builds live beside the normal
+# one: `make check-asan` is `make B=build-asan SAN=1 check`.
+
+B        ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BINDIR   ?= $(PREFIX)/bin
+SBINDIR  ?= $(PREFIX)/sbin
+MANDIR   ?= $(PREFIX)/share/man
+LIBDIR   ?= $(PREFIX)/lib/$(shell gcc -print-multiarch 2>/dev/null)
+PLUGINDIR ?= $(LIBDIR)/traceevent/plugins
+UNITDIR  ?= /lib/systemd/system
+FUZZ_TIME ?= 30
+
+CC       ?= gcc
+PKGS      = libtracefs libtraceevent
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags cmocka libtracecmd 2>/dev/null)
+TEST_LIBS   := $(shell pkg-config --libs cmocka libtracecmd 2>/dev/null)
+CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
+
+WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
+CFLAGS  ?= -O2 -g
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -pthread -MMD -MP \
+	     -I. $(PKG_CFLAGS)
+LIBS     = $(PKG_LIBS) $(CRYPTO_LIBS) -pthread -lm
+
+LIB_SRC   := $(wildcard common/*.c proto/*.c)
+HOST_SRC  := $(filter-out host/main.c,$(wildcard host/*.c))
+AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
+PLUGIN_SRC := $(wildcard plugin/plugin_*.c)
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+HELPER_SRC := $(wildcard tests/helpers/*.c)
+BENCH_SRC := $(wildcard tests/bench/bench_*.c)
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+LIBTSYNC  = $(B)/libtsync.a
+LIBHOST   = $(B)/libhost.a
+LIBAGENT  = $(B)/libagent.a
+PROGS     = $(B)/tsync-agent $(B)/tsync-host
+PLUGINS   = $(patsubst plugin/%.c,$(B)/%.so,$(PLUGIN_SRC))
+UNITS     = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+HELPERS   = $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRC))
+BENCHES   = $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+FUZZERS   = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
+ALL_LIBS  = $(LIBHOST) $(LIBAGENT) $(LIBTSYNC)
+
+.PHONY: all check check-unit check-asan check-valgrind fuzz bench demo \
+	install install-user-plugin clean doc lint deps check-vm
+.DEFAULT_GOAL := all
+
+all: $(PROGS) $(PLUGINS)
+
+# Root runs scripts/install-deps first so that `make demo` and `make check`
+# work on a fresh machine; others are told what is missing by the compiler.
+deps:
+	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps; fi
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/plugin/%.o: plugin/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(B)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(LIBTSYNC): $(call obj,$(LIB_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIBHOST): $(call obj,$(HOST_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIBAGENT): $(call obj,$(AGENT_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/tsync-host: $(call obj,host/main.c) $(ALL_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+$(B)/tsync-agent: $(call obj,agent/main.c) $(ALL_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+
+$(B)/%.so: $(B)/obj/plugin/%.o
+	$(CC) $(LDFLAGS) -shared -o $@ $< $(PKG_LIBS)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+$(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+
+# libFuzzer targets: the pure code (common/ proto/ and the pure host/plugin
+# parsers a target names) rebuilt with clang and the fuzzer sanitizers.
+FUZZ_CC     = clang
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	      -fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) $(PLUGIN_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) \
+		$(PKG_LIBS) $(CRYPTO_LIBS) -pthread -lm
+
+build-tests: all $(UNITS) $(HELPERS)
+
+check: deps
+	$(MAKE) build-tests
+	B=$(B) tests/run-tests.sh $(UNITS)
+	$(if $(filter 1,$(SAN)),,$(MAKE) fuzz FUZZ_TIME=$(FUZZ_TIME))
+
+check-unit: build-tests
+	B=$(B) E2E=0 tests/run-tests.sh $(UNITS)
+
+check-asan:
+	$(MAKE) B=build-asan SAN=1 check
+
+check-valgrind: build-tests
+	B=$(B) VALGRIND=1 E2E=0 tests/run-tests.sh $(UNITS)
+
+fuzz: $(FUZZERS)
+	@B=$(B) FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/run-fuzz.sh $(FUZZERS)
+
+bench: all $(BENCHES) $(HELPERS)
+	@for b in $(BENCHES); do echo "== $$b"; B=$(B) $$b || exit 1; done
+
+demo: deps
+	$(MAKE) all
+	B=$(B) scripts/demo
+
+check-vm: all $(HELPERS)
+	B=$(B) tests/vm/run-vm-tests.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PLUGINDIR)
+	install -m 755 $(B)/tsync-host $(DESTDIR)$(BINDIR)/tsync-host
+	install -m 755 $(B)/tsync-agent $(DESTDIR)$(SBINDIR)/tsync-agent
+	$(if $(PLUGINS),install -m 644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/)
+	@if [ -f Documentation/Makefile.inc ]; then $(MAKE) -f Documentation/Makefile.inc install-doc B=$(B) DESTDIR=$(DESTDIR) MANDIR=$(MANDIR) UNITDIR=$(UNITDIR) SBINDIR=$(SBINDIR); fi
+
+install-user-plugin: $(PLUGINS)
+	install -d $(HOME)/.local/lib/traceevent/plugins
+	$(if $(PLUGINS),install -m 644 $(PLUGINS) $(HOME)/.local/lib/traceevent/plugins/)
+
+doc:
+	@if [ -f Documentation/Makefile.inc ]; then $(MAKE) -f Documentation/Makefile.inc doc B=$(B); fi
+
+lint:
+	scripts/lint
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Endpoint strings: tcp:HOST:PORT and vsock:CID:PORT. */
+#ifndef TSYNC_ENDPOINT_H
+#define TSYNC_ENDPOINT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* The port tsync-agent listens on by default (vsock and TCP). */
+#define TSYNC_DEFAULT_PORT 8823
+
+enum tsync_ep_kind {
+	TSYNC_EP_TCP = 1,
+	TSYNC_EP_VSOCK = 2,
+};
+
+#define TSYNC_EP_HOST_MAX 256
+
+struct tsync_endpoint {
+	enum tsync_ep_kind kind;
+	char host[TSYNC_EP_HOST_MAX];	/* TCP: name or address, no brackets */
+	uint32_t cid;			/* vsock */
+	uint16_t port;
+};
+
+/* Flags for tsync_endpoint_parse(). */
+enum {
+	/* Port 0 is allowed (listen on an ephemeral port). */
+	TSYNC_EP_ALLOW_PORT0 = 1 << 0,
+	/* Agent shorthand: "N" is vsock CID N on the default port and
+	 * "HOST:PORT" is TCP. */
+	TSYNC_EP_AGENT_SHORTHAND = 1 << 1,
+};
+
+/*
+ * Parses @str into @ep. Returns 0, or -EINVAL with a one-line reason naming
+ * the problem and the offending value in @err (if @err is not NULL).
+ */
+int tsync_endpoint_parse(const char *str, unsigned int flags,
+			 struct tsync_endpoint *ep, char *err, size_t errlen);
+
+/* Formats @ep as an endpoint string (IPv6 in brackets); returns @buf. */
+char *tsync_endpoint_format(const struct tsync_endpoint *ep, char *buf,
+			    size_t len);
+
+#endif

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The TCP backend (IPv4 and IPv6): name resolution, TCP_NODELAY setup. */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "common/transport.h"
+
+/* Resolves a TCP endpoint with getaddrinfo; returns the count or -errno. */
+static int tcp_resolve(const struct tsync_endpoint *ep, int passive,
+		       struct sockaddr_storage *addrs, socklen_t *lens,
+		       int *families, int max, char *err, size_t errlen)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = passive ? AI_PASSIVE : 0,
+	};
+	struct addrinfo *res, *ai;
+	char port[8];
+	int n = 0, ret;
+
+	snprintf(port, sizeof(port), "%u", ep->port);
+	ret = getaddrinfo(ep->host, port, &hints, &res);
+	if (ret) {
+		snprintf(err, errlen, "cannot resolve host '%s': %s", ep->host,
+			 gai_strerror(ret));
+		return -EHOSTUNREACH;
+	}
+	for (ai = res; ai && n < max; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(addrs[n]))
+			continue;
+		memcpy(&addrs[n], ai->ai_addr, ai->ai_addrlen);
+		lens[n] = ai->ai_addrlen;
+		families[n] = ai->ai_family;
+		n++;
+	}
+	freeaddrinfo(res);
+	if (!n) {
+		snprintf(err, errlen, "no usable address for host '%s'", ep->host);
+		return -EHOSTUNREACH;
+	}
+	return n;
+}
+
+/*
+ * Sets TCP_NODELAY and reads it back. Request/response over TCP with Nagle
+ * on stalls for a delayed ACK on every exchange (DESIGN.md lesson 1), so a
+ * socket that cannot have it is refused.
+ */
+static int tcp_setup(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return -errno;
+	if (tsync_sock_get_nodelay(fd) != 1)
+		return -EPROTO;
+	return 0;
+}
+
+/* Formats an IPv4/IPv6 address as tcp:A.B.C.D:P or tcp:[V6]:P. */
+static void tcp_format(const struct sockaddr_storage *ss, socklen_t len,
+		       char *buf, size_t buflen)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	(void)len;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, buflen, "tcp:%s:%u", host, ntohs(in->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, buflen, "tcp:[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, buflen, "tcp:?(family %d)", ss->ss_family);
+	}
+}
+
+const struct tsync_transport_ops tsync_tcp_ops = {
+	.kind = TSYNC_EP_TCP,
+	.name = "tcp",
+	.resolve = tcp_resolve,
+	.setup = tcp_setup,
+	.format = tcp_format,
+};

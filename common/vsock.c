@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The vsock backend: the normal transport between a host and its VMs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/vm_sockets.h>
+
+#include "common/transport.h"
+
+/* Builds the one sockaddr_vm for @ep; returns 1. */
+static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
+			 struct sockaddr_storage *addrs, socklen_t *lens,
+			 int *families, int max, char *err, size_t errlen)
+{
+	struct sockaddr_vm *vm = (struct sockaddr_vm *)&addrs[0];
+
+	(void)passive;
+	if (max < 1) {
+		snprintf(err, errlen, "no room for an address");
+		return -EINVAL;
+	}
+	memset(&addrs[0], 0, sizeof(addrs[0]));
+	vm->svm_family = AF_VSOCK;
+	vm->svm_cid = ep->cid;
+	vm->svm_port = ep->port;
+	lens[0] = sizeof(*vm);
+	families[0] = AF_VSOCK;
+	return 1;
+}
+
+/* vsock has no Nagle; nothing to set. */
+static int vsock_setup(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+/* Formats a vsock address as vsock:CID:PORT. */
+static void vsock_format(const struct sockaddr_storage *ss, socklen_t len,
+			 char *buf, size_t buflen)
+{
+	const struct sockaddr_vm *vm = (const struct sockaddr_vm *)ss;
+
+	(void)len;
+	snprintf(buf, buflen, "vsock:%u:%u", vm->svm_cid, vm->svm_port);
+}
+
+const struct tsync_transport_ops tsync_vsock_ops = {
+	.kind = TSYNC_EP_VSOCK,
+	.name = "vsock",
+	.resolve = vsock_resolve,
+	.setup = vsock_setup,
+	.format = vsock_format,
+};
