@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * trace.dat writer: trace-cmd's file format, version 6 (uncompressed).
+ *
+ * Why version 6: it is one linear layout (headers, options, flyrecord
+ * table, page-aligned CPU data) that every trace-cmd since 2.x reads,
+ * including Debian's trace-cmd 3.1.6 / libtracecmd 1.3.1, and it needs no
+ * section chaining. Files written here pass `trace-cmd report` and
+ * `trace-cmd dump --options` (see tests/unit/test_tracedat.c).
+ *
+ * Pure code over buffers and file descriptors: no tracefs access. The
+ * caller collects the metadata (common/tracemeta.h does it from a tracefs
+ * instance) and the raw ring-buffer pages (as read from
+ * per_cpu/cpuN/trace_pipe_raw) and hands them over.
+ *
+ * All numbers are written in host byte order and the file's endian byte
+ * says which one it is, exactly as trace-cmd does (its option payloads are
+ * host order too).
+ */
+#ifndef TSYNC_TRACEDAT_H
+#define TSYNC_TRACEDAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A borrowed byte string (not necessarily NUL-terminated). */
+struct tracedat_text {
+	const char *data;
+	size_t len;
+};
+
+/* The formats of the events of one system (events/SYS/EV/format texts). */
+struct tracedat_system {
+	const char *name;
+	int nformats;
+	const struct tracedat_text *formats;
+};
+
+/*
+ * Everything trace-cmd needs to decode the pages. All pointers are
+ * borrowed for the duration of the call. Empty (len 0) kallsyms, printk
+ * formats and cmdlines are allowed; header_page and header_event are
+ * required (a 0-length header_page makes libtraceevent assume the old
+ * ring-buffer layout), so are the ftrace formats of the events in the data
+ * (print, raw_data, bprint, bputs for markers).
+ */
+struct tracedat_meta {
+	struct tracedat_text header_page;	/* events/header_page */
+	struct tracedat_text header_event;	/* events/header_event */
+	int nftrace;
+	const struct tracedat_text *ftrace_formats; /* events/ftrace/ * /format */
+	int nsystems;
+	const struct tracedat_system *systems;	/* other systems */
+	struct tracedat_text kallsyms;		/* /proc/kallsyms, may be empty */
+	struct tracedat_text printk_formats;	/* printk_formats, may be empty */
+	struct tracedat_text cmdlines;		/* saved_cmdlines, may be empty */
+	/* Sub-buffer (ring-buffer page) size; the CPU data is aligned to it. */
+	uint32_t page_size;
+	/* Optional: UNAME option text ("sysname nodename release machine"). */
+	const char *uname;
+	/*
+	 * Optional: trace_clock file content, e.g. "[local] global ...".
+	 * Written as the TRACECLOCK option plus the v6 clock trailer
+	 * "[clock]" (the selected one). Without it trace-cmd assumes
+	 * nanosecond timestamps ("local").
+	 */
+	const char *trace_clock;
+};
+
+/* TIME_SHIFT flag: interpolate linearly between samples. */
+#define TRACEDAT_TSYNC_INTERPOLATE 0x1u
+
+/*
+ * One time-sync sample: at guest time @ts the host clock read
+ * guest + @offset (offset = host - guest). Written with scaling 1 and
+ * fraction 0.
+ */
+struct tracedat_ts_sample {
+	int64_t ts;
+	int64_t offset;
+};
+
+/* The samples of one guest CPU. */
+struct tracedat_ts_cpu {
+	uint32_t count;
+	const struct tracedat_ts_sample *samples;
+};
+
+/*
+ * TIME_SHIFT option (guest files). A CPU with count 0 would make trace-cmd
+ * 3.1.6 index an empty array, so the writer never writes one: such a CPU
+ * gets the samples of the lowest-numbered CPU that has samples (all vCPUs
+ * share the guest clock on the hosts this targets) and a warning is
+ * logged; if no CPU has any sample the option is left out entirely (the
+ * guest file is then uncorrected) and a warning is logged.
+ */
+struct tracedat_time_shift {
+	uint64_t peer_traceid;	/* the host file's TRACEID */
+	uint32_t flags;		/* TRACEDAT_TSYNC_INTERPOLATE or 0 */
+	uint32_t ncpu;
+	const struct tracedat_ts_cpu *cpus;
+};
+
+/*
+ * GUEST option (host files), one per guest: its name, trace id and vCPU
+ * count; vCPU i maps to host thread pids[i], or -1 for every vCPU when
+ * @pids is NULL (the pid is unknown over a network).
+ */
+struct tracedat_guest {
+	const char *name;
+	uint64_t traceid;
+	uint32_t nvcpu;
+	const int32_t *pids;
+};
+
+/* Options of one file; every field is optional (0/NULL = not written). */
+struct tracedat_opts {
+	int has_traceid;
+	uint64_t traceid;			/* TRACEID */
+	int nguests;
+	const struct tracedat_guest *guests;	/* GUEST, host file */
+	const struct tracedat_time_shift *time_shift; /* TIME_SHIFT, guest */
+	/*
+	 * CPUSTAT: one text per CPU as trace-cmd writes it ("CPU: N\n" then
+	 * the per_cpu/cpuN/stats content); NULL entries are skipped.
+	 */
+	int ncpustat;
+	const char *const *cpustat;
+	const char *version;			/* VERSION, e.g. "tsync 0.1" */
+};
+
+/*
+ * The raw pages of one CPU: @size bytes either from @fd starting at
+ * @offset (pread semantics, the file position is not used; fd may be a
+ * regular file, copied with copy_file_range when possible) or, when fd < 0,
+ * from @buf. A size that is not a multiple of the page size is padded
+ * with zeros (an all-zero page tail is an empty sub-buffer). Size 0 = the
+ * CPU recorded nothing.
+ */
+struct tracedat_cpu_data {
+	int fd;
+	off_t offset;
+	uint64_t size;
+	const void *buf;
+};
+
+/*
+ * Writes a complete trace.dat to @out_fd from its current position, which
+ * must be 0 (offsets in the file are absolute). @ncpus is the file's CPU
+ * count. Returns 0 or -errno (-EINVAL for bad input, -ENOSPC/-EIO from the
+ * file system, ...). On error the fd holds a partial file: use
+ * tracedat_write_file() to never leave one behind.
+ */
+int tracedat_write(int out_fd, const struct tracedat_meta *meta,
+		   const struct tracedat_opts *opts,
+		   const struct tracedat_cpu_data *cpus, int ncpus);
+
+/*
+ * Writes @path atomically: the file is written under a temporary name in
+ * the same directory ("PATH.tmp-XXXXXX"), fsync'd, and renamed over @path
+ * only when everything succeeded; on error the temporary file is removed
+ * and @path is untouched. Mode 0644. Returns 0 or -errno.
+ */
+int tracedat_write_file(const char *path, const struct tracedat_meta *meta,
+			const struct tracedat_opts *opts,
+			const struct tracedat_cpu_data *cpus, int ncpus);
+
+/*
+ * Returns the bracketed clock name of a trace_clock text in @out
+ * ("[mono] local ..." -> "mono"), or -EINVAL when there is none.
+ */
+int tracedat_selected_clock(const char *trace_clock, char *out, size_t outlen);
+
+#endif

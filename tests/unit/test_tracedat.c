@@ -1,0 +1,845 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * trace.dat writer tests: real ring-buffer pages (markers written into a
+ * private tracefs instance, read back from trace_pipe_raw) and real format
+ * texts go through tracedat_write*(); libtracecmd and Debian's trace-cmd
+ * read the files back. Time-shift corrections are compared to trace-cmd's
+ * interpolation formula to the nanosecond.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <kbuffer.h>
+#include <trace-cmd.h>
+#include <tracefs.h>
+
+#include "host/tracedat.h"
+
+#define TRACING "/sys/kernel/tracing"
+#define NMARK 50
+#define PAGE 4096
+
+struct rec {
+	int cpu;
+	uint64_t ts;
+	char text[64];
+};
+
+struct fx {
+	struct tracefs_instance *inst;
+	char tmpdir[64];
+	int ncpus;			/* CPUs captured (1 or 2) */
+	char *pages[2];
+	size_t pages_len[2];
+	uint64_t raw_ts[2][NMARK];	/* kbuffer timestamps per CPU */
+	char *hp, *he, *ftrace_txt[4], *clock;
+	size_t hp_len, he_len, ftrace_len[4];
+	struct tracedat_text ftrace[4];
+	struct tracedat_meta meta;
+	struct tracedat_cpu_data cpus[2];
+};
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer. */
+static char *slurp(const char *path, size_t *len)
+{
+	size_t cap = 8192, n = 0;
+	char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY);
+	ssize_t r;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
+		n += (size_t)r;
+		if (cap - n < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Pins the calling thread to @cpu. Returns 0 or -1. */
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Writes NMARK markers "tdat-cC N" from @cpu, reads the CPU's pages. */
+static int capture_cpu(struct fx *f, int cpu)
+{
+	char path[128], msg[64];
+	char *dir = tracefs_instance_get_dir(f->inst);
+	size_t cap = 64 * PAGE;
+	int fd, i;
+
+	if (pin(cpu))
+		return -1;
+	snprintf(path, sizeof(path), "%s/trace_marker", dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		goto fail;
+	for (i = 0; i < NMARK; i++) {
+		int n = snprintf(msg, sizeof(msg), "tdat-c%d %d", cpu, i);
+
+		if (write(fd, msg, (size_t)n) != n) {
+			close(fd);
+			goto fail;
+		}
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw", dir,
+		 cpu);
+	fd = open(path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		goto fail;
+	f->pages[cpu] = calloc(1, cap);
+	for (;;) {
+		ssize_t r = read(fd, f->pages[cpu] + f->pages_len[cpu], PAGE);
+
+		if (r <= 0)
+			break;
+		f->pages_len[cpu] += PAGE;	/* whole sub-buffers */
+		if (f->pages_len[cpu] + PAGE > cap)
+			break;
+	}
+	close(fd);
+	tracefs_put_tracing_file(dir);
+	return f->pages_len[cpu] ? 0 : -1;
+fail:
+	tracefs_put_tracing_file(dir);
+	return -1;
+}
+
+/* Collects the kbuffer timestamps of the captured pages of @cpu. */
+static int kbuf_timestamps(struct fx *f, int cpu)
+{
+	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	unsigned long long ts;
+	int n = 0;
+
+	for (size_t off = 0; off < f->pages_len[cpu]; off += PAGE) {
+		void *ev;
+
+		kbuffer_load_subbuffer(kb, f->pages[cpu] + off);
+		for (ev = kbuffer_read_event(kb, &ts); ev;
+		     ev = kbuffer_next_event(kb, &ts)) {
+			if (n < NMARK)
+				f->raw_ts[cpu][n] = ts;
+			n++;
+		}
+	}
+	kbuffer_free(kb);
+	return n;
+}
+
+/* Group setup: instance, pages of CPU 0 (and 1), format texts. */
+static int setup(void **state)
+{
+	static const char *const ftrace_ev[4] = { "print", "raw_data",
+						  "bprint", "bputs" };
+	struct fx *f = calloc(1, sizeof(*f));
+	char name[64], path[256];
+	cpu_set_t orig;
+
+	if (!f)
+		return -1;
+	snprintf(name, sizeof(name), "tsync-test-tdat-%d", getpid());
+	f->inst = tracefs_instance_create(name);
+	if (!f->inst) {
+		fprintf(stderr, "cannot create tracefs instance\n");
+		return -1;
+	}
+	sched_getaffinity(0, sizeof(orig), &orig);
+	f->ncpus = CPU_ISSET(1, &orig) ? 2 : 1;
+	for (int c = 0; c < f->ncpus; c++) {
+		if (capture_cpu(f, c) || kbuf_timestamps(f, c) != NMARK) {
+			fprintf(stderr, "capture on cpu %d failed\n", c);
+			return -1;
+		}
+	}
+	sched_setaffinity(0, sizeof(orig), &orig);
+	tracefs_instance_destroy(f->inst);
+	tracefs_instance_free(f->inst);
+	f->inst = NULL;
+
+	f->hp = slurp(TRACING "/events/header_page", &f->hp_len);
+	f->he = slurp(TRACING "/events/header_event", &f->he_len);
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), TRACING "/events/ftrace/%s/format",
+			 ftrace_ev[i]);
+		f->ftrace_txt[i] = slurp(path, &f->ftrace_len[i]);
+		if (!f->ftrace_txt[i])
+			return -1;
+		f->ftrace[i].data = f->ftrace_txt[i];
+		f->ftrace[i].len = f->ftrace_len[i];
+	}
+	f->clock = slurp(TRACING "/trace_clock", NULL);
+	if (!f->hp || !f->he || !f->clock)
+		return -1;
+	f->meta.header_page.data = f->hp;
+	f->meta.header_page.len = f->hp_len;
+	f->meta.header_event.data = f->he;
+	f->meta.header_event.len = f->he_len;
+	f->meta.nftrace = 4;
+	f->meta.ftrace_formats = f->ftrace;
+	f->meta.cmdlines.data = "1 init\n";
+	f->meta.cmdlines.len = 7;
+	f->meta.page_size = PAGE;
+	f->meta.uname = "Linux tdat-test 6.0.0 x86_64";
+	f->meta.trace_clock = f->clock;
+	for (int c = 0; c < f->ncpus; c++) {
+		f->cpus[c].fd = -1;
+		f->cpus[c].buf = f->pages[c];
+		f->cpus[c].size = f->pages_len[c];
+	}
+	snprintf(f->tmpdir, sizeof(f->tmpdir), "/tmp/tsync-tdat-XXXXXX");
+	if (!mkdtemp(f->tmpdir))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+/* Group teardown: removes the temp dir and frees everything. */
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	if (!f)
+		return 0;
+	if (f->inst) {
+		tracefs_instance_destroy(f->inst);
+		tracefs_instance_free(f->inst);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->tmpdir);
+	if (f->tmpdir[0] && system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", f->tmpdir);
+	for (int i = 0; i < 2; i++)
+		free(f->pages[i]);
+	for (int i = 0; i < 4; i++)
+		free(f->ftrace_txt[i]);
+	free(f->hp);
+	free(f->he);
+	free(f->clock);
+	free(f);
+	return 0;
+}
+
+struct readback {
+	int n;
+	struct rec recs[4 * NMARK];
+};
+
+/* libtracecmd callback: records cpu, ts and the marker text. */
+static int collect(struct tracecmd_input *h, struct tep_record *r, int cpu,
+		   void *data)
+{
+	struct readback *rb = data;
+	struct tep_handle *tep = tracecmd_get_tep(h);
+	struct tep_event *ev = tep_find_event_by_record(tep, r);
+	struct rec *o;
+	int len;
+	char *buf;
+
+	if (rb->n >= (int)(sizeof(rb->recs) / sizeof(rb->recs[0])))
+		return -1;
+	o = &rb->recs[rb->n++];
+	o->cpu = cpu;
+	o->ts = r->ts;
+	o->text[0] = '\0';
+	if (ev && !strcmp(ev->name, "print")) {
+		struct tep_format_field *fl = tep_find_field(ev, "buf");
+
+		/* buf[] is a size-0 array: it runs to the end of the record */
+		if (!fl || fl->offset > r->size)
+			return -1;
+		buf = (char *)r->data + fl->offset;
+		len = r->size - fl->offset;
+		while (len > 0 && (buf[len - 1] == '\n' || !buf[len - 1]))
+			len--;
+		snprintf(o->text, sizeof(o->text), "%.*s", len, buf);
+	}
+	return 0;
+}
+
+/* Opens @path with libtracecmd and reads every event into @rb. */
+static struct tracecmd_input *read_back(const char *path, struct readback *rb)
+{
+	struct tracecmd_input *h = tracecmd_open(path, 0);
+
+	assert_non_null(h);
+	memset(rb, 0, sizeof(*rb));
+	assert_int_equal(tracecmd_iterate_events(h, NULL, 0, collect, rb), 0);
+	return h;
+}
+
+/* Checks the events of @rb: markers in order with @expect(ts) times. */
+static void check_events(struct fx *f, const struct readback *rb,
+			 uint64_t (*expect)(const void *, int, uint64_t),
+			 const void *ctx)
+{
+	int seen[2] = { 0, 0 };
+	char want[64];
+
+	assert_int_equal(rb->n, f->ncpus * NMARK);
+	for (int i = 0; i < rb->n; i++) {
+		const struct rec *r = &rb->recs[i];
+		int k;
+
+		assert_true(r->cpu >= 0 && r->cpu < f->ncpus);
+		k = seen[r->cpu]++;
+		snprintf(want, sizeof(want), "tdat-c%d %d", r->cpu, k);
+		assert_string_equal(r->text, want);
+		assert_int_equal(r->ts, expect ? expect(ctx, r->cpu,
+				 f->raw_ts[r->cpu][k]) : f->raw_ts[r->cpu][k]);
+	}
+}
+
+/* Runs a shell command, returns its exit status and output (malloc'd). */
+static int run(char **out, const char *fmt, ...)
+{
+	char cmd[1024], outp[300];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(outp, sizeof(outp), "/tmp/tsync-tdat-out-%d", getpid());
+	strncat(cmd, " >", sizeof(cmd) - strlen(cmd) - 1);
+	strncat(cmd, outp, sizeof(cmd) - strlen(cmd) - 1);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	st = system(cmd);
+	*out = slurp(outp, NULL);
+	unlink(outp);
+	assert_non_null(*out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Plain host-like file: events, timestamps, options, trace-cmd tools. */
+static void test_roundtrip(void **state)
+{
+	struct fx *f = *state;
+	struct tracedat_opts o = { .has_traceid = 1,
+				   .traceid = 0x1122334455667788ull,
+				   .version = "tsync-test" };
+	const char *stat0 = "CPU: 0\nentries: 50\noverrun: 0\n";
+	struct readback *rb = calloc(1, sizeof(*rb));
+	struct tracecmd_input *h;
+	char path[128], *out;
+
+	o.ncpustat = 1;
+	o.cpustat = &stat0;
+	snprintf(path, sizeof(path), "%s/plain.dat", f->tmpdir);
+	assert_int_equal(tracedat_write_file(path, &f->meta, &o, f->cpus,
+					     f->ncpus), 0);
+	h = read_back(path, rb);
+	assert_int_equal(tracecmd_get_traceid(h), 0x1122334455667788ull);
+	tracecmd_close(h);
+	check_events(f, rb, NULL, NULL);
+
+	assert_int_equal(run(&out, "trace-cmd report -i %s", path), 0);
+	assert_non_null(strstr(out, "tdat-c0 0"));
+	assert_non_null(strstr(out, "tdat-c0 49"));
+	if (f->ncpus > 1)
+		assert_non_null(strstr(out, "tdat-c1 49"));
+	assert_null(strstr(out, "UNKNOWN"));
+	free(out);
+	assert_int_equal(run(&out, "trace-cmd dump --options -i %s", path), 0);
+	assert_non_null(strstr(out, "TRACEID"));
+	assert_non_null(strstr(out, "0x1122334455667788"));
+	assert_non_null(strstr(out, "Linux tdat-test 6.0.0 x86_64"));
+	assert_non_null(strstr(out, "tsync-test"));
+	assert_non_null(strstr(out, "entries: 50"));
+	free(out);
+	free(rb);
+}
+
+/* Writes with @cpus to a memfd and returns the bytes (malloc'd). */
+static char *write_mem(struct fx *f, const struct tracedat_cpu_data *cpus,
+		       size_t *len)
+{
+	int fd = memfd_create("tdat", 0);
+	char *buf;
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(tracedat_write(fd, &f->meta, NULL, cpus, f->ncpus), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size);
+	assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/*
+ * Data from file descriptors (at an offset, a memfd and a regular file)
+ * gives the very same bytes as data from memory; every CPU block starts
+ * on a page boundary.
+ */
+static void test_fd_sources(void **state)
+{
+	struct fx *f = *state;
+	struct tracedat_cpu_data fdc[2];
+	char path[128], *a, *b, junk[1000];
+	size_t alen, blen;
+	int fds[2];
+
+	for (int c = 0; c < f->ncpus; c++) {
+		if (c == 0) {
+			fds[c] = memfd_create("pages", 0);
+		} else {
+			snprintf(path, sizeof(path), "%s/cpu%d.raw", f->tmpdir, c);
+			fds[c] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		}
+		assert_true(fds[c] >= 0);
+		/* 1000 bytes of junk before the pages: offset is honoured */
+		memset(junk, 0xa5, sizeof(junk));
+		assert_int_equal(pwrite(fds[c], junk, sizeof(junk), 0), 1000);
+		assert_int_equal(pwrite(fds[c], f->pages[c], f->pages_len[c],
+					1000), (ssize_t)f->pages_len[c]);
+		fdc[c] = (struct tracedat_cpu_data){ .fd = fds[c], .offset = 1000,
+						     .size = f->pages_len[c] };
+	}
+	a = write_mem(f, f->cpus, &alen);
+	b = write_mem(f, fdc, &blen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	assert_int_equal(alen % PAGE, 0);
+	assert_memory_equal(a + alen - f->pages_len[f->ncpus - 1],
+			    f->pages[f->ncpus - 1], f->pages_len[f->ncpus - 1]);
+	free(a);
+	free(b);
+
+	/* A source shorter than announced is an error, not a short file. */
+	fdc[0].size += PAGE;
+	a = NULL;
+	{
+		int fd = memfd_create("tdat", 0);
+
+		assert_int_equal(tracedat_write(fd, &f->meta, NULL, fdc,
+						f->ncpus), -EIO);
+		close(fd);
+	}
+	for (int c = 0; c < f->ncpus; c++)
+		close(fds[c]);
+}
+
+/* A partial last page (not a page multiple) is padded and still read. */
+static void test_partial_page(void **state)
+{
+	struct fx *f = *state;
+	struct tracedat_cpu_data c[2];
+	struct readback *rb = calloc(1, sizeof(*rb));
+	char path[128];
+	uint64_t commit;
+	size_t last;
+
+	memcpy(c, f->cpus, sizeof(c));
+	last = f->pages_len[0] - PAGE;
+	memcpy(&commit, f->pages[0] + last + 8, 8);
+	commit &= 0xfffff;	/* low bits: bytes used */
+	assert_true(commit > 0 && commit <= PAGE - 16);
+	c[0].size = last + 16 + commit;
+	snprintf(path, sizeof(path), "%s/partial.dat", f->tmpdir);
+	assert_int_equal(tracedat_write_file(path, &f->meta, NULL, c,
+					     f->ncpus), 0);
+	tracecmd_close(read_back(path, rb));
+	check_events(f, rb, NULL, NULL);
+	free(rb);
+}
+
+struct ts_case {
+	uint32_t flags;
+	struct tracedat_ts_cpu cpu[2];	/* samples sorted by time */
+};
+
+/* trace-cmd's timestamp_correction_calc() with scaling 1, fraction 0. */
+static uint64_t corr_calc(uint64_t ts, uint32_t flags,
+			  const struct tracedat_ts_sample *min,
+			  const struct tracedat_ts_sample *max)
+{
+	long long tscor;
+
+	if (flags & TRACEDAT_TSYNC_INTERPOLATE) {
+		long long delta = max->ts - min->ts;
+		long long off = ((long long)ts - min->ts) *
+				(max->offset - min->offset);
+
+		tscor = min->offset + (off + delta / 2) / delta;
+	} else {
+		tscor = min->offset;
+	}
+	if (tscor < 0)
+		return ts - (uint64_t)llabs(tscor);
+	return ts + (uint64_t)tscor;
+}
+
+/* trace-cmd's timestamp_host_sync(): sample choice, then the formula. */
+static uint64_t expect_shift(const void *ctx, int cpu, uint64_t ts)
+{
+	const struct ts_case *tc = ctx;
+	const struct tracedat_ts_cpu *c = &tc->cpu[cpu];
+	const struct tracedat_ts_sample *s = c->samples;
+	int n = (int)c->count, lo, hi, mid;
+
+	if (n == 1)
+		return ts + (uint64_t)s[0].offset;
+	if (n == 2 || ts <= (uint64_t)s[0].ts)
+		return corr_calc(ts, tc->flags, &s[0], &s[1]);
+	if (ts >= (uint64_t)s[n - 1].ts)
+		return corr_calc(ts, tc->flags, &s[n - 2], &s[n - 1]);
+	lo = 0;
+	hi = n - 1;
+	mid = (lo + hi) / 2;
+	while (lo <= hi) {
+		if (ts < (uint64_t)s[mid].ts)
+			hi = mid - 1;
+		else if (ts > (uint64_t)s[mid].ts)
+			lo = mid + 1;
+		else
+			break;
+		mid = (lo + hi) / 2;
+	}
+	return corr_calc(ts, tc->flags, &s[mid], &s[mid + 1]);
+}
+
+/* Writes a guest file with @tc, reads it back and checks every event. */
+static void check_guest(struct fx *f, struct ts_case *tc, const char *name,
+			const struct tracedat_ts_cpu *written)
+{
+	struct tracedat_time_shift ts = { .peer_traceid = 0xabcdefull,
+					  .flags = tc->flags,
+					  .ncpu = (uint32_t)f->ncpus,
+					  .cpus = written };
+	struct tracedat_opts o = { .has_traceid = 1, .traceid = 0x6e657374ull,
+				   .time_shift = &ts };
+	struct readback *rb = calloc(1, sizeof(*rb));
+	char path[128], *out, want[64];
+	uint64_t first;
+	const char *p;
+
+	snprintf(path, sizeof(path), "%s/%s", f->tmpdir, name);
+	assert_int_equal(tracedat_write_file(path, &f->meta, &o, f->cpus,
+					     f->ncpus), 0);
+	tracecmd_close(read_back(path, rb));
+	check_events(f, rb, expect_shift, tc);
+	free(rb);
+
+	/* trace-cmd report prints the corrected time of the first marker */
+	assert_int_equal(run(&out, "trace-cmd report -i %s", path), 0);
+	first = expect_shift(tc, 0, f->raw_ts[0][0]);
+	first = (first + 500) / 1000;	/* report rounds to the microsecond */
+	snprintf(want, sizeof(want), "%" PRIu64 ".%06" PRIu64 ":",
+		 (uint64_t)(first / 1000000u), (uint64_t)(first % 1000000u));
+	p = strstr(out, "tdat-c0 0\n");
+	assert_non_null(p);
+	while (p > out && p[-1] != '\n')
+		p--;
+	assert_non_null(strstr(p, want));
+	free(out);
+	assert_int_equal(run(&out, "trace-cmd dump --options -i %s", path), 0);
+	assert_non_null(strstr(out, "[Option TimeShift"));
+	assert_non_null(strstr(out, "0xABCDEF [peer's trace id]"));
+	free(out);
+}
+
+/* +1 s at t and +3 s at t+2 s, interpolated; 3 samples on CPU 1. */
+static void test_time_shift_interpolate(void **state)
+{
+	struct fx *f = *state;
+	int64_t t = (int64_t)f->raw_ts[0][0] - 123456789;
+	struct tracedat_ts_sample s0[2] = { { t, 1000000000 },
+					    { t + 2000000000, 3000000000 } };
+	struct tracedat_ts_sample s1[3] = { { 0, 0 } };
+	struct ts_case tc = { .flags = TRACEDAT_TSYNC_INTERPOLATE };
+
+	if (f->ncpus > 1) {
+		int64_t a = (int64_t)f->raw_ts[1][0];
+		int64_t b = (int64_t)f->raw_ts[1][NMARK - 1];
+
+		/* a bracket inside the events and a negative slope */
+		s1[0] = (struct tracedat_ts_sample){ a - 500000000, -700000000 };
+		s1[1] = (struct tracedat_ts_sample){ (a + b) / 2 + 1,
+						     -700012345 };
+		s1[2] = (struct tracedat_ts_sample){ b + 300000000,
+						     -699000001 };
+	}
+	tc.cpu[0] = (struct tracedat_ts_cpu){ 2, s0 };
+	tc.cpu[1] = (struct tracedat_ts_cpu){ 3, s1 };
+	check_guest(f, &tc, "guest-interp.dat", tc.cpu);
+
+	/* the brief's example, spelled out: at t + 1 s the shift is +2 s */
+	assert_int_equal(corr_calc((uint64_t)t + 1000000000,
+				   TRACEDAT_TSYNC_INTERPOLATE, &s0[0], &s0[1]),
+			 (uint64_t)t + 3000000000ull);
+}
+
+/* Without INTERPOLATE the lower sample's offset is added as is. */
+static void test_time_shift_step(void **state)
+{
+	struct fx *f = *state;
+	int64_t t = (int64_t)f->raw_ts[0][NMARK / 2];
+	struct tracedat_ts_sample s0[3] = { { t - 1000, 5000 }, { t, 7000 },
+					    { t + 1000000, 9000 } };
+	struct tracedat_ts_sample s1[1] = { { 42, -33 } };
+	struct ts_case tc = { .flags = 0 };
+
+	s0[1].ts = t + 1;	/* no event exactly at a sample time */
+	tc.cpu[0] = (struct tracedat_ts_cpu){ 3, s0 };
+	tc.cpu[1] = (struct tracedat_ts_cpu){ 1, s1 };
+	check_guest(f, &tc, "guest-step.dat", tc.cpu);
+}
+
+/* A CPU without samples gets CPU 0's; no samples at all: no option. */
+static void test_time_shift_empty(void **state)
+{
+	struct fx *f = *state;
+	int64_t t = (int64_t)f->raw_ts[0][0];
+	struct tracedat_ts_sample s0[2] = { { t - 10, 100 }, { t + 4000000000, 900 } };
+	struct ts_case tc = { .flags = TRACEDAT_TSYNC_INTERPOLATE };
+	struct tracedat_ts_cpu written[2] = { { 2, s0 }, { 0, NULL } };
+	struct tracedat_time_shift ts = { .ncpu = (uint32_t)f->ncpus,
+					  .cpus = written + 1 };
+	struct tracedat_opts o = { .time_shift = &ts };
+	struct readback *rb = calloc(1, sizeof(*rb));
+	char path[128], *out;
+
+	tc.cpu[0] = written[0];
+	tc.cpu[1] = written[0];
+	if (f->ncpus > 1)
+		check_guest(f, &tc, "guest-fill.dat", written);
+
+	/* CPU 1's empty entry, alone: no sample anywhere */
+	ts.ncpu = 1;
+	snprintf(path, sizeof(path), "%s/guest-none.dat", f->tmpdir);
+	assert_int_equal(tracedat_write_file(path, &f->meta, &o, f->cpus,
+					     f->ncpus), 0);
+	tracecmd_close(read_back(path, rb));
+	check_events(f, rb, NULL, NULL);
+	assert_int_equal(run(&out, "trace-cmd dump --options -i %s", path), 0);
+	assert_null(strstr(out, "TimeShift"));
+	free(out);
+	free(rb);
+}
+
+/* Host file with GUEST options; merged report with a guest file. */
+static void test_host_guests(void **state)
+{
+	struct fx *f = *state;
+	const int32_t pids[2] = { 1234, 5678 };
+	struct tracedat_guest g[2] = {
+		{ .name = "g1", .traceid = 0x1001, .nvcpu = 2, .pids = NULL },
+		{ .name = "second", .traceid = 0x2002, .nvcpu = 2, .pids = pids },
+	};
+	struct tracedat_opts ho = { .has_traceid = 1, .traceid = 0x4855,
+				    .nguests = 2, .guests = g };
+	int64_t t = (int64_t)f->raw_ts[0][0];
+	struct tracedat_ts_sample s[2] = { { t - 5, 250000 }, { t + 1000000000, 250000 } };
+	struct tracedat_ts_cpu tcpu[2] = { { 2, s }, { 2, s } };
+	struct tracedat_time_shift ts = { .peer_traceid = 0x4855,
+					  .flags = TRACEDAT_TSYNC_INTERPOLATE,
+					  .ncpu = (uint32_t)f->ncpus, .cpus = tcpu };
+	struct tracedat_opts go = { .has_traceid = 1, .traceid = 0x1001,
+				    .time_shift = &ts };
+	char hpath[128], gpath[128], *out, *line, *save;
+	struct tracecmd_input *h;
+	const char *name;
+	const int *cpu_pid;
+	int vcpus, lines = 0;
+	double prev = 0;
+
+	snprintf(hpath, sizeof(hpath), "%s/trace.dat", f->tmpdir);
+	snprintf(gpath, sizeof(gpath), "%s/trace-g1.dat", f->tmpdir);
+	assert_int_equal(tracedat_write_file(hpath, &f->meta, &ho, f->cpus,
+					     f->ncpus), 0);
+	assert_int_equal(tracedat_write_file(gpath, &f->meta, &go, f->cpus,
+					     f->ncpus), 0);
+	h = tracecmd_open(hpath, 0);
+	assert_non_null(h);
+	assert_int_equal(tracecmd_get_traceid(h), 0x4855);
+	assert_int_equal(tracecmd_get_guest_cpumap(h, 0x1001, &name, &vcpus,
+						   &cpu_pid), 0);
+	assert_string_equal(name, "g1");
+	assert_int_equal(vcpus, 2);
+	assert_int_equal(cpu_pid[0], -1);
+	assert_int_equal(cpu_pid[1], -1);
+	assert_int_equal(tracecmd_get_guest_cpumap(h, 0x2002, &name, &vcpus,
+						   &cpu_pid), 0);
+	assert_string_equal(name, "second");
+	assert_int_equal(cpu_pid[0], 1234);
+	assert_int_equal(cpu_pid[1], 5678);
+	assert_int_not_equal(tracecmd_get_guest_cpumap(h, 0x3003, &name,
+						       &vcpus, &cpu_pid), 0);
+	tracecmd_close(h);
+
+	assert_int_equal(run(&out, "trace-cmd dump --options -i %s", hpath), 0);
+	assert_non_null(strstr(out, "GUEST"));
+	assert_non_null(strstr(out, "second"));
+	free(out);
+
+	/* merged: host then guest (+250 us) lines, in time order */
+	assert_int_equal(run(&out, "trace-cmd report -i %s -i %s", hpath,
+			     gpath), 0);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *m = strstr(line, "tdat-c");
+		char *c = strstr(line, "]");
+		double v;
+
+		if (!m || !c || sscanf(c + 1, " %lf:", &v) != 1)
+			continue;
+		assert_true(v >= prev);
+		prev = v;
+		lines++;
+	}
+	assert_int_equal(lines, 4 * NMARK / (f->ncpus == 1 ? 2 : 1));
+	free(out);
+}
+
+/* Full disk: a clear error and no file that looks complete. */
+static void test_enospc(void **state)
+{
+	struct fx *f = *state;
+	char *big = calloc(1, 64 * PAGE);
+	struct tracedat_cpu_data c[2];
+	int fd, st;
+	pid_t pid;
+
+	/* /dev/full: the error path of tracedat_write() */
+	fd = open("/dev/full", O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(tracedat_write(fd, &f->meta, NULL, f->cpus, f->ncpus),
+			 -ENOSPC);
+	close(fd);
+
+	/* a 64 KiB tmpfs in a private mount namespace: tracedat_write_file */
+	memcpy(c, f->cpus, sizeof(c));
+	memcpy(big, f->pages[0], f->pages_len[0]);
+	c[0].buf = big;
+	c[0].size = 64 * PAGE;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char dir[] = "/tmp/tsync-tdat-mnt-XXXXXX", path[128];
+		int ret, n = 0;
+		DIR *d;
+		struct dirent *de;
+
+		if (!mkdtemp(dir))
+			_exit(10);
+		if (unshare(CLONE_NEWNS) ||
+		    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", dir, "tmpfs", 0, "size=64k")) {
+			rmdir(dir);
+			_exit(77);
+		}
+		snprintf(path, sizeof(path), "%s/trace.dat", dir);
+		ret = tracedat_write_file(path, &f->meta, NULL, c, f->ncpus);
+		d = opendir(dir);
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.')
+				n++;
+		if (d)
+			closedir(d);
+		umount(dir);
+		rmdir(dir);
+		_exit(ret == -ENOSPC && n == 0 ? 0 : 11);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		fprintf(stderr, "note: no private mount namespace, tmpfs part skipped\n");
+	else
+		assert_int_equal(WEXITSTATUS(st), 0);
+	free(big);
+}
+
+/* Bad input is refused with -EINVAL before anything is written. */
+static void test_invalid(void **state)
+{
+	struct fx *f = *state;
+	struct tracedat_meta m = f->meta;
+	struct tracedat_time_shift ts = { .ncpu = 0 };
+	struct tracedat_opts o = { .time_shift = &ts };
+	char clk[16];
+	int fd = memfd_create("tdat", 0);
+
+	assert_true(fd >= 0);
+	m.header_page.len = 0;
+	assert_int_equal(tracedat_write(fd, &m, NULL, f->cpus, 1), -EINVAL);
+	m = f->meta;
+	m.page_size = 3000;
+	assert_int_equal(tracedat_write(fd, &m, NULL, f->cpus, 1), -EINVAL);
+	m = f->meta;
+	m.trace_clock = "local global";	/* no selected clock */
+	assert_int_equal(tracedat_write(fd, &m, NULL, f->cpus, 1), -EINVAL);
+	assert_int_equal(tracedat_write(fd, &f->meta, NULL, f->cpus, 0), -EINVAL);
+	assert_int_equal(tracedat_write(fd, &f->meta, &o, f->cpus, 1), -EINVAL);
+	assert_int_equal(lseek(fd, 0, SEEK_END), 0);	/* nothing written */
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(tracedat_write(fd, &f->meta, NULL, f->cpus, 1), -EINVAL);
+	close(fd);
+	assert_int_equal(tracedat_write_file("/nonexistent-dir/x.dat", &f->meta,
+					     NULL, f->cpus, 1), -ENOENT);
+
+	assert_int_equal(tracedat_selected_clock("local [mono] x", clk,
+						 sizeof(clk)), 0);
+	assert_string_equal(clk, "mono");
+	assert_int_equal(tracedat_selected_clock("[] x", clk, sizeof(clk)),
+			 -EINVAL);
+	assert_int_equal(tracedat_selected_clock("[verylongclockname]", clk, 8),
+			 -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_fd_sources),
+		cmocka_unit_test(test_partial_page),
+		cmocka_unit_test(test_time_shift_interpolate),
+		cmocka_unit_test(test_time_shift_step),
+		cmocka_unit_test(test_time_shift_empty),
+		cmocka_unit_test(test_host_guests),
+		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_invalid),
+	};
+
+	if (access(TRACING "/instances", W_OK)) {
+		fprintf(stderr, "tracefs instances not writable\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
