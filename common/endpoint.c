@@ -9,17 +9,22 @@
  * problem and the value, because this is what a user sees when they mistype.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/vm_sockets.h>
 #include <sys/socket.h>
 
 #include "common/endpoint.h"
 
-/* Writes a formatted reason to @err and returns -EINVAL. */
+/*
+ * Writes a formatted reason to @err and returns -EINVAL. Control characters
+ * from the user's input become '?', so the reason is always one line.
+ */
 static int __attribute__((format(printf, 3, 4)))
 ep_fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -29,6 +34,9 @@ ep_fail(char *err, size_t errlen, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
+		for (char *c = err; *c; c++)
+			if (iscntrl((unsigned char)*c))
+				*c = '?';
 	}
 	return -EINVAL;
 }
@@ -66,13 +74,84 @@ static int parse_port(const char *s, const char *whole, unsigned int flags,
 		return ep_fail(err, errlen, "empty port in '%s'", whole);
 	ret = parse_uint(s, 65535, &v);
 	if (ret == -ERANGE)
-		return ep_fail(err, errlen, "port '%s' out of range (1-65535) in '%s'", s, whole);
+		return ep_fail(err, errlen, "port '%s' out of range (%d-65535) in '%s'", s,
+			       (flags & TSYNC_EP_ALLOW_PORT0) ? 0 : 1, whole);
 	if (ret)
 		return ep_fail(err, errlen, "port '%s' is not a number in '%s'", s, whole);
 	if (v == 0 && !(flags & TSYNC_EP_ALLOW_PORT0))
 		return ep_fail(err, errlen, "port 0 is not allowed in '%s'", whole);
 	*port = (uint16_t)v;
 	return 0;
+}
+
+/* Writes @c to @buf (5 bytes) as itself if printable, else as \xNN. */
+static const char *show_char(char c, char *buf)
+{
+	if (isprint((unsigned char)c))
+		snprintf(buf, 4, "%c", c);
+	else
+		snprintf(buf, 5, "\\x%02x", (unsigned char)c);
+	return buf;
+}
+
+/*
+ * Checks the inside of "[...]": an IPv6 address, optionally followed by
+ * "%ZONE" (an interface name or number). Returns 0 or -EINVAL with a reason.
+ */
+static int check_ipv6(const char *host, size_t hlen, const char *whole,
+		      char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + 1], ch[5];
+	const char *pct = memchr(host, '%', hlen);
+	size_t alen = pct ? (size_t)(pct - host) : hlen;
+	struct in6_addr a6;
+
+	if (alen >= sizeof(addr))
+		return ep_fail(err, errlen, "invalid IPv6 address '%.*s' in '%s'",
+			       (int)alen, host, whole);
+	memcpy(addr, host, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET6, addr, &a6) != 1)
+		return ep_fail(err, errlen, "invalid IPv6 address '%s' in '%s'", addr, whole);
+	if (!pct)
+		return 0;
+	if (pct + 1 == host + hlen)
+		return ep_fail(err, errlen, "empty IPv6 zone after '%%' in '%s'", whole);
+	for (const char *c = pct + 1; c < host + hlen; c++)
+		if (!isalnum((unsigned char)*c) && !strchr(".-_", *c))
+			return ep_fail(err, errlen, "invalid character '%s' in IPv6 zone in '%s'",
+				       show_char(*c, ch), whole);
+	return 0;
+}
+
+/*
+ * Checks a host name or IPv4 address. Something made only of digits and
+ * dots must be a dotted-quad IPv4 address (getaddrinfo would otherwise
+ * take "10.1" or "3" as inet_aton shorthands). Returns 0 or -EINVAL.
+ */
+static int check_host(const char *host, size_t hlen, const char *whole,
+		      char *err, size_t errlen)
+{
+	char ch[5], addr[INET_ADDRSTRLEN + 1];
+	struct in_addr a4;
+	bool numeric = true;
+
+	for (size_t i = 0; i < hlen; i++) {
+		if (!isalnum((unsigned char)host[i]) && !strchr(".-_", host[i]))
+			return ep_fail(err, errlen, "invalid character '%s' in host in '%s'",
+				       show_char(host[i], ch), whole);
+		if (!isdigit((unsigned char)host[i]) && host[i] != '.')
+			numeric = false;
+	}
+	if (!numeric)
+		return 0;
+	if (hlen < sizeof(addr)) {
+		memcpy(addr, host, hlen);
+		addr[hlen] = '\0';
+		if (inet_pton(AF_INET, addr, &a4) == 1)
+			return 0;
+	}
+	return ep_fail(err, errlen, "invalid IPv4 address '%.*s' in '%s'", (int)hlen, host, whole);
 }
 
 /* Parses "HOST:PORT" or "[V6]:PORT" after "tcp:". */
@@ -94,13 +173,8 @@ static int parse_tcp(const char *rest, const char *whole, unsigned int flags,
 		if (close[1] != ':')
 			return ep_fail(err, errlen, "expected ':PORT' after ']' in '%s'", whole);
 		colon = close + 1;
-		if (memchr(host, '[', hlen))
-			return ep_fail(err, errlen, "unexpected '[' in '%s'", whole);
-		for (size_t i = 0; i < hlen; i++)
-			if (!isxdigit((unsigned char)host[i]) && host[i] != ':' &&
-			    host[i] != '.' && host[i] != '%')
-				return ep_fail(err, errlen, "invalid character '%c' in IPv6 address in '%s'",
-					       host[i], whole);
+		if (check_ipv6(host, hlen, whole, err, errlen))
+			return -EINVAL;
 	} else {
 		colon = strrchr(rest, ':');
 		if (!colon)
@@ -110,10 +184,8 @@ static int parse_tcp(const char *rest, const char *whole, unsigned int flags,
 			return ep_fail(err, errlen, "empty host in '%s'", whole);
 		if (memchr(rest, ':', hlen))
 			return ep_fail(err, errlen, "IPv6 address must be in brackets in '%s'", whole);
-		for (size_t i = 0; i < hlen; i++)
-			if (!isalnum((unsigned char)rest[i]) && !strchr(".-_", rest[i]))
-				return ep_fail(err, errlen, "invalid character '%c' in host in '%s'",
-					       rest[i], whole);
+		if (check_host(rest, hlen, whole, err, errlen))
+			return -EINVAL;
 	}
 	if (hlen >= sizeof(ep->host))
 		return ep_fail(err, errlen, "host name too long (%zu bytes) in '%s'", hlen, whole);
@@ -155,12 +227,34 @@ static int parse_vsock(const char *rest, const char *whole, unsigned int flags,
 		if (ret == -ERANGE)
 			return ep_fail(err, errlen, "CID '%s' out of range (0-4294967294) in '%s'", cid, whole);
 		if (ret)
-			return ep_fail(err, errlen, "CID '%s' is not a number or any/host/local in '%s'",
+			return ep_fail(err, errlen, "CID '%s' is not a number or any/host/local/hypervisor in '%s'",
 				       cid, whole);
 		ep->cid = (uint32_t)v;
 	}
 	ep->kind = TSYNC_EP_VSOCK;
 	return parse_port(colon + 1, whole, flags, &ep->port, err, errlen);
+}
+
+/*
+ * Explains why @str, which has no known scheme, is not an endpoint: an
+ * unknown "word:" scheme, or a missing scheme. Returns -EINVAL.
+ */
+static int unknown_form(const char *str, unsigned int flags, char *err,
+			size_t errlen)
+{
+	const char *colon = strchr(str, ':');
+	const char *forms = (flags & TSYNC_EP_AGENT_SHORTHAND) ?
+		"tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID" :
+		"tcp:HOST:PORT or vsock:CID:PORT";
+	bool word = colon && colon > str;
+
+	for (const char *c = str; word && c < colon; c++)
+		if (!isalpha((unsigned char)*c))
+			word = false;
+	if (word)
+		return ep_fail(err, errlen, "unknown scheme '%.*s' in '%s' (use %s)",
+			       (int)(colon - str), str, str, forms);
+	return ep_fail(err, errlen, "'%s' is not an endpoint (use %s)", str, forms);
 }
 
 /* Parses an endpoint string; see endpoint.h. */
@@ -190,23 +284,16 @@ int tsync_endpoint_parse(const char *str, unsigned int flags,
 		if (strchr(str, ':') && !strstr(str, "://"))
 			return parse_tcp(str, str, flags, ep, err, errlen);
 	}
-	{
-		const char *colon = strchr(str, ':');
-		int n = colon ? (int)(colon - str) : (int)strlen(str);
-
-		if (colon)
-			return ep_fail(err, errlen, "unknown scheme '%.*s' in '%s' (use tcp: or vsock:)",
-				       n, str, str);
-		return ep_fail(err, errlen, "'%s' is not an endpoint (use tcp:HOST:PORT or vsock:CID:PORT)",
-			       str);
-	}
+	return unknown_form(str, flags, err, errlen);
 }
 
 /* Formats @ep as a string; see endpoint.h. */
 char *tsync_endpoint_format(const struct tsync_endpoint *ep, char *buf,
 			    size_t len)
 {
-	if (ep->kind == TSYNC_EP_VSOCK)
+	if (ep->kind == TSYNC_EP_VSOCK && ep->cid == VMADDR_CID_ANY)
+		snprintf(buf, len, "vsock:any:%u", ep->port);
+	else if (ep->kind == TSYNC_EP_VSOCK)
 		snprintf(buf, len, "vsock:%u:%u", ep->cid, ep->port);
 	else if (strchr(ep->host, ':'))
 		snprintf(buf, len, "tcp:[%s]:%u", ep->host, ep->port);
