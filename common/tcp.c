@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -63,7 +64,7 @@ static int tcp_setup(int fd)
 	return 0;
 }
 
-/* Formats an IPv4/IPv6 address as tcp:A.B.C.D:P or tcp:[V6]:P. */
+/* Formats an IPv4/IPv6 address as tcp:A.B.C.D:P or tcp:[V6%ZONE]:P. */
 static void tcp_format(const struct sockaddr_storage *ss, socklen_t len,
 		       char *buf, size_t buflen)
 {
@@ -78,8 +79,19 @@ static void tcp_format(const struct sockaddr_storage *ss, socklen_t len,
 	} else if (ss->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
 
+		char zone[IF_NAMESIZE + 2] = "";
+
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(buf, buflen, "tcp:[%s]:%u", host, ntohs(in6->sin6_port));
+		/* link-local peers need their interface to be reachable again */
+		if (in6->sin6_scope_id) {
+			char ifname[IF_NAMESIZE];
+
+			if (if_indextoname(in6->sin6_scope_id, ifname))
+				snprintf(zone, sizeof(zone), "%%%s", ifname);
+			else
+				snprintf(zone, sizeof(zone), "%%%u", in6->sin6_scope_id);
+		}
+		snprintf(buf, buflen, "tcp:[%s%s]:%u", host, zone, ntohs(in6->sin6_port));
 	} else {
 		snprintf(buf, buflen, "tcp:?(family %d)", ss->ss_family);
 	}

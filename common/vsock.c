@@ -8,14 +8,26 @@
 
 #include "common/transport.h"
 
-/* Builds the one sockaddr_vm for @ep; returns 1. */
+/*
+ * Builds the one sockaddr_vm for @ep; returns 1, or -EINVAL with a reason
+ * for a listen on port 0: vsock's "any port" (VMADDR_PORT_ANY) hands out
+ * 32-bit ports that no endpoint string could name, and a literal port 0 is
+ * not what "pick a free port" means.
+ */
 static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
 			 struct sockaddr_storage *addrs, socklen_t *lens,
 			 int *families, int max, char *err, size_t errlen)
 {
 	struct sockaddr_vm *vm = (struct sockaddr_vm *)&addrs[0];
 
-	(void)passive;
+	if (passive && ep->port == 0) {
+		char name[64];
+
+		snprintf(err, errlen, "cannot listen on %s: vsock has no free-port choice "
+			 "in 1-65535, give a port number",
+			 tsync_endpoint_format(ep, name, sizeof(name)));
+		return -EINVAL;
+	}
 	if (max < 1) {
 		snprintf(err, errlen, "no room for an address");
 		return -EINVAL;
@@ -36,14 +48,18 @@ static int vsock_setup(int fd)
 	return 0;
 }
 
-/* Formats a vsock address as vsock:CID:PORT. */
+/* Formats a vsock address as vsock:CID:PORT ("any" for VMADDR_CID_ANY, so
+ * that a listener's name parses back as an endpoint). */
 static void vsock_format(const struct sockaddr_storage *ss, socklen_t len,
 			 char *buf, size_t buflen)
 {
 	const struct sockaddr_vm *vm = (const struct sockaddr_vm *)ss;
 
 	(void)len;
-	snprintf(buf, buflen, "vsock:%u:%u", vm->svm_cid, vm->svm_port);
+	if (vm->svm_cid == VMADDR_CID_ANY)
+		snprintf(buf, buflen, "vsock:any:%u", vm->svm_port);
+	else
+		snprintf(buf, buflen, "vsock:%u:%u", vm->svm_cid, vm->svm_port);
 }
 
 const struct tsync_transport_ops tsync_vsock_ops = {
