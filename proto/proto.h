@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The tsync wire protocol: message layouts, encoding and validating
+ * decoding. Pure code: no I/O, no clocks, no globals. The byte layouts and
+ * the rules are specified in Documentation/protocol.md.
+ *
+ * Every message is a 12-byte header followed by a payload:
+ *
+ *   be32 magic (TSYNC_MAGIC)  u8 version  u8 type  be16 flags  be32 length
+ *
+ * Payload fields are big-endian and explicitly sized. Strings are encoded
+ * as be16 length (NUL included) + bytes, the last byte NUL, no other NUL,
+ * printable ASCII. A decoder ignores payload bytes after the fields it
+ * knows (so newer peers can append fields); encoders of this version never
+ * emit any.
+ *
+ * Decoded messages own their variable parts (stamps, events, CPU stats,
+ * metadata bytes); tsync_msg_free() releases them. Messages built by hand
+ * for encoding point to caller memory and must not be passed to
+ * tsync_msg_free() unless those parts were malloc()ed.
+ */
+#ifndef TSYNC_PROTO_H
+#define TSYNC_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TSYNC_MAGIC			0x54535950u	/* "TSYP" */
+#define TSYNC_HDR_LEN			12
+#define TSYNC_MSG_MAX			(1u << 20)	/* payload bytes */
+/* Maximum payload of the small fixed-layout messages (room to grow). */
+#define TSYNC_SMALL_MAX			1024u
+
+/* Protocol versions this build speaks. */
+#define TSYNC_PROTO_VERSION_MIN		1
+#define TSYNC_PROTO_VERSION_MAX		1
+
+/* Field limits. String limits count the terminating NUL. */
+#define TSYNC_NAME_MAX			65	/* host/agent/system names */
+#define TSYNC_CLOCK_NAME_MAX		32	/* trace clock names */
+#define TSYNC_EVENT_NAME_MAX		128	/* "system:event" */
+#define TSYNC_FILTER_MAX		4096	/* event filter strings */
+#define TSYNC_REASON_MAX		512	/* ERROR reason */
+#define TSYNC_MAX_CLOCKS		32	/* clocks in SESSION_REPLY */
+#define TSYNC_MAX_PROBES		4096	/* probes per sync round */
+#define TSYNC_MAX_CPUS			8192	/* CPUs of one side */
+#define TSYNC_MAX_EVENTS		1024	/* events in TRACE_START */
+#define TSYNC_SECRET_LEN		32
+#define TSYNC_NONCE_LEN			32
+#define TSYNC_MAC_LEN			32
+/* Largest META_CHUNK data part an encoder may put in one message. */
+#define TSYNC_META_CHUNK_MAX		(TSYNC_MSG_MAX - 4096u)
+
+/* Fixed payload lengths (the minimum of every message type). */
+#define TSYNC_HELLO_LEN			84
+#define TSYNC_HELLO_REPLY_LEN		72
+#define TSYNC_AUTH_LEN			32
+#define TSYNC_SYNC_READY_LEN		12
+#define TSYNC_PROBE_LEN			8
+#define TSYNC_SYNC_END_LEN		4
+#define TSYNC_SYNC_RESULT_LEN		40
+#define TSYNC_TRACE_STARTED_LEN		4
+#define TSYNC_STREAM_END_LEN		12
+#define TSYNC_STAMP_LEN			20	/* one SYNC_STAMPS entry */
+#define TSYNC_CPU_STATS_LEN		36	/* one TRACE_STOPPED entry */
+/* A whole PROBE or PROBE_REPLY message, header included. */
+#define TSYNC_PROBE_MSG_LEN		(TSYNC_HDR_LEN + TSYNC_PROBE_LEN)
+
+/*
+ * The message table: X(NAME, id, min payload, max payload). Used for the
+ * type enum, names, and the length checks of encoder and decoder.
+ * Minimums: fixed fields plus each string at its shortest (3 bytes: be16
+ * length 1 and a NUL) and each count at zero.
+ */
+#define TSYNC_MSG_TYPES(X) \
+	X(HELLO,	  1, TSYNC_HELLO_LEN,		TSYNC_SMALL_MAX) \
+	X(HELLO_REPLY,	  2, TSYNC_HELLO_REPLY_LEN,	TSYNC_SMALL_MAX) \
+	X(AUTH,		  3, TSYNC_AUTH_LEN,		TSYNC_SMALL_MAX) \
+	X(ERROR,	  4, 4 + 3,			TSYNC_SMALL_MAX) \
+	X(BYE,		  5, 0,				TSYNC_SMALL_MAX) \
+	X(SESSION_REQ,	 16, 8 + 3,			TSYNC_SMALL_MAX) \
+	X(SESSION_REPLY, 17, 60 + 3 + 3 + 2,		4096) \
+	X(SYNC_START,	 32, 13 + 3,			TSYNC_SMALL_MAX) \
+	X(SYNC_READY,	 33, TSYNC_SYNC_READY_LEN,	TSYNC_SMALL_MAX) \
+	X(PROBE,	 34, TSYNC_PROBE_LEN,		TSYNC_SMALL_MAX) \
+	X(PROBE_REPLY,	 35, TSYNC_PROBE_LEN,		TSYNC_SMALL_MAX) \
+	X(SYNC_END,	 36, TSYNC_SYNC_END_LEN,	TSYNC_SMALL_MAX) \
+	X(SYNC_STAMPS,	 37, 12,			TSYNC_MSG_MAX) \
+	X(SYNC_RESULT,	 38, TSYNC_SYNC_RESULT_LEN,	TSYNC_SMALL_MAX) \
+	X(TRACE_START,	 48, 8 + 3 + 4,			TSYNC_MSG_MAX) \
+	X(TRACE_STARTED, 49, TSYNC_TRACE_STARTED_LEN,	TSYNC_SMALL_MAX) \
+	X(TRACE_STOP,	 50, 0,				TSYNC_SMALL_MAX) \
+	X(TRACE_STOPPED, 51, 4,				TSYNC_MSG_MAX) \
+	X(STREAM_END,	 52, TSYNC_STREAM_END_LEN,	TSYNC_SMALL_MAX) \
+	X(META_REQ,	 64, 0,				TSYNC_SMALL_MAX) \
+	X(META_CHUNK,	 65, 1 + 3 + 4 + 4,		TSYNC_MSG_MAX) \
+	X(META_END,	 66, 0,				TSYNC_SMALL_MAX)
+
+enum tsync_msg_type {
+#define TSYNC_X_ENUM(name, id, min, max) TSYNC_MSG_##name = id,
+	TSYNC_MSG_TYPES(TSYNC_X_ENUM)
+#undef TSYNC_X_ENUM
+};
+
+/*
+ * Decoder/encoder rejections: distinct negative codes, below every -errno
+ * so callers can tell them apart (tsync_perr_is_proto()). Functions may
+ * also return -ENOMEM (decoder) or -ENOSPC (encoder buffer too small).
+ */
+enum tsync_perr {
+	TSYNC_PERR_BAD_MAGIC = -1000,	/* header magic is not TSYNC_MAGIC */
+	TSYNC_PERR_BAD_VERSION,		/* header version not spoken here */
+	TSYNC_PERR_UNKNOWN_TYPE,	/* type not in the table */
+	TSYNC_PERR_TOO_SHORT,		/* payload below the type's minimum */
+	TSYNC_PERR_TOO_LONG,		/* payload above type/global/ctx max */
+	TSYNC_PERR_LENGTH_MISMATCH,	/* payload given != header length */
+	TSYNC_PERR_TRUNCATED,		/* payload ends inside a field */
+	TSYNC_PERR_COUNT_OVERFLOW,	/* count * element size > payload */
+	TSYNC_PERR_COUNT_LIMIT,		/* count above its limit (or zero) */
+	TSYNC_PERR_STRING_UNTERMINATED,	/* string's last byte is not NUL */
+	TSYNC_PERR_STRING_EMBEDDED_NUL,	/* NUL before the end of a string */
+	TSYNC_PERR_STRING_UNPRINTABLE,	/* byte outside 0x20..0x7e */
+	TSYNC_PERR_STRING_TOO_LONG,	/* string longer than its field limit */
+	TSYNC_PERR_STRING_EMPTY,	/* a name that must not be empty */
+	TSYNC_PERR_BAD_CPU,		/* CPU number >= the session's CPUs */
+	TSYNC_PERR_BAD_VALUE,		/* enum/range field out of range */
+	TSYNC_PERR_NO_COMMON_VERSION,	/* version ranges do not overlap */
+	TSYNC_PERR_UNEXPECTED,		/* valid message, not the one expected */
+	TSYNC_PERR_PEER_ERROR,		/* the peer sent ERROR */
+	TSYNC_PERR_LAST,
+};
+
+/*
+ * ERROR codes on the wire (also the SYNC_READY status). Receivers accept
+ * codes they do not know and show them as numbers.
+ */
+enum tsync_err_code {
+	TSYNC_ERR_NONE = 0,
+	TSYNC_ERR_PROTOCOL = 1,		/* malformed message */
+	TSYNC_ERR_VERSION = 2,		/* no common protocol version */
+	TSYNC_ERR_AUTH = 3,		/* authentication failed/required */
+	TSYNC_ERR_UNEXPECTED = 4,	/* message not valid in this state */
+	TSYNC_ERR_BAD_REQUEST = 5,	/* invalid value (clock, source...) */
+	TSYNC_ERR_NO_CPU = 6,		/* CPU absent or unusable */
+	TSYNC_ERR_BUSY = 7,		/* too many sessions, resource busy */
+	TSYNC_ERR_LIMIT = 8,		/* request beyond a configured limit */
+	TSYNC_ERR_UNSUPPORTED = 9,	/* feature not supported */
+	TSYNC_ERR_NO_SESSION = 10,	/* data hello: unknown session/secret */
+	TSYNC_ERR_INTERNAL = 11,	/* failure on the sender's side */
+	TSYNC_ERR_TIMEOUT = 12,		/* peer too slow */
+	TSYNC_ERR_NO_EVENT = 13,	/* unknown trace event */
+	TSYNC_ERR_PERMISSION = 14,	/* not permitted */
+};
+
+/* HELLO kinds. */
+enum tsync_conn_kind {
+	TSYNC_CONN_CONTROL = 1,
+	TSYNC_CONN_DATA = 2,
+};
+
+/* Capability bits (HELLO, HELLO_REPLY, SESSION_REPLY); unknown bits are
+ * ignored. */
+#define TSYNC_CAP_AUTH_HMAC	(1u << 0)	/* HMAC challenge-response */
+#define TSYNC_CAP_TRACE		(1u << 1)	/* tracing control, streams */
+#define TSYNC_CAP_STAMP_TSC	(1u << 2)	/* TSC stamp source */
+
+/* Timestamp sources of SYNC_START. */
+enum tsync_stamp_source {
+	TSYNC_STAMP_MARKER = 1,		/* trace_marker_raw writes */
+	TSYNC_STAMP_CLOCK = 2,		/* clock_gettime of the trace clock */
+	TSYNC_STAMP_TSC = 3,		/* rdtsc */
+};
+
+/* META_CHUNK kinds. Receivers skip kinds they do not know. */
+enum tsync_meta_kind {
+	TSYNC_META_HEADER_PAGE = 1,
+	TSYNC_META_HEADER_EVENT = 2,
+	TSYNC_META_FTRACE_FORMAT = 3,	/* system "ftrace" formats */
+	TSYNC_META_EVENT_FORMAT = 4,	/* one system's event formats */
+	TSYNC_META_KALLSYMS = 5,
+	TSYNC_META_PRINTK = 6,
+	TSYNC_META_CMDLINES = 7,
+	TSYNC_META_UNAME = 8,
+	TSYNC_META_TRACE_CLOCK = 9,
+};
+
+struct tsync_hdr {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t type;
+	uint16_t flags;
+	uint32_t len;		/* payload bytes */
+};
+
+/* Why a decode failed: the code and a human-readable reason. */
+struct tsync_proto_err {
+	int code;
+	char reason[160];
+};
+
+/* What the decoder checks against; zero fields mean "default/unknown". */
+struct tsync_decode_ctx {
+	uint32_t ncpus;		/* CPUs of the CPU numbers' side; 0: unchecked */
+	uint32_t max_probes;	/* 0: TSYNC_MAX_PROBES */
+	uint32_t max_payload;	/* 0: TSYNC_MSG_MAX */
+};
+
+struct tsync_hello {
+	uint8_t ver_min, ver_max;	/* versions the sender speaks */
+	uint8_t kind;			/* enum tsync_conn_kind */
+	uint32_t caps;
+	uint64_t session_id;		/* DATA only */
+	uint32_t cpu;			/* DATA only: the stream's CPU */
+	uint8_t secret[TSYNC_SECRET_LEN];	/* DATA only */
+	uint8_t nonce[TSYNC_NONCE_LEN];	/* auth challenge (zero if unused) */
+};
+
+struct tsync_hello_reply {
+	uint8_t version;		/* chosen version */
+	uint8_t ver_min, ver_max;	/* versions the replier speaks */
+	uint32_t caps;
+	uint8_t nonce[TSYNC_NONCE_LEN];	/* auth: replier's challenge */
+	uint8_t mac[TSYNC_MAC_LEN];	/* auth: answer to HELLO's nonce */
+};
+
+struct tsync_auth {
+	uint8_t mac[TSYNC_MAC_LEN];	/* answer to HELLO_REPLY's nonce */
+};
+
+struct tsync_error {
+	uint32_t code;			/* enum tsync_err_code */
+	char reason[TSYNC_REASON_MAX];
+};
+
+struct tsync_session_req {
+	uint64_t trace_id;		/* host trace id */
+	char name[TSYNC_NAME_MAX];	/* host name */
+};
+
+struct tsync_session_reply {
+	uint32_t ncpus;
+	uint32_t page_size;		/* ring-buffer sub-buffer size */
+	uint64_t trace_id;		/* guest trace id */
+	uint32_t caps;
+	uint64_t session_id;
+	uint8_t secret[TSYNC_SECRET_LEN];
+	char name[TSYNC_NAME_MAX];	/* agent host name */
+	char clock[TSYNC_CLOCK_NAME_MAX];	/* current trace clock */
+	uint32_t nclocks;
+	char clocks[TSYNC_MAX_CLOCKS][TSYNC_CLOCK_NAME_MAX];
+};
+
+struct tsync_sync_start {
+	uint32_t round_id;
+	uint32_t cpu;			/* guest CPU */
+	uint32_t nprobes;		/* 1..max_probes */
+	uint8_t source;			/* enum tsync_stamp_source */
+	char clock[TSYNC_CLOCK_NAME_MAX];
+};
+
+struct tsync_sync_ready {
+	uint32_t round_id;
+	uint32_t cpu;
+	uint32_t status;		/* 0 or enum tsync_err_code */
+};
+
+/* PROBE and PROBE_REPLY. */
+struct tsync_probe {
+	uint32_t round_id;
+	uint32_t seq;
+};
+
+struct tsync_sync_end {
+	uint32_t round_id;
+};
+
+struct tsync_stamp {
+	uint32_t seq;
+	int64_t t2, t3;			/* guest receive / send, ns */
+};
+
+struct tsync_sync_stamps {
+	uint32_t round_id;
+	uint32_t cpu;
+	uint32_t count;
+	struct tsync_stamp *stamps;
+};
+
+struct tsync_sync_result {
+	uint32_t round_id;
+	uint32_t cpu;
+	int64_t offset_ns;		/* host minus guest */
+	uint64_t error_ns;
+	uint64_t delay_ns;
+	uint32_t used;
+	uint32_t sent;
+};
+
+struct tsync_trace_event {
+	char name[TSYNC_EVENT_NAME_MAX];	/* "system:event", "system", "all" */
+	char *filter;			/* NULL or "" for none (decoded: never NULL) */
+};
+
+struct tsync_trace_start {
+	uint32_t buffer_kb;
+	uint32_t flags;
+	char clock[TSYNC_CLOCK_NAME_MAX];
+	uint32_t nevents;
+	struct tsync_trace_event *events;	/* decoded: one allocation */
+};
+
+struct tsync_trace_started {
+	uint32_t ncpus;			/* streams the agent will open */
+};
+
+struct tsync_cpu_stats {
+	uint32_t cpu;
+	uint64_t bytes, entries, overrun, dropped;
+};
+
+struct tsync_trace_stopped {
+	uint32_t count;
+	struct tsync_cpu_stats *cpus;
+};
+
+struct tsync_stream_end {
+	uint32_t cpu;
+	uint64_t bytes;
+};
+
+struct tsync_meta_chunk {
+	uint8_t kind;			/* enum tsync_meta_kind (non-zero) */
+	char system[TSYNC_NAME_MAX];	/* EVENT_FORMAT: system; else "" */
+	uint32_t more;			/* non-zero: more chunks of this part */
+	uint32_t len;
+	uint8_t *data;
+};
+
+struct tsync_msg {
+	uint8_t type;			/* enum tsync_msg_type */
+	uint8_t version;		/* header version; 0 encodes as MIN */
+	uint16_t flags;			/* header flags (none defined yet) */
+	union {
+		struct tsync_hello hello;
+		struct tsync_hello_reply hello_reply;
+		struct tsync_auth auth;
+		struct tsync_error error;
+		struct tsync_session_req session_req;
+		struct tsync_session_reply session_reply;
+		struct tsync_sync_start sync_start;
+		struct tsync_sync_ready sync_ready;
+		struct tsync_probe probe;	/* PROBE, PROBE_REPLY */
+		struct tsync_sync_end sync_end;
+		struct tsync_sync_stamps sync_stamps;
+		struct tsync_sync_result sync_result;
+		struct tsync_trace_start trace_start;
+		struct tsync_trace_started trace_started;
+		struct tsync_trace_stopped trace_stopped;
+		struct tsync_stream_end stream_end;
+		struct tsync_meta_chunk meta_chunk;
+	};
+};
+
+/* Returns the name of message type @type ("HELLO"), or "UNKNOWN". */
+const char *tsync_msg_name(unsigned int type);
+/* Returns 1 if @type is in the message table, else 0. */
+int tsync_msg_type_known(unsigned int type);
+/* Returns the minimum/maximum payload of @type (0 for unknown types). */
+uint32_t tsync_msg_min_len(unsigned int type);
+uint32_t tsync_msg_max_len(unsigned int type);
+/* Returns a short name for a TSYNC_PERR_* code or strerror(-code). */
+const char *tsync_perr_name(int code);
+/* Returns 1 if @code is a TSYNC_PERR_* code (not a -errno). */
+int tsync_perr_is_proto(int code);
+/* Returns the name of a wire error code ("VERSION"), or "UNKNOWN". */
+const char *tsync_err_name(uint32_t code);
+/* Returns the name of a stamp source / META kind, or "unknown". */
+const char *tsync_stamp_source_name(unsigned int source);
+const char *tsync_meta_kind_name(unsigned int kind);
+
+/* Zeroes @m and sets its type. */
+void tsync_msg_init(struct tsync_msg *m, uint8_t type);
+/*
+ * Makes @m an ERROR message with @code and a reason formatted from @fmt
+ * (truncated to fit, unprintable bytes replaced by '?').
+ */
+void tsync_msg_set_error(struct tsync_msg *m, uint32_t code,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Frees the decoder-allocated parts of @m and clears their pointers. */
+void tsync_msg_free(struct tsync_msg *m);
+
+/*
+ * Returns in @len the encoded size of @m (header included) after checking
+ * that @m is valid to send. Returns 0 or a TSYNC_PERR_* code.
+ */
+int tsync_msg_size(const struct tsync_msg *m, size_t *len);
+/*
+ * Encodes @m (header + payload) into @buf of @cap bytes; @len gets the
+ * bytes written. Returns 0, -ENOSPC if @cap is too small, or a TSYNC_PERR_*
+ * code if @m is not valid to send (too long a string, count over limit,
+ * unprintable name...). Never allocates.
+ */
+int tsync_msg_encode(const struct tsync_msg *m, uint8_t *buf, size_t cap,
+		     size_t *len);
+/*
+ * Hot path: writes a whole PROBE or PROBE_REPLY (@type) message into @buf
+ * (TSYNC_PROBE_MSG_LEN bytes). Returns TSYNC_PROBE_MSG_LEN.
+ */
+size_t tsync_probe_encode(uint8_t *buf, uint8_t type, uint32_t round_id,
+			  uint32_t seq);
+
+/*
+ * Decodes and checks a 12-byte header from @buf (@len bytes available):
+ * magic, version, known type, payload length within the type's limits and
+ * TSYNC_MSG_MAX. Returns 0 or a TSYNC_PERR_* code with @err filled (@err
+ * may be NULL).
+ */
+int tsync_hdr_decode(const uint8_t *buf, size_t len, struct tsync_hdr *hdr,
+		     struct tsync_proto_err *err);
+/*
+ * Decodes the payload (@len bytes, which must equal @hdr->len) of the
+ * message @hdr announced into @m, checking every field (and CPU numbers
+ * and probe counts against @ctx, which may be NULL). On success @m may own
+ * allocations (tsync_msg_free()). On failure @m holds nothing to free and
+ * the return is a TSYNC_PERR_* code (or -ENOMEM) with @err filled.
+ */
+int tsync_msg_decode(const struct tsync_hdr *hdr, const uint8_t *payload,
+		     size_t len, const struct tsync_decode_ctx *ctx,
+		     struct tsync_msg *m, struct tsync_proto_err *err);
+
+/*
+ * Version negotiation (pure): picks the highest version in both
+ * [@our_min, @our_max] and [@peer_min, @peer_max] into @chosen and returns
+ * 0; else returns TSYNC_PERR_NO_COMMON_VERSION and, if @reply is not NULL,
+ * makes it an ERROR (TSYNC_ERR_VERSION) whose reason names both ranges.
+ */
+int tsync_proto_negotiate(uint8_t our_min, uint8_t our_max, uint8_t peer_min,
+			  uint8_t peer_max, uint8_t *chosen,
+			  struct tsync_msg *reply);
+/*
+ * Checks that received @m is of @type. Returns 0; TSYNC_PERR_PEER_ERROR if
+ * it is an ERROR (reason "peer error CODE: text" in @err); else
+ * TSYNC_PERR_UNEXPECTED ("expected X, got Y").
+ */
+int tsync_msg_expect(const struct tsync_msg *m, uint8_t type, char *err,
+		     size_t errlen);
+
+#endif
