@@ -175,6 +175,6 @@ lint:
 	scripts/lint
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan $(B)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

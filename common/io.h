@@ -3,7 +3,8 @@
  * Full-read/full-write helpers with deadlines. Deadlines are absolute
  * CLOCK_MONOTONIC nanoseconds (tsync_deadline_ms()). A silent peer gives
  * -ETIMEDOUT, a closed one -EPIPE (orderly close) or -ECONNRESET, never a
- * hang; writes use MSG_NOSIGNAL so SIGPIPE never fires.
+ * hang; writes never raise SIGPIPE (MSG_NOSIGNAL on sockets; on pipes it
+ * is blocked and consumed around the write). Pipes and files work too.
  */
 #ifndef TSYNC_IO_H
 #define TSYNC_IO_H
