@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tracemeta tests on the real tracefs: metadata collected from a private
+ * instance with sched events and markers recorded, written with the
+ * trace.dat writer and read back by libtracecmd and trace-cmd; per-CPU
+ * stats; event spec resolution and enabling with filters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <trace-cmd.h>
+#include <tracefs.h>
+
+#include "common/tracemeta.h"
+#include "host/tracedat.h"
+
+#define MAXCPU 64
+
+struct tfx {
+	struct tracefs_instance *inst;
+	char dir[64];
+};
+
+/* Per-test setup: a fresh private instance and a temp dir. */
+static int setup(void **state)
+{
+	static int seq;
+	struct tfx *f = calloc(1, sizeof(*f));
+	char name[64];
+
+	if (!f)
+		return -1;
+	snprintf(name, sizeof(name), "tsync-test-tmeta-%d-%d", getpid(), seq++);
+	f->inst = tracefs_instance_create(name);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tsync-tmeta-XXXXXX");
+	if (!f->inst || !mkdtemp(f->dir)) {
+		fprintf(stderr, "setup failed\n");
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+/* Per-test teardown: the instance and temp dir always go. */
+static int teardown(void **state)
+{
+	struct tfx *f = *state;
+	char cmd[128];
+
+	if (!f)
+		return 0;
+	if (f->inst) {
+		tracefs_instance_destroy(f->inst);
+		tracefs_instance_free(f->inst);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", f->dir);
+	free(f);
+	return 0;
+}
+
+/* Reads @rel of the instance into a malloc'd string. */
+static char *iread(struct tfx *f, const char *rel)
+{
+	int size = 0;
+	char *s = tracefs_instance_file_read(f->inst, rel, &size);
+
+	return s ? s : strdup("");
+}
+
+/* Writes @n markers "tmeta N" into the instance from the current CPU. */
+static void markers(struct tfx *f, int n)
+{
+	char *path = tracefs_instance_get_file(f->inst, "trace_marker");
+	int fd = open(path, O_WRONLY);
+	char msg[32];
+
+	tracefs_put_tracing_file(path);
+	assert_true(fd >= 0);
+	for (int i = 0; i < n; i++) {
+		int len = snprintf(msg, sizeof(msg), "tmeta %d", i);
+
+		assert_int_equal(write(fd, msg, (size_t)len), len);
+	}
+	close(fd);
+}
+
+/* Drains per_cpu/cpu@cpu/trace_pipe_raw into memfd @*fd. Returns bytes. */
+static uint64_t drain_cpu(struct tfx *f, int cpu, int *fd, uint32_t page)
+{
+	char rel[64], *path, *buf = malloc(page);
+	uint64_t total = 0;
+	int in;
+
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	path = tracefs_instance_get_file(f->inst, rel);
+	in = open(path, O_RDONLY | O_NONBLOCK);
+	tracefs_put_tracing_file(path);
+	*fd = memfd_create("cpu", 0);
+	assert_true(in >= 0 && *fd >= 0 && buf);
+	for (;;) {
+		ssize_t r = read(in, buf, page);
+
+		if (r <= 0)
+			break;
+		memset(buf + r, 0, page - (size_t)r);
+		assert_int_equal(write(*fd, buf, page), (ssize_t)page);
+		total += page;
+	}
+	close(in);
+	free(buf);
+	return total;
+}
+
+/* Counts the instance's CPUs (per_cpu/cpuN directories). */
+static int count_cpus(struct tfx *f)
+{
+	char rel[64];
+	int n = 0;
+
+	for (;; n++) {
+		snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", n);
+		if (n >= MAXCPU || !tracefs_file_exists(f->inst, rel))
+			return n;
+	}
+}
+
+struct counts {
+	int total, unknown, sched_switch, wakeups, markers;
+};
+
+/* libtracecmd callback: counts events by kind. */
+static int count_cb(struct tracecmd_input *h, struct tep_record *r, int cpu,
+		    void *data)
+{
+	struct counts *c = data;
+	struct tep_event *ev = tep_find_event_by_record(tracecmd_get_tep(h), r);
+
+	(void)cpu;
+	c->total++;
+	if (!ev)
+		c->unknown++;
+	else if (!strcmp(ev->name, "sched_switch"))
+		c->sched_switch++;
+	else if (!strncmp(ev->name, "sched_wak", 9))
+		c->wakeups++;
+	else if (!strcmp(ev->name, "print"))
+		c->markers++;
+	return 0;
+}
+
+/* Runs a shell command; returns its exit status and output (malloc'd). */
+static int run(char **out, const char *fmt, ...)
+{
+	char cmd[1024], outp[128];
+	va_list ap;
+	int st, fd;
+	struct stat sb;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(outp, sizeof(outp), "/tmp/tsync-tmeta-out-%d", getpid());
+	strncat(cmd, " >", sizeof(cmd) - strlen(cmd) - 1);
+	strncat(cmd, outp, sizeof(cmd) - strlen(cmd) - 1);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	st = system(cmd);
+	fd = open(outp, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	*out = calloc(1, (size_t)sb.st_size + 1);
+	assert_int_equal(read(fd, *out, (size_t)sb.st_size), sb.st_size);
+	close(fd);
+	unlink(outp);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Records sched events and markers in a private instance, collects its
+ * metadata, writes a trace.dat with the real pages and reads it back.
+ */
+static void test_collect_roundtrip(void **state)
+{
+	struct tfx *f = *state;
+	const struct tracemeta_event_spec specs[] = {
+		{ "sched:sched_switch", NULL }, { "sched:sched_wak*", NULL },
+	};
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta_events *ev = NULL;
+	struct tracedat_cpu_data cpus[MAXCPU];
+	char *cpustat[MAXCPU] = { NULL };
+	struct tracedat_opts o = { .has_traceid = 1, .traceid = 77 };
+	struct tracemeta *tm = NULL;
+	const struct tracedat_meta *m;
+	struct counts c = { 0 };
+	char err[256], path[128], *setev, *out;
+	struct tracecmd_input *h;
+	struct utsname u;
+	char want_uname[400];
+	int ncpu = count_cpus(f), nset = 0;
+	bool kallsyms_visible;
+
+	assert_true(ncpu > 0);
+	assert_int_equal(tracemeta_resolve_events(specs, 2, &ev, err,
+						  sizeof(err)), 0);
+	assert_true(tracemeta_events_count(ev) >= 3);	/* switch + wakeups */
+	assert_int_equal(tracemeta_enable_events(f->inst, ev, err, sizeof(err)), 0);
+	tracemeta_events_free(ev);
+
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = { 0, 500000 };
+
+		nanosleep(&ts, NULL);
+	}
+	markers(f, 40);
+	assert_int_equal(tracefs_instance_file_write(f->inst, "tracing_on", "0"), 1);
+
+	assert_int_equal(tracemeta_collect(f->inst, &mo, &tm), 0);
+	m = tracemeta_meta(tm);
+	/* exactly the enabled events, all in system "sched" */
+	setev = iread(f, "set_event");
+	for (char *p = setev; (p = strstr(p, "sched:")); p++)
+		nset++;
+	free(setev);
+	assert_int_equal(m->nsystems, 1);
+	assert_string_equal(m->systems[0].name, "sched");
+	assert_int_equal(m->systems[0].nformats, nset);
+	assert_true(m->nftrace >= 4);
+	assert_true(m->kallsyms.len > 100000);
+	kallsyms_visible = m->kallsyms.data[0] != '0' ||
+			   strncmp(m->kallsyms.data, "0000000000000000", 16);
+	assert_true(m->cmdlines.len > 0);
+	assert_non_null(strstr(m->trace_clock, "[local]"));
+	assert_int_equal(uname(&u), 0);
+	snprintf(want_uname, sizeof(want_uname), "%s %s %s %s", u.sysname,
+		 u.nodename, u.release, u.machine);
+	assert_string_equal(m->uname, want_uname);
+	if (tracefs_file_exists(f->inst, "buffer_subbuf_size_kb")) {
+		long long kb = 0;
+
+		assert_int_equal(tracefs_instance_file_read_number(f->inst,
+					"buffer_subbuf_size_kb", &kb), 0);
+		assert_int_equal(m->page_size, kb * 1024);
+	}
+
+	for (int i = 0; i < ncpu; i++) {
+		struct tracemeta_stats st;
+
+		assert_int_equal(tracemeta_read_stats(f->inst, i, &st,
+						      &cpustat[i]), 0);
+		cpus[i] = (struct tracedat_cpu_data){ .offset = 0 };
+		cpus[i].size = drain_cpu(f, i, &cpus[i].fd, m->page_size);
+	}
+	o.ncpustat = ncpu;
+	o.cpustat = (const char *const *)cpustat;
+	snprintf(path, sizeof(path), "%s/trace.dat", f->dir);
+	assert_int_equal(tracedat_write_file(path, m, &o, cpus, ncpu), 0);
+
+	h = tracecmd_open(path, 0);
+	assert_non_null(h);
+	assert_int_equal(tracecmd_iterate_events(h, NULL, 0, count_cb, &c), 0);
+	tracecmd_close(h);
+	assert_int_equal(c.unknown, 0);
+	assert_int_equal(c.markers, 40);
+	assert_true(c.sched_switch > 0);
+	assert_int_equal(c.total, c.markers + c.sched_switch + c.wakeups);
+
+	assert_int_equal(run(&out, "trace-cmd report -i %s", path), 0);
+	assert_null(strstr(out, "UNKNOWN"));
+	assert_non_null(strstr(out, "sched_switch:"));
+	assert_non_null(strstr(out, "tmeta 39"));
+	/* kallsyms resolves the marker's ip (when addresses are visible) */
+	if (kallsyms_visible)
+		assert_non_null(strstr(out, "tracing_mark_write"));
+	free(out);
+	assert_int_equal(run(&out, "trace-cmd dump --options -i %s", path), 0);
+	assert_non_null(strstr(out, "CPU: 0\nentries:"));
+	assert_non_null(strstr(out, want_uname));
+	free(out);
+
+	for (int i = 0; i < ncpu; i++) {
+		close(cpus[i].fd);
+		free(cpustat[i]);
+	}
+	tracemeta_free(tm);
+
+	/* without kallsyms: nothing of it is read */
+	mo.kallsyms = false;
+	assert_int_equal(tracemeta_collect(f->inst, &mo, &tm), 0);
+	assert_int_equal(tracemeta_meta(tm)->kallsyms.len, 0);
+	tracemeta_free(tm);
+}
+
+/* Stats of a real CPU buffer after exactly 10 markers from CPU 0. */
+static void test_stats_real(void **state)
+{
+	struct tfx *f = *state;
+	struct tracemeta_stats st;
+	cpu_set_t orig, one;
+	char *text = NULL;
+
+	sched_getaffinity(0, sizeof(orig), &orig);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	markers(f, 10);
+	sched_setaffinity(0, sizeof(orig), &orig);
+
+	assert_int_equal(tracemeta_read_stats(f->inst, 0, &st, &text), 0);
+	assert_int_equal(st.entries, 10);
+	assert_int_equal(st.overrun, 0);
+	assert_int_equal(st.commit_overrun, 0);
+	assert_int_equal(st.dropped_events, 0);
+	assert_int_equal(st.read_events, 0);
+	assert_true(st.bytes > 10 * 8);
+	assert_true(st.now_ts >= st.oldest_event_ts);
+	assert_true(st.now_ts > 0);
+	assert_int_equal(st.have, 0xff);
+	assert_non_null(text);
+	assert_int_equal(strncmp(text, "CPU: 0\nentries: 10\n", 19), 0);
+	free(text);
+	assert_int_equal(tracemeta_read_stats(f->inst, 100000, &st, NULL),
+			 -ENOENT);
+}
+
+/* Stats texts: values, units, unknown lines, malformed input. */
+static void test_stats_parse(void **state)
+{
+	static const char full[] =
+		"entries: 48\noverrun: 7\ncommit overrun: 1\nbytes: 3264\n"
+		"oldest event ts:   288.447236\nnow ts:   288.750471\n"
+		"dropped events: 2\nread events: 10\nsomething new: 5";
+	struct tracemeta_stats st;
+	const char *s;
+
+	(void)state;
+	assert_int_equal(tracemeta_parse_stats(full, strlen(full), &st), 0);
+	assert_int_equal(st.entries, 48);
+	assert_int_equal(st.overrun, 7);
+	assert_int_equal(st.commit_overrun, 1);
+	assert_int_equal(st.bytes, 3264);
+	assert_int_equal(st.oldest_event_ts, 288447236000ull);
+	assert_int_equal(st.now_ts, 288750471000ull);
+	assert_int_equal(st.dropped_events, 2);
+	assert_int_equal(st.read_events, 10);
+	assert_int_equal(st.have, 0xff);
+
+	s = "entries: 1\noverrun: 0\nnow ts: 123456789\n";	/* counter clock */
+	assert_int_equal(tracemeta_parse_stats(s, strlen(s), &st), 0);
+	assert_int_equal(st.now_ts, 123456789);
+	assert_int_equal(st.have, TRACEMETA_ST_ENTRIES | TRACEMETA_ST_OVERRUN |
+			 TRACEMETA_ST_NOW_TS);
+	/* a prefix of the text must not be read past its length */
+	assert_int_equal(tracemeta_parse_stats(full, 12, &st), -EINVAL);
+	s = "overrun: 0\n";
+	assert_int_equal(tracemeta_parse_stats(s, strlen(s), &st), -EINVAL);
+	s = "entries: 12x\noverrun: 0\n";
+	assert_int_equal(tracemeta_parse_stats(s, strlen(s), &st), -EINVAL);
+	s = "entries: 99999999999999999999999\noverrun: 0\n";
+	assert_int_equal(tracemeta_parse_stats(s, strlen(s), &st), -EINVAL);
+	s = "entries: 1\noverrun: 0\nnow ts: 1.5\n";
+	assert_int_equal(tracemeta_parse_stats(s, strlen(s), &st), -EINVAL);
+	s = "entries:\noverrun: 0\n";
+	assert_int_equal(tracemeta_parse_stats(s, strlen(s), &st), -EINVAL);
+}
+
+/* Resolves one spec; returns the result and the count or error text. */
+static int resolve1(const char *spec, const char *filter, int *count,
+		    char *err, size_t errlen)
+{
+	struct tracemeta_event_spec sp = { spec, filter };
+	struct tracemeta_events *ev = NULL;
+	int ret;
+
+	err[0] = '\0';
+	ret = tracemeta_resolve_events(&sp, 1, &ev, err, errlen);
+	*count = tracemeta_events_count(ev);
+	tracemeta_events_free(ev);
+	return ret;
+}
+
+/* Unknown events are rejected with their name; valid forms resolve. */
+static void test_resolve(void **state)
+{
+	const struct tracemeta_event_spec two[] = {
+		{ "sched:sched_switch", NULL }, { "bogus_sys:x", NULL },
+	};
+	struct tracemeta_events *ev = NULL;
+	char err[256];
+	int n;
+
+	(void)state;
+	assert_int_equal(resolve1("sched:no_such_event", NULL, &n, err,
+				  sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "'sched:no_such_event'"));
+	assert_int_equal(resolve1("nosuchsys:ev", NULL, &n, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "nosuchsys"));
+	assert_int_equal(resolve1("no_such_thing", NULL, &n, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "'no_such_thing'"));
+	assert_int_equal(resolve1("sched:zz*", NULL, &n, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "sched:zz*"));
+	assert_int_equal(resolve1("all", "pid == 1", &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(resolve1("sched:", NULL, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(resolve1(":x", NULL, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(resolve1("../sched", NULL, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(tracemeta_resolve_events(two, 2, &ev, err, sizeof(err)),
+			 -ENOENT);
+	assert_null(ev);
+	assert_non_null(strstr(err, "bogus_sys:x"));
+
+	assert_int_equal(resolve1("sched", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("all", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("sched_switch", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("ftrace:print", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("sched:sched_switch", "prev_pid != 0", &n, err,
+				  sizeof(err)), 0);
+	assert_int_equal(n, 1);
+}
+
+/* Enabling with filters; a rejected filter names its event. */
+static void test_enable(void **state)
+{
+	struct tfx *f = *state;
+	const struct tracemeta_event_spec good[] = {
+		{ "sched:sched_switch", "prev_pid != 0" },
+		{ "irq", NULL }, { "ftrace:print", NULL },
+	};
+	const struct tracemeta_event_spec bad[] = {
+		{ "sched:sched_wakeup", "no_such_field == 1" },
+	};
+	struct tracemeta_events *ev = NULL;
+	char err[512], *s;
+
+	assert_int_equal(tracemeta_resolve_events(good, 3, &ev, err,
+						  sizeof(err)), 0);
+	assert_int_equal(tracemeta_enable_events(f->inst, ev, err, sizeof(err)), 0);
+	tracemeta_events_free(ev);
+	s = iread(f, "events/sched/sched_switch/enable");
+	assert_int_equal(s[0], '1');
+	free(s);
+	s = iread(f, "events/sched/sched_switch/filter");
+	assert_non_null(strstr(s, "prev_pid != 0"));
+	free(s);
+	s = iread(f, "set_event");
+	assert_non_null(strstr(s, "sched:sched_switch"));
+	assert_non_null(strstr(s, "irq:"));
+	assert_null(strstr(s, "sched:sched_wakeup\n"));
+	free(s);
+
+	assert_int_equal(tracemeta_resolve_events(bad, 1, &ev, err,
+						  sizeof(err)), 0);
+	assert_int_equal(tracemeta_enable_events(f->inst, ev, err, sizeof(err)),
+			 -EINVAL);
+	tracemeta_events_free(ev);
+	assert_non_null(strstr(err, "sched:sched_wakeup"));
+	assert_non_null(strstr(err, "no_such_field"));
+	s = iread(f, "events/sched/sched_wakeup/enable");
+	assert_int_equal(s[0], '0');	/* not enabled after a bad filter */
+	free(s);
+
+	assert_int_equal(tracemeta_disable_events(f->inst), 0);
+	s = iread(f, "set_event");
+	assert_string_equal(s, "");
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_collect_roundtrip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stats_real, setup, teardown),
+		cmocka_unit_test(test_stats_parse),
+		cmocka_unit_test(test_resolve),
+		cmocka_unit_test_setup_teardown(test_enable, setup, teardown),
+	};
+
+	if (access("/sys/kernel/tracing/instances", W_OK)) {
+		fprintf(stderr, "tracefs instances not writable\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
