@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Timestamp sources for sync rounds, in the trace clock of the buffers.
+ * Used by both sides: the host stamps t1/t4, the agent t2/t3.
+ *
+ *   marker  each stamp is a struct tsync_rec_probe written to
+ *           trace_marker_raw of a private tracefs instance whose trace_clock
+ *           is the chosen clock; the kernel timestamps it. resolve() reads
+ *           the records back from that instance's per-CPU ring buffer
+ *           (a consuming read of per_cpu/cpuN/trace_pipe_raw) and fills the
+ *           timestamps in. Works for every trace clock (the only way for
+ *           local, global, counter, perf, uptime).
+ *   clock   clock_gettime() of the POSIX clock behind the trace clock:
+ *           mono, mono_raw, boot, tai. Filled at once.
+ *   tsc     rdtsc (x86 only), for x86-tsc. Filled at once.
+ *
+ * The marker instance is created once by tsync_stamp_open() (named
+ * "tsync-<tag>-<pid>-<n>", unique even for concurrent opens in one process),
+ * its ring buffer sized to TSYNC_STAMP_BUFFER_KB per CPU, and removed by
+ * tsync_stamp_close(). Nothing is cleared or created per round: the records
+ * carry the round id, and records of other rounds are skipped.
+ *
+ * Threads: take() may be called from several threads at once; resolve()
+ * for different CPUs too, but not twice at once for the same CPU.
+ */
+#ifndef TSYNC_STAMP_H
+#define TSYNC_STAMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Ring-buffer size per CPU of a marker instance: room for a round of 4096
+ * probes, two stamps each, on one CPU (40 bytes per record). */
+#define TSYNC_STAMP_BUFFER_KB 512
+
+/* Longest instance tag accepted by tsync_stamp_open(). */
+#define TSYNC_STAMP_TAG_MAX 32
+
+enum tsync_stamp_kind {
+	TSYNC_STAMP_AUTO = 0,	/* choose from the clock name */
+	TSYNC_STAMP_MARKER,
+	TSYNC_STAMP_CLOCK,
+	TSYNC_STAMP_TSC,
+};
+
+/* One timestamp resolve() must find: probe seq, direction, result. */
+struct tsync_stamp_slot {
+	uint32_t seq;
+	uint8_t dir;		/* enum tsync_probe_dir */
+	int64_t ts;		/* filled by resolve() */
+};
+
+struct tsync_stamp;
+
+/* Parses "auto", "marker", "clock", "tsc" (NULL: auto). 0 or -EINVAL. */
+int tsync_stamp_kind_parse(const char *name, enum tsync_stamp_kind *kind);
+
+/* Returns the name of @kind ("?" if unknown). */
+const char *tsync_stamp_kind_name(enum tsync_stamp_kind kind);
+
+/*
+ * Resolves @kind for trace clock @clock_name: AUTO picks clock for mono,
+ * mono_raw, boot and tai, tsc for x86-tsc on x86, marker otherwise; an
+ * explicit kind is checked against the clock. Returns the kind (> 0) or
+ * -EINVAL (clock or tsc kind not possible for that clock, bad name).
+ */
+int tsync_stamp_choose(enum tsync_stamp_kind kind, const char *clock_name);
+
+/*
+ * Opens a timestamp source of @kind for trace clock @clock_name (see
+ * tsync_stamp_choose()). For marker, @tag (letters, digits, '_', at most
+ * TSYNC_STAMP_TAG_MAX) names the private instance. Returns 0 and *@out, or
+ * -errno (-EINVAL bad arguments or unknown clock, -ENODEV no tracefs,
+ * -EOPNOTSUPP tsc on a non-x86 machine).
+ */
+int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
+		     const char *tag, struct tsync_stamp **out);
+
+/* Returns the kind an open source @s (not NULL) uses (never AUTO). */
+enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamp *s);
+
+/* Returns the name of the marker instance, or NULL for other kinds. */
+const char *tsync_stamp_instance(const struct tsync_stamp *s);
+
+/*
+ * Takes a timestamp now, for probe @seq, direction @dir of @round, syncing
+ * CPU @cpu (recorded in the marker). clock and tsc: sets *@ts. marker:
+ * writes the record, sets *@ts to 0 (pending until resolve()); the caller
+ * must stay on one CPU for the whole round. Returns 0 or -errno.
+ */
+int tsync_stamp_take(struct tsync_stamp *s, uint32_t round, uint32_t seq,
+		     uint8_t dir, uint32_t cpu, int64_t *ts);
+
+/*
+ * marker: reads back everything written on CPU @cpu since the last resolve
+ * of that CPU (consuming it), and fills the ts of each of the @n slots from
+ * the record of @round with the same seq and dir. Returns 0, -ENOENT if any
+ * slot found no record (ts of those left 0), or -errno. clock and tsc:
+ * returns 0 and leaves the slots alone.
+ */
+int tsync_stamp_resolve(struct tsync_stamp *s, int cpu, uint32_t round,
+			struct tsync_stamp_slot *slots, size_t n);
+
+/* Closes @s and removes its instance (NULL is fine). */
+void tsync_stamp_close(struct tsync_stamp *s);
+
+/*
+ * Removes tracefs instances whose name starts with @prefix (which must
+ * start with "tsync-") and follows "...-<pid>-<n>" where no process <pid>
+ * exists any more. Returns the number removed or -errno. Instances of live
+ * processes, and instances still in use (rmdir gives EBUSY), are left.
+ */
+int tsync_stamp_cleanup_stale(const char *prefix);
+
+#endif

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of common/stamp.c against the real tracefs at
+ * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/stamp.h"
+#include "common/timeutil.h"
+#include "common/tsync_record.h"
+
+#define NPROBES 339
+#define INSTANCES "/sys/kernel/tracing/instances"
+
+/* Returns true if instance @name exists. */
+static bool instance_exists(const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s", name);
+	return stat(path, &st) == 0;
+}
+
+/* Pins the calling thread to @cpu. Returns 0 or -errno. */
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return sched_getcpu() == cpu ? 0 : -EAGAIN;
+}
+
+/* Unpins the calling thread (all CPUs allowed). */
+static void unpin(void)
+{
+	cpu_set_t set;
+	long i, n = sysconf(_SC_NPROCESSORS_CONF);
+
+	CPU_ZERO(&set);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Kinds are chosen from the clock and checked when given. */
+static void test_choose(void **state)
+{
+	enum tsync_stamp_kind k;
+
+	(void)state;
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "mono"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "mono_raw"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "boot"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "tai"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "local"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "global"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "counter"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "perf"), TSYNC_STAMP_MARKER);
+#if defined(__x86_64__) || defined(__i386__)
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, "x86-tsc"), TSYNC_STAMP_TSC);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_TSC, "x86-tsc"), TSYNC_STAMP_TSC);
+#endif
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_MARKER, "mono"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_CLOCK, "local"), -EINVAL);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_TSC, "mono"), -EINVAL);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, ""), -EINVAL);
+	assert_int_equal(tsync_stamp_choose(TSYNC_STAMP_AUTO, NULL), -EINVAL);
+
+	assert_int_equal(tsync_stamp_kind_parse("marker", &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_kind_parse("tsc", &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_TSC);
+	assert_int_equal(tsync_stamp_kind_parse("clock", &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_kind_parse(NULL, &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_AUTO);
+	assert_int_equal(tsync_stamp_kind_parse("ptp", &k), -EINVAL);
+	assert_string_equal(tsync_stamp_kind_name(TSYNC_STAMP_MARKER), "marker");
+}
+
+/* The clock source reads the matching POSIX clock, at once. */
+static void test_clock_source(void **state)
+{
+	static const struct { const char *name; clockid_t clk; } c[] = {
+		{ "mono", CLOCK_MONOTONIC }, { "mono_raw", CLOCK_MONOTONIC_RAW },
+		{ "boot", CLOCK_BOOTTIME }, { "tai", CLOCK_TAI },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		struct tsync_stamp *s;
+		struct tsync_stamp_slot slot = { 1, TSYNC_DIR_GUEST_RECV, 42 };
+		int64_t before, after, ts = 0;
+
+		assert_int_equal(tsync_stamp_open(TSYNC_STAMP_AUTO, c[i].name, "t", &s), 0);
+		assert_int_equal(tsync_stamp_kind_of(s), TSYNC_STAMP_CLOCK);
+		assert_null(tsync_stamp_instance(s));
+		before = tsync_clock_ns(c[i].clk);
+		assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_GUEST_RECV, 0, &ts), 0);
+		after = tsync_clock_ns(c[i].clk);
+		assert_true(ts >= before && ts <= after);
+		/* nothing to resolve: slots untouched */
+		assert_int_equal(tsync_stamp_resolve(s, 0, 1, &slot, 1), 0);
+		assert_int_equal(slot.ts, 42);
+		tsync_stamp_close(s);
+	}
+	/* a clock source for a clock user space cannot read */
+	{
+		struct tsync_stamp *s = NULL;
+
+		assert_int_equal(tsync_stamp_open(TSYNC_STAMP_CLOCK, "local", "t", &s), -EINVAL);
+		assert_null(s);
+	}
+}
+
+/* The tsc source counts up and is filled at once. */
+static void test_tsc_source(void **state)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	struct tsync_stamp *s;
+	int64_t a = 0, b = 0;
+	struct timespec nap = { 0, 1000000 };
+
+	(void)state;
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_AUTO, "x86-tsc", "t", &s), 0);
+	assert_int_equal(tsync_stamp_kind_of(s), TSYNC_STAMP_TSC);
+	assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_HOST_SEND, 0, &a), 0);
+	nanosleep(&nap, NULL);
+	assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_HOST_RECV, 0, &b), 0);
+	assert_true(a > 0);
+	/* 1 ms at >= 100 MHz is at least 100000 cycles */
+	assert_true(b - a > 100000);
+	tsync_stamp_close(s);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+/*
+ * Marker source on @cpu with clock mono: 339 probes x 2 directions, each
+ * bracketed by clock_gettime(CLOCK_MONOTONIC); all resolve, in order, and
+ * inside their brackets.
+ */
+static void marker_round_on(int cpu)
+{
+	static struct tsync_stamp_slot slots[2 * NPROBES];
+	static int64_t before[2 * NPROBES], after[2 * NPROBES];
+	struct tsync_stamp *s;
+	int64_t worst_early = 0, worst_late = 0, sum_early = 0, sum_late = 0;
+	int i, ret;
+
+	ret = pin(cpu);
+	if (ret) {
+		printf("cannot pin to cpu %d (%s): skipped\n", cpu, strerror(-ret));
+		return;
+	}
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "test", &s), 0);
+	assert_int_equal(tsync_stamp_kind_of(s), TSYNC_STAMP_MARKER);
+
+	/* leftovers of another round on this CPU are skipped */
+	for (i = 1; i <= 10; i++) {
+		int64_t ts = 1;
+
+		assert_int_equal(tsync_stamp_take(s, 6, (uint32_t)i, TSYNC_DIR_GUEST_RECV,
+						  (uint32_t)cpu, &ts), 0);
+		assert_int_equal(ts, 0);	/* pending */
+	}
+	for (i = 0; i < 2 * NPROBES; i++) {
+		int64_t ts;
+
+		slots[i].seq = (uint32_t)(i / 2 + 1);
+		slots[i].dir = i % 2 ? TSYNC_DIR_GUEST_SEND : TSYNC_DIR_GUEST_RECV;
+		before[i] = tsync_clock_ns(CLOCK_MONOTONIC);
+		assert_int_equal(tsync_stamp_take(s, 7, slots[i].seq, slots[i].dir,
+						  (uint32_t)cpu, &ts), 0);
+		after[i] = tsync_clock_ns(CLOCK_MONOTONIC);
+	}
+	assert_int_equal(sched_getcpu(), cpu);
+	assert_int_equal(tsync_stamp_resolve(s, cpu, 7, slots, 2 * NPROBES), 0);
+	for (i = 0; i < 2 * NPROBES; i++) {
+		int64_t early = before[i] - slots[i].ts, late = slots[i].ts - after[i];
+
+		assert_true(slots[i].ts > 0);
+		if (i)
+			assert_true(slots[i].ts >= slots[i - 1].ts);
+		if (early > worst_early)
+			worst_early = early;
+		if (late > worst_late)
+			worst_late = late;
+		sum_early += slots[i].ts - before[i];
+		sum_late += after[i] - slots[i].ts;
+		/* mono trace clock and CLOCK_MONOTONIC: same timekeeper */
+		assert_true(early <= 2000);
+		assert_true(late <= 2000);
+	}
+	printf("cpu %d: %d markers resolved; outside bracket by at most %lld ns early, "
+	       "%lld ns late; mean ts-before %lld ns, after-ts %lld ns\n",
+	       cpu, 2 * NPROBES, (long long)worst_early, (long long)worst_late,
+	       (long long)(sum_early / (2 * NPROBES)),
+	       (long long)(sum_late / (2 * NPROBES)));
+
+	/* everything was consumed: round 6 is gone, round 7 too */
+	assert_int_equal(tsync_stamp_resolve(s, cpu, 7, slots, 2), -ENOENT);
+	assert_int_equal(slots[0].ts, 0);
+	/* a marker taken on this CPU is not found on the other one */
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		int other = cpu ? 0 : 1;
+		int64_t ts;
+
+		slots[0].seq = 1;
+		slots[0].dir = TSYNC_DIR_HOST_SEND;
+		assert_int_equal(tsync_stamp_take(s, 8, 1, TSYNC_DIR_HOST_SEND, 0, &ts), 0);
+		assert_int_equal(tsync_stamp_resolve(s, other, 8, slots, 1), -ENOENT);
+		assert_int_equal(tsync_stamp_resolve(s, cpu, 8, slots, 1), 0);
+		assert_true(slots[0].ts > slots[2 * NPROBES - 1].ts);
+	}
+	tsync_stamp_close(s);
+	unpin();
+}
+
+/* Marker source, pinned to CPU 0. */
+static void test_marker_cpu0(void **state)
+{
+	(void)state;
+	marker_round_on(0);
+}
+
+/* Marker source, pinned to CPU 1 (if there is one). */
+static void test_marker_cpu1(void **state)
+{
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	marker_round_on(1);
+}
+
+/* Other trace clocks work with markers; a bad clock leaves no instance. */
+static void test_marker_clocks(void **state)
+{
+	static const char *const clocks[] = { "local", "global", "boot", "x86-tsc" };
+	struct tsync_stamp_slot slots[4];
+	struct tsync_stamp *s;
+	size_t c;
+	int i, cpu;
+
+	(void)state;
+	assert_int_equal(pin(0), 0);
+	cpu = 0;
+	for (c = 0; c < sizeof(clocks) / sizeof(clocks[0]); c++) {
+		int ret = tsync_stamp_open(TSYNC_STAMP_MARKER, clocks[c], "test", &s);
+
+		if (ret == -EINVAL && !strcmp(clocks[c], "x86-tsc"))
+			continue;	/* not an x86 kernel */
+		assert_int_equal(ret, 0);
+		for (i = 0; i < 4; i++) {
+			int64_t ts;
+
+			slots[i].seq = (uint32_t)i + 100;
+			slots[i].dir = TSYNC_DIR_HOST_RECV;
+			assert_int_equal(tsync_stamp_take(s, 1, slots[i].seq, slots[i].dir,
+							  0, &ts), 0);
+		}
+		assert_int_equal(tsync_stamp_resolve(s, cpu, 1, slots, 4), 0);
+		for (i = 1; i < 4; i++)
+			assert_true(slots[i].ts >= slots[i - 1].ts && slots[0].ts > 0);
+		tsync_stamp_close(s);
+	}
+	unpin();
+
+	s = NULL;
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "no_such_clock", "badclk", &s),
+			 -EINVAL);
+	assert_null(s);
+	/* bad tags */
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "a-b", &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "", &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", NULL, &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "../x", &s), -EINVAL);
+}
+
+/* Every open gets its own instance; close removes it. */
+static void test_instances_unique_and_removed(void **state)
+{
+	struct tsync_stamp *a, *b;
+	char na[256], nb[256], want[64];
+
+	(void)state;
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", &a), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", &b), 0);
+	snprintf(na, sizeof(na), "%s", tsync_stamp_instance(a));
+	snprintf(nb, sizeof(nb), "%s", tsync_stamp_instance(b));
+	snprintf(want, sizeof(want), "tsync-uniq-%d-", (int)getpid());
+	assert_true(!strncmp(na, want, strlen(want)));
+	assert_true(!strncmp(nb, want, strlen(want)));
+	assert_string_not_equal(na, nb);
+	assert_true(instance_exists(na));
+	assert_true(instance_exists(nb));
+	tsync_stamp_close(a);
+	assert_false(instance_exists(na));
+	assert_true(instance_exists(nb));
+	tsync_stamp_close(b);
+	assert_false(instance_exists(nb));
+	tsync_stamp_close(NULL);
+}
+
+/* Instances of dead processes are removed; live ones stay. */
+static void test_cleanup_stale(void **state)
+{
+	char name[256] = "", live[256], fake[512], tag[32], prefix[64];
+	struct tsync_stamp *mine;
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	/* a tag of our own, so concurrent runs of this test never meet */
+	snprintf(tag, sizeof(tag), "stale%d", (int)getpid());
+	snprintf(prefix, sizeof(prefix), "tsync-%s-", tag);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct tsync_stamp *s;
+
+		close(fds[0]);
+		if (tsync_stamp_open(TSYNC_STAMP_MARKER, "local", tag, &s))
+			_exit(1);
+		n = write(fds[1], tsync_stamp_instance(s), strlen(tsync_stamp_instance(s)));
+		_exit(n > 0 ? 0 : 1);	/* dies without closing: a stale instance */
+	}
+	close(fds[1]);
+	n = read(fds[0], name, sizeof(name) - 1);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(n > 0);
+	name[n] = '\0';
+	assert_true(instance_exists(name));
+
+	/* a live owner: ourselves, and pid 1 */
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", tag, &mine), 0);
+	snprintf(live, sizeof(live), "%s", tsync_stamp_instance(mine));
+	snprintf(fake, sizeof(fake), INSTANCES "/%s1-0", prefix);
+	assert_int_equal(mkdir(fake, 0750), 0);
+
+	assert_int_equal(tsync_stamp_cleanup_stale("nope-"), -EINVAL);
+	assert_int_equal(tsync_stamp_cleanup_stale(prefix), 1);
+	assert_false(instance_exists(name));
+	assert_true(instance_exists(live));
+	assert_true(instance_exists(strrchr(fake, '/') + 1));
+	assert_int_equal(tsync_stamp_cleanup_stale(prefix), 0);
+
+	assert_int_equal(rmdir(fake), 0);
+	tsync_stamp_close(mine);
+	assert_false(instance_exists(live));
+}
+
+/* Group teardown: removes instances a failed test left (ours by pid). */
+static int remove_leftovers(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "for d in " INSTANCES "/tsync-*-%d-* " INSTANCES "/tsync-stale%d-*; "
+		 "do [ -d \"$d\" ] && "
+		 "rmdir \"$d\" && echo \"left behind: $d\"; done; true",
+		 (int)getpid(), (int)getpid());
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_choose),
+		cmocka_unit_test(test_clock_source),
+		cmocka_unit_test(test_tsc_source),
+		cmocka_unit_test(test_marker_cpu0),
+		cmocka_unit_test(test_marker_cpu1),
+		cmocka_unit_test(test_marker_clocks),
+		cmocka_unit_test(test_instances_unique_and_removed),
+		cmocka_unit_test(test_cleanup_stale),
+	};
+	struct stat st;
+
+	if (stat(INSTANCES, &st) || access(INSTANCES, W_OK)) {
+		fprintf(stderr, "no writable tracefs instances at " INSTANCES "\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
+}
