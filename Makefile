@@ -23,7 +23,10 @@ BINDIR   ?= $(PREFIX)/bin
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 LIBDIR   ?= $(PREFIX)/lib/$(shell gcc -print-multiarch 2>/dev/null)
-PLUGINDIR ?= $(LIBDIR)/traceevent/plugins
+# libtraceevent searches only its own compiled-in plugin directory (Debian:
+# /usr/lib/<multiarch>/traceevent/plugins), whatever PREFIX is.
+TEP_LIBDIR := $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null)
+PLUGINDIR ?= $(or $(TEP_LIBDIR),$(LIBDIR))/traceevent/plugins
 UNITDIR  ?= /lib/systemd/system
 FUZZ_TIME ?= 30
 
