@@ -1,2 +1,38 @@
-// placeholder
-int main(void) { return 0; }
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tsync-host: the host side of tsync. Subcommands: sync, record. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "host/commands.h"
+
+/* Prints the top-level usage to @f. */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: tsync-host COMMAND [OPTIONS]\n"
+"commands:\n"
+"  sync     measure the offsets between host and guest trace clocks\n"
+"  record   record host and guest traces into trace.dat files\n"
+"run 'tsync-host COMMAND --help' for the options of a command\n");
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "sync"))
+		return host_cmd_sync(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "record"))
+		return host_cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "tsync-host: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

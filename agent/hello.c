@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The first exchange on every agent connection, and who may connect. */
+#include <errno.h>
+#include <string.h>
+
+#include "agent/hello.h"
+#include "common/log.h"
+#include "common/msgio.h"
+#include "common/timeutil.h"
+#include "proto/proto.h"
+
+/* Checks the allow lists; see hello.h. */
+int agent_check_peer(struct agent *a, const struct tsync_peer *peer)
+{
+	(void)a;
+	(void)peer;
+	return 0;
+}
+
+/* Sends an ERROR with @code and @reason, best effort. */
+static void send_error(struct agent *a, int fd, uint32_t code, const char *reason)
+{
+	struct tsync_msg m;
+
+	tsync_msg_set_error(&m, code, "%s", reason);
+	tsync_msg_send(fd, &m, tsync_deadline_ms(agent_config(a)->io_timeout_ms));
+}
+
+/* Serves one connection; see hello.h. */
+void agent_handle_connection(struct agent *a, int fd,
+			     const struct tsync_peer *peer)
+{
+	const struct agent_cfg *cfg = agent_config(a);
+	struct tsync_decode_ctx ctx = { .max_payload = 4096 };
+	struct tsync_msg m, reply;
+	uint8_t version;
+	char err[256];
+	int ret;
+
+	ret = tsync_msg_recv(fd, &m, &ctx, tsync_deadline_ms(cfg->idle_timeout_ms),
+			     err, sizeof(err));
+	if (ret) {
+		log_info("%s: closed before hello: %s", peer->name, err);
+		return;
+	}
+	if (m.type != TSYNC_MSG_HELLO) {
+		log_warn("%s: refused: first message is %s, not HELLO", peer->name,
+			 tsync_msg_name(m.type));
+		send_error(a, fd, TSYNC_ERR_UNEXPECTED, "expected HELLO");
+		tsync_msg_free(&m);
+		return;
+	}
+	tsync_msg_init(&reply, TSYNC_MSG_HELLO_REPLY);
+	if (tsync_proto_negotiate(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
+				  m.hello.ver_min, m.hello.ver_max, &version, &reply)) {
+		log_warn("%s: refused: %s", peer->name, reply.error.reason);
+		tsync_msg_send(fd, &reply, tsync_deadline_ms(cfg->io_timeout_ms));
+		return;
+	}
+	reply.hello_reply.version = version;
+	reply.hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
+	reply.hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
+	reply.hello_reply.caps = TSYNC_CAP_TRACE;
+	ret = tsync_msg_send(fd, &reply, tsync_deadline_ms(cfg->io_timeout_ms));
+	if (ret) {
+		log_info("%s: hello reply: %s", peer->name, strerror(-ret));
+		return;
+	}
+	if (m.hello.kind == TSYNC_CONN_CONTROL)
+		agent_serve_control(a, fd, peer, version);
+	else if (m.hello.kind == TSYNC_CONN_DATA)
+		agent_serve_data(a, fd, peer, m.hello.session_id, m.hello.cpu,
+				 m.hello.secret);
+	else
+		log_warn("%s: refused: unknown connection kind %u", peer->name, m.hello.kind);
+}

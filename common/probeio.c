@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Receiving sync probes on the hot path. A probe is a 20-byte message; the
+ * first recv() normally returns all of it. Anything else that arrives in its
+ * place (an ERROR, SYNC_END) is read and decoded as a normal message.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/io.h"
+#include "common/log.h"
+#include "common/probeio.h"
+#include "common/timeutil.h"
+
+/* Reads @len bytes, spinning on recv (busy) or sleeping in poll. */
+static int read_spin(int fd, uint8_t *buf, size_t len, bool busy,
+		     int64_t deadline)
+{
+	size_t got = 0;
+	unsigned int spins = 0;
+
+	while (got < len) {
+		ssize_t n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EPIPE;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		if (busy) {
+			/* Check the clock only now and then: it is not free. */
+			if (++spins % 1024 == 0 && tsync_now_ns() > deadline)
+				return -ETIMEDOUT;
+			continue;
+		}
+		n = tsync_wait_readable(fd, deadline);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Receives one probe or another message; see probeio.h. */
+int tsync_probe_recv(int fd, uint8_t type, bool busy, int64_t deadline,
+		     uint32_t *round_id, uint32_t *seq, struct tsync_msg *other,
+		     const struct tsync_decode_ctx *ctx, char *err, size_t errlen)
+{
+	struct tsync_proto_err perr;
+	struct tsync_hdr hdr;
+	uint8_t small[TSYNC_PROBE_MSG_LEN];
+	uint8_t *payload;
+	int ret;
+
+	ret = read_spin(fd, small, TSYNC_HDR_LEN, busy, deadline);
+	if (ret) {
+		snprintf(err, errlen, "waiting for %s: %s", tsync_msg_name(type),
+			 ret == -EPIPE ? "peer closed the connection" : strerror(-ret));
+		return ret;
+	}
+	ret = tsync_hdr_decode(small, TSYNC_HDR_LEN, &hdr, &perr);
+	if (ret) {
+		snprintf(err, errlen, "%s", perr.reason);
+		return ret;
+	}
+	if (ctx && ctx->max_payload && hdr.len > ctx->max_payload) {
+		snprintf(err, errlen, "%s of %u bytes is over the limit of %u",
+			 tsync_msg_name(hdr.type), hdr.len, ctx->max_payload);
+		return TSYNC_PERR_TOO_LONG;
+	}
+	if (hdr.type == type && hdr.len == TSYNC_PROBE_LEN) {
+		struct tsync_msg m;
+
+		ret = read_spin(fd, small + TSYNC_HDR_LEN, TSYNC_PROBE_LEN, busy, deadline);
+		if (ret) {
+			snprintf(err, errlen, "reading %s: %s", tsync_msg_name(type), strerror(-ret));
+			return ret;
+		}
+		ret = tsync_msg_decode(&hdr, small + TSYNC_HDR_LEN, TSYNC_PROBE_LEN, ctx, &m, &perr);
+		if (ret) {
+			snprintf(err, errlen, "%s", perr.reason);
+			return ret;
+		}
+		*round_id = m.probe.round_id;
+		*seq = m.probe.seq;
+		return 0;
+	}
+	payload = malloc(hdr.len ? hdr.len : 1);
+	if (!payload)
+		return -ENOMEM;
+	ret = tsync_read_full(fd, payload, hdr.len, deadline);
+	if (ret) {
+		snprintf(err, errlen, "reading %s: %s", tsync_msg_name(hdr.type), strerror(-ret));
+		free(payload);
+		return ret;
+	}
+	ret = tsync_msg_decode(&hdr, payload, hdr.len, ctx, other, &perr);
+	free(payload);
+	if (ret) {
+		snprintf(err, errlen, "%s", perr.reason);
+		return ret;
+	}
+	log_debug("received %s", tsync_msg_name(other->type));
+	return 1;
+}

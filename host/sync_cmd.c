@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `tsync-host sync`: measure, per guest CPU, the offset between the host's
+ * and the guest's trace clocks, print a table or JSON, and with --rounds
+ * the drift fitted over the rounds.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cpu.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "host/client.h"
+#include "host/commands.h"
+
+struct sync_cfg {
+	struct tsync_endpoint agent;
+	struct round_opts round;
+	const char *cpus;
+	int rounds;
+	int interval_ms;
+	bool json;
+	int stamp_forced;
+	int verbose;
+};
+
+/* Prints usage to @f. */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: tsync-host sync [OPTIONS] AGENT\n"
+"  AGENT                 vsock:CID:PORT, tcp:HOST:PORT, a bare CID (vsock,\n"
+"                        port %d) or HOST:PORT (TCP)\n"
+"  -C, --clock CLOCK     trace clock (default local)\n"
+"      --loops N         probes per CPU round (default 339)\n"
+"      --cpus LIST       guest CPUs to sync, e.g. 0-3,6 (default all)\n"
+"      --rounds N        rounds per CPU (default 1); N>1 also fits the drift\n"
+"      --interval MS     pause between rounds (default 0)\n"
+"      --estimator NAME  robust (default), fastest or histogram\n"
+"      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
+"      --host-cpu N      pin the host thread to CPU N (default: same\n"
+"                        number as the guest CPU being synced)\n"
+"      --poll MODE       wait for replies: sleep, busy or auto (default)\n"
+"      --json            print JSON instead of a table\n"
+"  -v, --verbose         debug logging\n", TSYNC_DEFAULT_PORT);
+}
+
+/* Exits with a usage error naming @opt and @val. */
+static void __attribute__((noreturn)) bad_value(const char *opt, const char *val,
+						 const char *what)
+{
+	fprintf(stderr, "tsync-host sync: invalid value '%s' for %s: %s\n", val, opt, what);
+	exit(2);
+}
+
+/* Parses a non-negative int in [lo, hi] or exits. */
+static long parse_range(const char *opt, const char *val, long lo, long hi)
+{
+	char *end;
+	long v;
+	char what[64];
+
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (errno || *end || end == val || v < lo || v > hi) {
+		snprintf(what, sizeof(what), "expected a number from %ld to %ld", lo, hi);
+		bad_value(opt, val, what);
+	}
+	return v;
+}
+
+/* Parses "marker" / "clock" / "tsc" or exits. */
+static unsigned int parse_source(const char *val)
+{
+	if (!strcmp(val, "marker"))
+		return TSYNC_STAMP_MARKER;
+	if (!strcmp(val, "clock"))
+		return TSYNC_STAMP_CLOCK;
+	if (!strcmp(val, "tsc"))
+		return TSYNC_STAMP_TSC;
+	bad_value("--stamp", val, "expected marker, clock or tsc");
+}
+
+/* Parses the command line into @cfg or exits. */
+static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
+{
+	enum { O_LOOPS = 256, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_JSON,
+	       O_HOSTCPU, O_POLL };
+	static const struct option opts[] = {
+		{ "clock", required_argument, NULL, 'C' },
+		{ "loops", required_argument, NULL, O_LOOPS },
+		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "estimator", required_argument, NULL, O_EST },
+		{ "stamp", required_argument, NULL, O_STAMP },
+		{ "host-cpu", required_argument, NULL, O_HOSTCPU },
+		{ "poll", required_argument, NULL, O_POLL },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char err[300];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "C:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			if (!*optarg || strlen(optarg) >= TSYNC_CLOCK_NAME_MAX)
+				bad_value("-C", optarg, "not a trace clock name");
+			cfg->round.clock = optarg;
+			break;
+		case O_LOOPS:
+			cfg->round.nprobes = (uint32_t)parse_range("--loops", optarg, 1, TSYNC_MAX_PROBES);
+			break;
+		case O_CPUS: cfg->cpus = optarg; break;
+		case O_ROUNDS: cfg->rounds = (int)parse_range("--rounds", optarg, 1, 1000000); break;
+		case O_INTERVAL: cfg->interval_ms = (int)parse_range("--interval", optarg, 0, 3600000); break;
+		case O_EST:
+			if (tsync_estimator_parse(optarg, &cfg->round.estimator))
+				bad_value("--estimator", optarg, "expected robust, fastest or histogram");
+			break;
+		case O_STAMP:
+			cfg->round.source = parse_source(optarg);
+			cfg->stamp_forced = 1;
+			break;
+		case O_HOSTCPU:
+			cfg->round.host_cpu = (int)parse_range("--host-cpu", optarg, 0,
+							       tsync_cpu_count() - 1);
+			break;
+		case O_POLL:
+			if (!strcmp(optarg, "sleep"))
+				cfg->round.busy = 0;
+			else if (!strcmp(optarg, "busy"))
+				cfg->round.busy = 1;
+			else if (!strcmp(optarg, "auto"))
+				cfg->round.busy = -1;
+			else
+				bad_value("--poll", optarg, "expected sleep, busy or auto");
+			break;
+		case O_JSON: cfg->json = true; break;
+		case 'v': cfg->verbose++; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "tsync-host sync: %s\n",
+			optind >= argc ? "missing AGENT" : "more than one AGENT");
+		usage(stderr);
+		exit(2);
+	}
+	if (tsync_endpoint_parse(argv[optind], TSYNC_EP_AGENT_SHORTHAND, &cfg->agent,
+				 err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: AGENT: %s\n", err);
+		exit(2);
+	}
+	if (!cfg->stamp_forced)
+		cfg->round.source = client_default_source(cfg->round.clock);
+}
+
+/* Prints one table row. */
+static void print_row(const struct round_result *r, uint32_t nprobes)
+{
+	if (r->status) {
+		printf("%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
+		return;
+	}
+	printf("%4u %6u %20lld %10lld %10lld %5u/%-5u %9.3f\n", r->cpu, r->round_id,
+	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
+	       (long long)r->est.delay_ns, r->est.used, nprobes, r->round_ns / 1e6);
+}
+
+/* Prints one round as a JSON object. */
+static void print_json_round(const struct round_result *r, bool last)
+{
+	printf("      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round_id, r->cpu,
+	       r->host_cpu);
+	if (r->status) {
+		printf("\"ok\": false, \"error\": \"");
+		for (const char *p = r->error; *p; p++)
+			if (*p == '"' || *p == '\\')
+				printf("\\%c", *p);
+			else if ((unsigned char)*p >= 0x20)
+				putchar(*p);
+		printf("\"}%s\n", last ? "" : ",");
+		return;
+	}
+	printf("\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+	       "\"used\": %u, \"valid\": %u, \"sent\": %u, \"guest_ts\": %lld, "
+	       "\"round_ms\": %.3f}%s\n",
+	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
+	       (long long)r->est.delay_ns, r->est.used, r->est.valid, r->est.sent,
+	       (long long)r->est.guest_ts, r->round_ns / 1e6, last ? "" : ",");
+}
+
+int host_cmd_sync(int argc, char **argv)
+{
+	struct sync_cfg cfg = {
+		.round = { .clock = "local", .nprobes = 339, .host_cpu = -1, .busy = -1,
+			   .estimator = TSYNC_EST_ROBUST },
+		.rounds = 1,
+	};
+	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
+	struct tsync_client *c = NULL;
+	struct round_result *res = NULL;
+	uint32_t ncpus, *cpulist = NULL, nlist = 0;
+	char err[300];
+	cpu_set_t set;
+	int ret, failed = 0;
+
+	parse_args(argc, argv, &cfg);
+	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
+	copts.host_name = "host";
+	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
+
+	ret = client_open(&cfg.agent, &copts, &c, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tsync-host sync: %s\n", err);
+		return 1;
+	}
+	ncpus = client_session(c)->ncpus;
+	if (cfg.cpus) {
+		ret = tsync_cpu_list_parse(cfg.cpus, (int)ncpus, &set, err, sizeof(err));
+		if (ret < 0) {
+			fprintf(stderr, "tsync-host sync: --cpus: %s (guest)\n", err);
+			client_close(c);
+			return 2;
+		}
+	} else {
+		CPU_ZERO(&set);
+		for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	}
+	cpulist = calloc(ncpus, sizeof(*cpulist));
+	res = calloc((size_t)ncpus * (size_t)cfg.rounds, sizeof(*res));
+	if (!cpulist || !res) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			cpulist[nlist++] = i;
+
+	if (!cfg.json)
+		printf("agent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %u probes\n"
+		       "%4s %6s %20s %10s %10s %11s %9s\n", client_peer(c),
+		       client_session(c)->name, ncpus, cfg.round.clock,
+		       tsync_stamp_source_name(cfg.round.source),
+		       tsync_estimator_name(cfg.round.estimator), cfg.round.nprobes,
+		       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
+	for (int r = 0; r < cfg.rounds; r++) {
+		if (r && cfg.interval_ms) {
+			struct timespec ts = { cfg.interval_ms / 1000,
+					       (cfg.interval_ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		for (uint32_t i = 0; i < nlist; i++) {
+			struct round_result *rr = &res[(size_t)r * nlist + i];
+
+			ret = client_sync_round(c, cpulist[i], &cfg.round, rr);
+			if (rr->status)
+				failed++;
+			if (!cfg.json)
+				print_row(rr, cfg.round.nprobes);
+			if (ret) {
+				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
+				ret = 1;
+				goto out;
+			}
+		}
+	}
+
+	/* Drift per CPU, fitted over the rounds. */
+	if (cfg.json) {
+		printf("{\n  \"agent\": \"%s\", \"clock\": \"%s\", \"stamp\": \"%s\", "
+		       "\"estimator\": \"%s\", \"probes\": %u,\n  \"cpus\": [\n",
+		       client_peer(c), cfg.round.clock, tsync_stamp_source_name(cfg.round.source),
+		       tsync_estimator_name(cfg.round.estimator), cfg.round.nprobes);
+	} else if (cfg.rounds > 1) {
+		printf("drift over %d rounds:\n", cfg.rounds);
+	}
+	for (uint32_t i = 0; i < nlist; i++) {
+		struct tsync_shift_sample *s = calloc((size_t)cfg.rounds, sizeof(*s));
+		struct round_result *last = NULL;
+		double ppm = 0;
+		int n = 0, have_drift = 0;
+
+		for (int r = 0; s && r < cfg.rounds; r++) {
+			struct round_result *rr = &res[(size_t)r * nlist + i];
+
+			if (rr->status)
+				continue;
+			last = rr;
+			tsync_estimate_shift_sample(&rr->est, &s[n++]);
+		}
+		if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
+			have_drift = 1;
+		if (cfg.json) {
+			printf("    {\"cpu\": %u, ", cpulist[i]);
+			if (last)
+				printf("\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+				       "\"used\": %u, \"sent\": %u, \"round_ms\": %.3f, ",
+				       (long long)last->est.offset_ns, (long long)last->est.error_ns,
+				       (long long)last->est.delay_ns, last->est.used, last->est.sent,
+				       last->round_ns / 1e6);
+			if (have_drift)
+				printf("\"drift_ppm\": %.4f, ", ppm);
+			printf("\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
+			for (int r = 0; r < cfg.rounds; r++)
+				print_json_round(&res[(size_t)r * nlist + i], r == cfg.rounds - 1);
+			printf("    ]}%s\n", i + 1 == nlist ? "" : ",");
+		} else if (cfg.rounds > 1) {
+			if (have_drift)
+				printf("  cpu %u: %.4f ppm (%d rounds)\n", cpulist[i], ppm, n);
+			else
+				printf("  cpu %u: not enough successful rounds\n", cpulist[i]);
+		}
+		free(s);
+	}
+	if (cfg.json)
+		printf("  ]\n}\n");
+	ret = failed ? 1 : 0;
+	if (failed)
+		fprintf(stderr, "tsync-host sync: %d round(s) failed\n", failed);
+out:
+	client_close(c);
+	free(cpulist);
+	free(res);
+	return ret;
+}
