@@ -34,6 +34,7 @@
  * saves a wake-up per probe. Every wait still has a deadline.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

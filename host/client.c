@@ -287,7 +287,6 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	uint32_t round = c->next_round++;
 	int64_t start = tsync_now_ns();
 	struct tsync_msg m;
-	char err[256];
 	cpu_set_t old;
 	int ret;
 
