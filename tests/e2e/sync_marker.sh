@@ -2,7 +2,7 @@
 # Marker path on one kernel (true offset 0): -C local and -C mono with the
 # marker source within 20 us of 0, the marker and clock paths agree for
 # mono within 20 us, and no tracefs instance is left behind.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.inc"
 need_root_tracefs
 start_agent m --
 

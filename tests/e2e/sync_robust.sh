@@ -4,7 +4,7 @@
 # next sync succeeds and no tracefs instance is left. Two hosts syncing at
 # the same time both get correct offsets (the agent runs in a time
 # namespace, so "correct" is a known non-zero offset).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.inc"
 need_root_tracefs
 start_agent rob "$B/helpers/timens_exec" 7000000123 0 -- --idle-timeout 2000
 port=${AGENT_EP##*:}

@@ -3,7 +3,7 @@
 # shifted by +12.345678901 s and CLOCK_BOOTTIME by -2.5 s; `sync -C mono`
 # and `-C boot` must report -12345678901 ns and +2500000000 ns (host minus
 # guest) within 5 us on every CPU.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.inc"
 need_root_tracefs
 start_agent tns "$B/helpers/timens_exec" 12345678901 -2500000000 --
 
