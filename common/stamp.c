@@ -36,7 +36,7 @@ struct stamp_cpu {
 	char *page;
 };
 
-struct tsync_stamp {
+struct tsync_stamper {
 	enum tsync_stamp_kind kind;
 	clockid_t clk;			/* clock kind */
 	/* marker kind */
@@ -83,13 +83,13 @@ int tsync_stamp_kind_parse(const char *name, enum tsync_stamp_kind *kind)
 	if (!kind)
 		return -EINVAL;
 	if (!name || !strcmp(name, "auto"))
-		*kind = TSYNC_STAMP_AUTO;
+		*kind = TSYNC_STAMPK_AUTO;
 	else if (!strcmp(name, "marker"))
-		*kind = TSYNC_STAMP_MARKER;
+		*kind = TSYNC_STAMPK_MARKER;
 	else if (!strcmp(name, "clock"))
-		*kind = TSYNC_STAMP_CLOCK;
+		*kind = TSYNC_STAMPK_CLOCK;
 	else if (!strcmp(name, "tsc"))
-		*kind = TSYNC_STAMP_TSC;
+		*kind = TSYNC_STAMPK_TSC;
 	else
 		return -EINVAL;
 	return 0;
@@ -99,13 +99,13 @@ int tsync_stamp_kind_parse(const char *name, enum tsync_stamp_kind *kind)
 const char *tsync_stamp_kind_name(enum tsync_stamp_kind kind)
 {
 	switch (kind) {
-	case TSYNC_STAMP_AUTO:
+	case TSYNC_STAMPK_AUTO:
 		return "auto";
-	case TSYNC_STAMP_MARKER:
+	case TSYNC_STAMPK_MARKER:
 		return "marker";
-	case TSYNC_STAMP_CLOCK:
+	case TSYNC_STAMPK_CLOCK:
 		return "clock";
-	case TSYNC_STAMP_TSC:
+	case TSYNC_STAMPK_TSC:
 		return "tsc";
 	}
 	return "?";
@@ -122,15 +122,15 @@ int tsync_stamp_choose(enum tsync_stamp_kind kind, const char *clock_name)
 	posix = posix_clock_of(clock_name, &clk) == 0;
 	tsc = HAVE_TSC && !strcmp(clock_name, "x86-tsc");
 	switch (kind) {
-	case TSYNC_STAMP_AUTO:
-		return posix ? TSYNC_STAMP_CLOCK :
-		       tsc ? TSYNC_STAMP_TSC : TSYNC_STAMP_MARKER;
-	case TSYNC_STAMP_MARKER:
-		return TSYNC_STAMP_MARKER;
-	case TSYNC_STAMP_CLOCK:
-		return posix ? TSYNC_STAMP_CLOCK : -EINVAL;
-	case TSYNC_STAMP_TSC:
-		return tsc ? TSYNC_STAMP_TSC : -EINVAL;
+	case TSYNC_STAMPK_AUTO:
+		return posix ? TSYNC_STAMPK_CLOCK :
+		       tsc ? TSYNC_STAMPK_TSC : TSYNC_STAMPK_MARKER;
+	case TSYNC_STAMPK_MARKER:
+		return TSYNC_STAMPK_MARKER;
+	case TSYNC_STAMPK_CLOCK:
+		return posix ? TSYNC_STAMPK_CLOCK : -EINVAL;
+	case TSYNC_STAMPK_TSC:
+		return tsc ? TSYNC_STAMPK_TSC : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -220,7 +220,7 @@ static bool clock_selected(const char *dir, const char *clock)
  * and the size of the ring-buffer page's commit field, from the instance.
  * Returns 0 or -errno.
  */
-static int read_formats(struct tsync_stamp *s)
+static int read_formats(struct tsync_stamper *s)
 {
 	char buf[4096];
 	const char *p;
@@ -260,7 +260,7 @@ static int read_formats(struct tsync_stamp *s)
  * fails with EEXIST rather than sharing an instance another session made.
  * Returns 0 (s->dir set) or -errno.
  */
-static int create_instance(struct tsync_stamp *s, const char *tag)
+static int create_instance(struct tsync_stamper *s, const char *tag)
 {
 	const char *tdir = tracefs_tracing_dir();
 	char path[PATH_MAX];
@@ -290,7 +290,7 @@ static int create_instance(struct tsync_stamp *s, const char *tag)
 }
 
 /* Sets up the marker kind: instance, clock, buffer, writer. 0 or -errno. */
-static int open_marker(struct tsync_stamp *s, const char *clock_name,
+static int open_marker(struct tsync_stamper *s, const char *clock_name,
 		       const char *tag)
 {
 	char kb[32];
@@ -338,9 +338,9 @@ static int open_marker(struct tsync_stamp *s, const char *clock_name,
 
 /* Opens a timestamp source; see stamp.h. */
 int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
-		     const char *tag, struct tsync_stamp **out)
+		     const char *tag, struct tsync_stamper **out)
 {
-	struct tsync_stamp *s;
+	struct tsync_stamper *s;
 	int k, ret = 0;
 
 	if (!out)
@@ -348,7 +348,7 @@ int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
 	k = tsync_stamp_choose(kind, clock_name);
 	if (k < 0)
 		return k;
-	if (k == TSYNC_STAMP_TSC && !HAVE_TSC)
+	if (k == TSYNC_STAMPK_TSC && !HAVE_TSC)
 		return -EOPNOTSUPP;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -356,9 +356,9 @@ int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
 	s->kind = (enum tsync_stamp_kind)k;
 	s->marker_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
-	if (s->kind == TSYNC_STAMP_CLOCK)
+	if (s->kind == TSYNC_STAMPK_CLOCK)
 		ret = posix_clock_of(clock_name, &s->clk);
-	else if (s->kind == TSYNC_STAMP_MARKER)
+	else if (s->kind == TSYNC_STAMPK_MARKER)
 		ret = open_marker(s, clock_name, tag);
 	if (ret) {
 		tsync_stamp_close(s);
@@ -369,15 +369,15 @@ int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
 }
 
 /* Returns the kind of an open source; see stamp.h. */
-enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamp *s)
+enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamper *s)
 {
 	return s->kind;
 }
 
 /* Returns the marker instance name; see stamp.h. */
-const char *tsync_stamp_instance(const struct tsync_stamp *s)
+const char *tsync_stamp_instance(const struct tsync_stamper *s)
 {
-	return s && s->kind == TSYNC_STAMP_MARKER ? s->name : NULL;
+	return s && s->kind == TSYNC_STAMPK_MARKER ? s->name : NULL;
 }
 
 /* Returns the TSC now, ordered after earlier loads (as rdtsc_ordered). */
@@ -392,7 +392,7 @@ static inline int64_t read_tsc(void)
 }
 
 /* Takes a timestamp; see stamp.h. */
-int tsync_stamp_take(struct tsync_stamp *s, uint32_t round, uint32_t seq,
+int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 		     uint8_t dir, uint32_t cpu, int64_t *ts)
 {
 	struct timespec t;
@@ -400,15 +400,15 @@ int tsync_stamp_take(struct tsync_stamp *s, uint32_t round, uint32_t seq,
 	ssize_t n;
 
 	switch (s->kind) {
-	case TSYNC_STAMP_CLOCK:
+	case TSYNC_STAMPK_CLOCK:
 		if (clock_gettime(s->clk, &t))
 			return -errno;
 		*ts = (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
 		return 0;
-	case TSYNC_STAMP_TSC:
+	case TSYNC_STAMPK_TSC:
 		*ts = read_tsc();
 		return 0;
-	case TSYNC_STAMP_MARKER:
+	case TSYNC_STAMPK_MARKER:
 		break;
 	default:
 		return -EINVAL;
@@ -431,7 +431,7 @@ int tsync_stamp_take(struct tsync_stamp *s, uint32_t round, uint32_t seq,
 }
 
 /* Returns the reader of @cpu, creating it on first use; NULL on error. */
-static struct stamp_cpu *cpu_reader(struct tsync_stamp *s, int cpu, int *err)
+static struct stamp_cpu *cpu_reader(struct tsync_stamper *s, int cpu, int *err)
 {
 	struct stamp_cpu *c = &s->cpus[cpu];
 	char path[PATH_MAX];
@@ -519,7 +519,7 @@ static struct tsync_stamp_slot *find_slot(struct resolve_ctx *rc, uint64_t key)
 }
 
 /* Matches the records of one ring-buffer page against the slots. */
-static void scan_page(struct tsync_stamp *s, struct kbuffer *kb, uint32_t round,
+static void scan_page(struct tsync_stamper *s, struct kbuffer *kb, uint32_t round,
 		      struct resolve_ctx *rc)
 {
 	unsigned long long ts;
@@ -549,7 +549,7 @@ static void scan_page(struct tsync_stamp *s, struct kbuffer *kb, uint32_t round,
 }
 
 /* Reads back marker timestamps; see stamp.h. */
-int tsync_stamp_resolve(struct tsync_stamp *s, int cpu, uint32_t round,
+int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
 			struct tsync_stamp_slot *slots, size_t n)
 {
 	struct resolve_ctx rc = { .slots = slots, .n = n };
@@ -559,7 +559,7 @@ int tsync_stamp_resolve(struct tsync_stamp *s, int cpu, uint32_t round,
 
 	if (!s || (n && !slots))
 		return -EINVAL;
-	if (s->kind != TSYNC_STAMP_MARKER)
+	if (s->kind != TSYNC_STAMPK_MARKER)
 		return 0;
 	if (cpu < 0 || cpu >= s->ncpu)
 		return -EINVAL;
@@ -606,7 +606,7 @@ out:
 }
 
 /* Closes a source and removes its instance; see stamp.h. */
-void tsync_stamp_close(struct tsync_stamp *s)
+void tsync_stamp_close(struct tsync_stamper *s)
 {
 	int i;
 

@@ -37,10 +37,10 @@
 #define TSYNC_STAMP_TAG_MAX 32
 
 enum tsync_stamp_kind {
-	TSYNC_STAMP_AUTO = 0,	/* choose from the clock name */
-	TSYNC_STAMP_MARKER,
-	TSYNC_STAMP_CLOCK,
-	TSYNC_STAMP_TSC,
+	TSYNC_STAMPK_AUTO = 0,	/* choose from the clock name */
+	TSYNC_STAMPK_MARKER,
+	TSYNC_STAMPK_CLOCK,
+	TSYNC_STAMPK_TSC,
 };
 
 /* One timestamp resolve() must find: probe seq, direction, result. */
@@ -50,7 +50,7 @@ struct tsync_stamp_slot {
 	int64_t ts;		/* filled by resolve() */
 };
 
-struct tsync_stamp;
+struct tsync_stamper;
 
 /* Parses "auto", "marker", "clock", "tsc" (NULL: auto). 0 or -EINVAL. */
 int tsync_stamp_kind_parse(const char *name, enum tsync_stamp_kind *kind);
@@ -74,13 +74,13 @@ int tsync_stamp_choose(enum tsync_stamp_kind kind, const char *clock_name);
  * -EOPNOTSUPP tsc on a non-x86 machine).
  */
 int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
-		     const char *tag, struct tsync_stamp **out);
+		     const char *tag, struct tsync_stamper **out);
 
 /* Returns the kind an open source @s (not NULL) uses (never AUTO). */
-enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamp *s);
+enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamper *s);
 
 /* Returns the name of the marker instance, or NULL for other kinds. */
-const char *tsync_stamp_instance(const struct tsync_stamp *s);
+const char *tsync_stamp_instance(const struct tsync_stamper *s);
 
 /*
  * Takes a timestamp now, for probe @seq, direction @dir of @round, syncing
@@ -88,7 +88,7 @@ const char *tsync_stamp_instance(const struct tsync_stamp *s);
  * writes the record, sets *@ts to 0 (pending until resolve()); the caller
  * must stay on one CPU for the whole round. Returns 0 or -errno.
  */
-int tsync_stamp_take(struct tsync_stamp *s, uint32_t round, uint32_t seq,
+int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 		     uint8_t dir, uint32_t cpu, int64_t *ts);
 
 /*
@@ -98,11 +98,11 @@ int tsync_stamp_take(struct tsync_stamp *s, uint32_t round, uint32_t seq,
  * slot found no record (ts of those left 0), or -errno. clock and tsc:
  * returns 0 and leaves the slots alone.
  */
-int tsync_stamp_resolve(struct tsync_stamp *s, int cpu, uint32_t round,
+int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
 			struct tsync_stamp_slot *slots, size_t n);
 
 /* Closes @s and removes its instance (NULL is fine). */
-void tsync_stamp_close(struct tsync_stamp *s);
+void tsync_stamp_close(struct tsync_stamper *s);
 
 /*
  * Removes tracefs instances whose name starts with @prefix (which must

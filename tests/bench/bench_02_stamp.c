@@ -43,7 +43,7 @@ static double median(double *v, int n)
 }
 
 /* Takes TAKES stamps of @round; returns ns per take. */
-static double take_batch(struct tsync_stamp *s, uint32_t round)
+static double take_batch(struct tsync_stamper *s, uint32_t round)
 {
 	int64_t t0, ts;
 	int i;
@@ -91,7 +91,7 @@ static int iter_cb(struct tep_event *ev, struct tep_record *rec, int cpu, void *
 static double bench_take(enum tsync_stamp_kind kind, const char *clock, double base)
 {
 	double v[REPS];
-	struct tsync_stamp *s;
+	struct tsync_stamper *s;
 	struct tsync_stamp_slot slots[TAKES];
 	int r, ret;
 
@@ -121,11 +121,11 @@ static void bench_resolve(int n, struct tep_handle *tep, int raw_id, int id_off)
 	double kb[REPS], it[REPS];
 	struct tsync_stamp_slot slots[TAKES];
 	struct tracefs_instance *inst;
-	struct tsync_stamp *s;
+	struct tsync_stamper *s;
 	cpu_set_t mask;
 	int r, bad = 0;
 
-	if (tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "bench", &s))
+	if (tsync_stamp_open(TSYNC_STAMPK_MARKER, "mono", "bench", &s))
 		return;
 	inst = tracefs_instance_alloc(NULL, tsync_stamp_instance(s));
 	CPU_ZERO(&mask);
@@ -167,10 +167,10 @@ static void bench_open_close(const char *clock)
 	int r;
 
 	for (r = 0; r < 10; r++) {
-		struct tsync_stamp *s;
+		struct tsync_stamper *s;
 		int64_t t0 = tsync_now_ns(), t1;
 
-		if (tsync_stamp_open(TSYNC_STAMP_MARKER, clock, "bench", &s))
+		if (tsync_stamp_open(TSYNC_STAMPK_MARKER, clock, "bench", &s))
 			return;
 		t1 = tsync_now_ns();
 		tsync_stamp_close(s);
@@ -200,10 +200,10 @@ int main(void)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		perror("sched_setaffinity");
 
-	base = bench_take(TSYNC_STAMP_CLOCK, "mono", 0);
-	bench_take(TSYNC_STAMP_TSC, "x86-tsc", base);
-	bench_take(TSYNC_STAMP_MARKER, "mono", base);
-	bench_take(TSYNC_STAMP_MARKER, "local", base);
+	base = bench_take(TSYNC_STAMPK_CLOCK, "mono", 0);
+	bench_take(TSYNC_STAMPK_TSC, "x86-tsc", base);
+	bench_take(TSYNC_STAMPK_MARKER, "mono", base);
+	bench_take(TSYNC_STAMPK_MARKER, "local", base);
 
 	t0 = tsync_now_ns();
 	tep = tracefs_local_events_system(NULL, systems);
