@@ -68,7 +68,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct tep_handle *teps[2];
 	struct tep_record rec;
-	struct tep_event *event;
 	struct tep_handle *tep;
 	struct trace_seq s;
 	unsigned char *buf;
@@ -110,7 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	trace_seq_init(&s);
 	if (flags & 8) {
-		event = tep_find_event(tep, RAW_ID);
+		struct tep_event *event = tep_find_event(tep, RAW_ID);
+
 		if (!event)
 			abort();
 		tsync_raw_data_handler(&s, &rec, event,

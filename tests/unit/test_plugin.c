@@ -62,14 +62,19 @@ static char *slurp(const char *path, size_t *len)
 	size_t r;
 
 	assert_non_null(buf);
-	if (!f)
+	if (!f) {
+		free(buf);
 		fail_msg("cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
 	while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
 		n += r;
 		if (n + 1 == cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			assert_non_null(bigger);
+			buf = bigger;
 			cap *= 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
 		}
 	}
 	fclose(f);
@@ -297,7 +302,7 @@ static const char round_text[] = "tsync round 12 cpu 1 peer g offset "
 static void test_round(void **state)
 {
 	unsigned char r[sizeof(struct tsync_rec_round)];
-	int orders[] = { 0, H_LOAD_FIRST };
+	const int orders[] = { 0, H_LOAD_FIRST };
 	struct th h;
 	size_t i;
 
@@ -482,7 +487,7 @@ static void test_malformed(void **state)
 	unsigned char buf[sizeof(struct tsync_rec_round) + 8];
 	const size_t R = sizeof(struct tsync_rec_round);
 	const size_t P = sizeof(struct tsync_rec_probe);
-	int modes[] = { 0, H_NOSYS };
+	const int modes[] = { 0, H_NOSYS };
 	struct th with, without;
 	size_t m, i, n;
 	char *got, *want;
