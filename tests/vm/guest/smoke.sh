@@ -1,0 +1,46 @@
+# Guest side of tests/vm/test-smoke.sh (busybox sh, run by /init).
+. /lib/tsync-vm.sh
+
+# tracefs: a marker written into a private instance lands in its buffer.
+t_tracefs() {
+	inst=/sys/kernel/tracing/instances/tsync-vm-smoke
+	mkdir "$inst" || return 1
+	echo "trace clocks: $(cat "$inst/trace_clock")"
+	echo 1 >"$inst/tracing_on"
+	echo "tsync-vm-smoke-marker $$" >"$inst/trace_marker" || return 1
+	printf 'raw\0\0\0\0' >"$inst/trace_marker_raw" || return 1
+	grep -q "tsync-vm-smoke-marker $$" "$inst/trace"
+	rc=$?
+	rmdir "$inst"
+	return $rc
+}
+
+# vsock loopback (CID 1) between two processes.
+t_vsock() {
+	/bin/vsock_probe 5999 200
+}
+
+# The forwarded TCP port: serve an echo on 7777 until the host says done.
+t_forward() {
+	nc -ll -p 7777 -e /bin/cat &
+	pid=$!
+	n=0
+	until netstat -ltn | grep -q ':7777 '; do
+		n=$((n + 1))
+		[ $n -le 500 ] || { kill $pid; return 1; }
+		usleep 10000
+	done
+	echo "TSYNC-VM-FWD-READY 7777"
+	line=$(vm_wait_line "TSYNC-HOST " 120)
+	rc=$?
+	kill $pid
+	echo "host said: $line"
+	[ $rc = 0 ] && [ "$line" = "forward ok" ]
+}
+
+echo "guest: $(uname -r), $(nproc) CPUs, monotonic at $(cut -d' ' -f1 /proc/uptime) s"
+fail=0
+vm_result tracefs t_tracefs || fail=1
+vm_result vsock t_vsock || fail=1
+vm_result forward t_forward || fail=1
+exit $fail

@@ -1,0 +1,254 @@
+# Shell library for tsync's VM tests (bash; sourced).
+#
+# Boots the test guest built by build-guest.sh under QEMU/TCG and talks to
+# its serial console:
+#   vm_build [-f SRC:DST]... [PROGRAM]...  build/reuse the guest image
+#   vm_boot [-r GUEST_SCRIPT] [-p GUEST_PORT]... [-s SHARE_DIR]
+#                                           start it, wait for TSYNC-VM-READY
+#   vm_wait ERE TIMEOUT_S                   wait for a console line
+#   vm_send TEXT                            type a line on the console
+#   vm_wait_exit TIMEOUT_S                  wait for poweroff
+#   vm_stop                                 kill the VM (also run on EXIT)
+# Every wait has a deadline; nothing sleeps to guess. The VM is killed when
+# the sourcing script exits, whatever the reason.
+
+VM_DIR_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VM_PID=
+VM_RFD=
+VM_WFD=
+VM_LINE=
+VM_RUN=
+VM_KERNEL=${VM_KERNEL:-}
+VM_INITRD=${VM_INITRD:-}
+VM_KEEP_LOG=${VM_KEEP_LOG:-${B:-build}/vm/logs/$(basename "$0" .sh).serial.log}
+declare -A VM_PORT=()   # guest TCP port -> forwarded 127.0.0.1 port
+
+# vm_log MESSAGE: prints a timestamped note on stderr.
+vm_log() {
+	printf '[vm %s] %s\n' "$(date +%T)" "$*" >&2
+}
+
+# vm_now_us: prints the wall time in microseconds.
+vm_now_us() {
+	local t=${EPOCHREALTIME/,/.}
+	echo $((10#${t%.*} * 1000000 + 10#${t#*.}))
+}
+
+# vm_secs US: prints microseconds US as seconds with two decimals.
+vm_secs() {
+	printf '%d.%02d\n' $(($1 / 1000000)) $(($1 % 1000000 / 10000))
+}
+
+# vm_build [-f SRC:DST]... [PROGRAM]...: builds (or reuses) the guest and
+# sets VM_KERNEL and VM_INITRD. Returns non-zero when it cannot.
+vm_build() {
+	local out line
+	out=$("$VM_DIR_SRC/build-guest.sh" -o "${B:-build}/vm" "$@") || return 1
+	while read -r k v; do
+		case $k in
+		vmlinux) VM_KERNEL=$v ;;
+		initramfs) VM_INITRD=$v ;;
+		esac
+	done <<<"$out"
+	[ -n "$VM_KERNEL" ] && [ -n "$VM_INITRD" ]
+}
+
+# vm_free_port: prints a TCP port that nothing listens on now (127.0.0.1).
+vm_free_port() {
+	local p i
+	for i in $(seq 1 50); do
+		p=$((20000 + RANDOM % 40000))
+		if [ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# vm_start [-r GUEST_SCRIPT] [-p GUEST_PORT]... [-s SHARE_DIR]: launches
+# QEMU in the background (no wait). GUEST_SCRIPT is a path inside the guest
+# (default /test.sh); each GUEST_PORT gets a forward from a free port on
+# 127.0.0.1 (VM_PORT[GUEST_PORT]); SHARE_DIR is mounted at /mnt/host.
+vm_start() {
+	local script=/test.sh share= gp hp fwd= OPTIND opt
+	local -a gports=()
+	while getopts "r:p:s:" opt; do
+		case $opt in
+		r) script=$OPTARG ;;
+		p) gports+=("$OPTARG") ;;
+		s) share=$OPTARG ;;
+		*) return 2 ;;
+		esac
+	done
+	VM_PORT=()
+	for gp in "${gports[@]}"; do
+		hp=$(vm_free_port) || return 1
+		VM_PORT[$gp]=$hp
+		fwd+=",hostfwd=tcp:127.0.0.1:$hp-:$gp"
+	done
+	if [ ! -f "$VM_KERNEL" ] || [ ! -f "$VM_INITRD" ]; then
+		vm_log "no guest image: call vm_build first (or set VM_KERNEL/VM_INITRD)"
+		return 1
+	fi
+	VM_RUN=$(mktemp -d "${TMPDIR:-/tmp}/tsync-vm.XXXXXX") || return 1
+	: >"$VM_RUN/serial.log"
+	mkfifo "$VM_RUN/console.in"
+	local -a args=(
+		-accel tcg -smp 2 -m 512 -nodefaults -nographic -no-reboot
+		-serial stdio -monitor none
+		-kernel "$VM_KERNEL" -initrd "$VM_INITRD"
+		-append "console=ttyS0 quiet panic=-1 tsync.run=$script"
+		-netdev "user,id=n0,restrict=on$fwd"
+		-device virtio-net-pci,netdev=n0,romfile=
+	)
+	if [ -n "$share" ]; then
+		args+=(-fsdev "local,id=fs0,path=$share,security_model=none"
+		       -device virtio-9p-pci,fsdev=fs0,mount_tag=tsync)
+	fi
+	trap vm_stop EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	VM_T0=$(vm_now_us)
+	qemu-system-x86_64 "${args[@]}" <"$VM_RUN/console.in" \
+		>"$VM_RUN/serial.log" 2>&1 &
+	VM_PID=$!
+	exec {VM_WFD}>"$VM_RUN/console.in"
+	exec {VM_RFD}< <(exec tail -n +1 -F -s 0.2 "$VM_RUN/serial.log" 2>/dev/null)
+	VM_TAIL_PID=$!
+	vm_log "qemu pid $VM_PID, serial log $VM_RUN/serial.log${fwd:+, forwards$fwd}"
+}
+
+# vm_wait ERE TIMEOUT_S: reads console lines until one matches ERE (sets
+# VM_LINE to it, without the CR) or TIMEOUT_S passes. Returns 1 on timeout,
+# 2 when the VM died or the guest reported an error or a panic first.
+vm_wait() {
+	local ere=$1 deadline left line rc
+	deadline=$(($(vm_now_us) + $2 * 1000000))
+	while :; do
+		left=$((deadline - $(vm_now_us)))
+		if [ $left -le 0 ]; then
+			vm_log "timeout (${2}s) waiting for /$ere/"
+			return 1
+		fi
+		# read in slices of at most 0.5 s to notice QEMU's exit
+		[ $left -le 500000 ] || left=500000
+		IFS= read -r -t "0.$(printf '%06d' $left)" -u "$VM_RFD" line
+		rc=$?
+		if [ $rc != 0 ]; then
+			vm_alive && continue
+			# QEMU is gone: drain what it wrote last, then give up
+			while IFS= read -r -t 0.2 -u "$VM_RFD" line; do
+				line=${line%$'\r'}
+				if [[ $line =~ $ere ]]; then
+					VM_LINE=$line
+					return 0
+				fi
+			done
+			vm_log "VM exited while waiting for /$ere/"
+			return 2
+		fi
+		line=${line%$'\r'}
+		if [[ $line =~ $ere ]]; then
+			VM_LINE=$line
+			return 0
+		fi
+		case $line in
+		*"Kernel panic"* | TSYNC-VM-ERROR*)
+			vm_log "guest failed: $line"
+			return 2
+			;;
+		esac
+	done
+}
+
+# vm_alive: true while QEMU runs (not exited, not a zombie).
+vm_alive() {
+	local st
+	[ -n "$VM_PID" ] && [ -r "/proc/$VM_PID/stat" ] || return 1
+	read -r _ _ st _ <"/proc/$VM_PID/stat" 2>/dev/null || return 1
+	[ "$st" != Z ]
+}
+
+# vm_boot [vm_start options]: starts the VM, waits (90 s) for the guest's
+# TSYNC-VM-READY line and prints the boot-to-ready time. Retries with other
+# ports when QEMU could not bind a forward (a port taken in the meantime).
+vm_boot() {
+	local try rc t
+	for try in 1 2 3; do
+		vm_start "$@" || return 1
+		vm_wait '^TSYNC-VM-READY' 90
+		rc=$?
+		if [ $rc = 0 ]; then
+			t=$(vm_secs $(($(vm_now_us) - VM_T0)))
+			VM_BOOT_S=$t
+			echo "vm: boot-to-ready ${t} s (guest ${VM_LINE#TSYNC-VM-READY })"
+			return 0
+		fi
+		if grep -q 'host forwarding rule' "$VM_RUN/serial.log"; then
+			vm_log "a forwarded port was taken; retrying"
+			vm_stop
+			continue
+		fi
+		vm_log "boot failed; serial log:"
+		tail -n 40 "$VM_RUN/serial.log" >&2
+		return 1
+	done
+	return 1
+}
+
+# vm_send TEXT: types TEXT and a newline on the guest's console.
+vm_send() {
+	printf '%s\n' "$*" >&"$VM_WFD"
+}
+
+# vm_wait_exit TIMEOUT_S: waits for the guest's TSYNC-VM-DONE line and for
+# QEMU to exit; prints the guest script's status. Returns 1 on timeout.
+vm_wait_exit() {
+	local rc deadline
+	vm_wait '^TSYNC-VM-DONE' "$1" || return 1
+	rc=${VM_LINE#TSYNC-VM-DONE rc=}
+	# poweroff -f ends QEMU within ~0.1 s; allow 10 s
+	vm_reap 10 || return 1
+	echo "$rc"
+}
+
+# vm_reap TIMEOUT_S: waits up to TIMEOUT_S for QEMU to exit and reaps it.
+# Returns 1 if it still runs.
+vm_reap() {
+	local deadline=$((SECONDS + $1))
+	[ -n "$VM_PID" ] || return 0
+	while vm_alive; do
+		[ $SECONDS -lt $deadline ] || return 1
+		# drain the console while waiting (bounded 0.1 s slices)
+		read -r -t 0.1 -u "$VM_RFD" _ 2>/dev/null || true
+	done
+	wait "$VM_PID" 2>/dev/null
+	VM_PID=
+	return 0
+}
+
+# vm_results: prints the TSYNC-VM-RESULT lines seen so far.
+vm_results() {
+	tr -d '\r' <"$VM_RUN/serial.log" | grep '^TSYNC-VM-RESULT' || true
+}
+
+# vm_stop: kills QEMU if it still runs and removes the run directory
+# (the serial log is kept as $VM_KEEP_LOG, default
+# $B/vm/logs/SCRIPTNAME.serial.log).
+vm_stop() {
+	if [ -n "$VM_PID" ]; then
+		kill "$VM_PID" 2>/dev/null
+		vm_reap 5 || { kill -9 "$VM_PID" 2>/dev/null; vm_reap 5; }
+	fi
+	[ -z "${VM_TAIL_PID:-}" ] || kill "$VM_TAIL_PID" 2>/dev/null
+	VM_TAIL_PID=
+	[ -z "$VM_WFD" ] || exec {VM_WFD}>&-
+	[ -z "$VM_RFD" ] || exec {VM_RFD}<&-
+	VM_WFD= VM_RFD=
+	if [ -n "$VM_RUN" ] && [ -d "$VM_RUN" ]; then
+		mkdir -p "${VM_KEEP_LOG%/*}" && cp "$VM_RUN/serial.log" "$VM_KEEP_LOG"
+		rm -rf "$VM_RUN"
+	fi
+	VM_RUN=
+}

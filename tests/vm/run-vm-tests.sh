@@ -1,0 +1,64 @@
+#!/bin/bash
+# Runs tsync's VM tests (`make check-vm`): builds the test guest (cached
+# under $B/vm), then runs every tests/vm/test-*.sh, each booting its own
+# VM under QEMU/TCG. A test exits 0 (pass), 77 (skip, reason on its last
+# stderr line) or anything else (fail). Prints "N passed, M failed, K
+# skipped" and the wall time; exits non-zero when a test failed.
+# Needs qemu-system-x86, busybox-static and linux-image-amd64
+# (scripts/install-deps installs them).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export B=${B:-build}
+t_start=$SECONDS
+
+missing=
+command -v qemu-system-x86_64 >/dev/null || missing+=" qemu-system-x86"
+[ -x /bin/busybox ] || missing+=" busybox-static"
+ls /boot/vmlinuz-* >/dev/null 2>&1 || missing+=" linux-image-amd64"
+if [ -n "$missing" ]; then
+	echo "run-vm-tests: missing packages:$missing (scripts/install-deps)" >&2
+	exit 1
+fi
+
+# The guest's programs: the static vsock probe, and tsync's programs once
+# they are built (tests that need them skip otherwise).
+mkdir -p "$B/vm"
+gcc -static -O2 -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror \
+	-std=gnu11 -D_GNU_SOURCE -o "$B/vm/vsock_probe" "$here/vsock_probe.c" ||
+	exit 1
+progs=("$B/vm/vsock_probe")
+for p in "$B/tsync-agent" "$B/tsync-host" ${VM_EXTRA_PROGS:-}; do
+	[ -x "$p" ] && progs+=("$p")
+done
+files=()
+for f in "$here"/guest/*.sh; do
+	files+=(-f "$f:/tests/$(basename "$f")")
+done
+t0=$SECONDS
+. "$here/lib.sh"
+vm_build "${files[@]}" "${progs[@]}" || { echo "run-vm-tests: building the guest failed" >&2; exit 1; }
+echo "run-vm-tests: guest $VM_KERNEL + $VM_INITRD ($(du -h "$VM_INITRD" | cut -f1)), built/checked in $((SECONDS - t0)) s"
+
+pass=0 fail=0 skip=0 failed=
+for t in "$here"/test-*.sh; do
+	name=$(basename "$t" .sh)
+	[ -z "${VM_TESTS:-}" ] || [[ " $VM_TESTS " == *" $name "* ]] || continue
+	echo "== $name"
+	ts=$SECONDS
+	rm -f "$B/vm/logs/$name.serial.log"
+	VM_KERNEL=$VM_KERNEL VM_INITRD=$VM_INITRD bash "$t"
+	rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); r=PASS ;;
+	77) skip=$((skip + 1)); r=SKIP ;;
+	*) fail=$((fail + 1)); r="FAIL (rc=$rc)"; failed+=" $name"
+	   log=$B/vm/logs/$name.serial.log
+	   if [ -f "$log" ]; then
+		   echo "-- last lines of $log:"
+		   tr -d '\r' <"$log" | tail -n 30
+	   fi ;;
+	esac
+	echo "== $name: $r in $((SECONDS - ts)) s"
+done
+echo "run-vm-tests: $pass passed, $fail failed, $skip skipped in $((SECONDS - t_start)) s${failed:+ (failed:$failed)}"
+[ $fail = 0 ]
