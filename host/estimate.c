@@ -287,22 +287,23 @@ static int cmp_edge(const void *a, const void *b)
 /*
  * Flags in @drop the probes whose bound sits alone beyond the tail of the
  * others. @v holds the n bounds sorted so that the most constraining comes
- * first (lo descending, or hi ascending, negated). The honest extremes of a
+ * first (lo descending with @sign 1, or hi ascending with @sign -1). The
+ * honest extremes of a
  * tail are dense (spacings of the order delay-noise / n); a stamp that broke
  * causality by microseconds leaves a gap far larger than the spacings right
  * below it. Every gap among the first n/20 bounds is compared with the mean
  * of the next SCREEN_REF spacings; all bounds above the deepest suspect gap
  * are flagged.
  */
-static void screen_tail(const struct edge *v, size_t n, bool *drop)
+static void screen_tail(const struct edge *v, size_t n, int sign, bool *drop)
 {
 	size_t tmax = n / SCREEN_MAX_DIV, cut = 0, i;
 
 	if (n < 2 * SCREEN_REF + tmax + 2)
 		return;
 	for (i = 0; i < tmax; i++) {
-		i128 gap = (i128)v[i].v - v[i + 1].v;
-		i128 ref = ((i128)v[i + 1].v - v[i + 1 + SCREEN_REF].v) / SCREEN_REF;
+		i128 gap = sign * ((i128)v[i].v - v[i + 1].v);
+		i128 ref = sign * ((i128)v[i + 1].v - v[i + 1 + SCREEN_REF].v) / SCREEN_REF;
 
 		if (gap > SCREEN_FACTOR * (ref > 1 ? ref : 1))
 			cut = i + 1;
@@ -342,15 +343,15 @@ static int est_robust(const struct probe *p, size_t n, struct tsync_estimate *e)
 		goto out;
 
 	/* screen the lower bounds (largest first) and the upper bounds
-	 * (smallest first, negated so both tails read the same way) */
+	 * (smallest first) */
 	for (i = 0; i < n; i++)
 		ev[i] = (struct edge){ p[i].lo, (uint32_t)i, 1 };
 	qsort(ev, n, sizeof(*ev), cmp_edge_desc);
-	screen_tail(ev, n, drop);
+	screen_tail(ev, n, 1, drop);
 	for (i = 0; i < n; i++)
-		ev[i] = (struct edge){ -p[i].hi, (uint32_t)i, 1 };
-	qsort(ev, n, sizeof(*ev), cmp_edge_desc);
-	screen_tail(ev, n, drop);
+		ev[i] = (struct edge){ p[i].hi, (uint32_t)i, 1 };
+	qsort(ev, n, sizeof(*ev), cmp_edge);
+	screen_tail(ev, n, -1, drop);
 
 	for (i = 0; i < n; i++) {
 		if (drop[i])
