@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/acl.h"
 #include "common/endpoint.h"
 #include "common/transport.h"
 
@@ -22,6 +23,7 @@ struct agent_cfg {
 	int io_timeout_ms;	/* deadline of one message once it started */
 	uint32_t max_probes;	/* per sync round */
 	uint32_t max_buffer_kb;	/* per-CPU buffer a host may ask for */
+	struct tsync_acl *acl;	/* who may connect (common/acl.h); owned by main */
 	bool daemonize;
 	const char *pidfile;
 	int verbose;

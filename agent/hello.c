@@ -12,9 +12,13 @@
 /* Checks the allow lists; see hello.h. */
 int agent_check_peer(struct agent *a, const struct tsync_peer *peer)
 {
-	(void)a;
-	(void)peer;
-	return 0;
+	char why[128];
+
+	if (tsync_acl_allows(agent_config(a)->acl, (const struct sockaddr *)&peer->addr,
+			     peer->addrlen, why, sizeof(why)))
+		return 0;
+	log_warn("%s: refused: %s", peer->name, why);
+	return -EACCES;
 }
 
 /* Sends an ERROR with @code and @reason, best effort. */

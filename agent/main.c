@@ -26,6 +26,10 @@ static void usage(FILE *f)
 "                          default vsock:any:%d\n"
 "  -D, --daemon            run in the background, log to syslog\n"
 "      --pidfile FILE      write the agent's pid to FILE\n"
+"      --allow ADDR[/PREFIX]  TCP peers that may connect (repeatable, IPv4 or\n"
+"                          IPv6); required to listen on TCP\n"
+"      --allow-cid LIST    vsock CIDs that may connect: N, N-M, any, comma-\n"
+"                          separated (repeatable); default 2 (the host)\n"
 "      --max-sessions N    concurrent control sessions (default 16)\n"
 "      --max-conns N       concurrent connections of any kind (default 256)\n"
 "      --idle-timeout MS   close a connection silent this long (default 30000)\n"
@@ -54,11 +58,13 @@ static long parse_pos(const char *opt, const char *val, long max)
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
-	enum { O_PIDFILE = 256, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB };
+	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "daemon", no_argument, NULL, 'D' },
 		{ "pidfile", required_argument, NULL, O_PIDFILE },
+		{ "allow", required_argument, NULL, O_ALLOW },
+		{ "allow-cid", required_argument, NULL, O_ALLOW_CID },
 		{ "max-sessions", required_argument, NULL, O_MAXSESS },
 		{ "max-conns", required_argument, NULL, O_MAXCONNS },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
@@ -88,6 +94,18 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 			break;
 		case 'D': cfg->daemonize = true; break;
 		case O_PIDFILE: cfg->pidfile = optarg; break;
+		case O_ALLOW:
+			if (tsync_acl_add_ip(cfg->acl, optarg, err, sizeof(err))) {
+				fprintf(stderr, "tsync-agent: --allow: %s\n", err);
+				exit(2);
+			}
+			break;
+		case O_ALLOW_CID:
+			if (tsync_acl_add_cids(cfg->acl, optarg, err, sizeof(err))) {
+				fprintf(stderr, "tsync-agent: --allow-cid: %s\n", err);
+				exit(2);
+			}
+			break;
 		case O_MAXSESS: cfg->max_sessions = (int)parse_pos("--max-sessions", optarg, 4096); break;
 		case O_MAXCONNS: cfg->max_conns = (int)parse_pos("--max-conns", optarg, 65536); break;
 		case O_IDLE: cfg->idle_timeout_ms = (int)parse_pos("--idle-timeout", optarg, 86400000); break;
@@ -107,6 +125,18 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		cfg->listen[0] = (struct tsync_endpoint){ .kind = TSYNC_EP_VSOCK,
 			.cid = (uint32_t)-1, .port = TSYNC_DEFAULT_PORT };
 		cfg->nlisten = 1;
+	}
+	/* Whoever connects controls kernel tracing as root: vsock admits only
+	 * the host unless told otherwise, TCP nobody unless told whom. */
+	if (!tsync_acl_cid_rules(cfg->acl))
+		tsync_acl_add_cids(cfg->acl, "2", NULL, 0);
+	for (int i = 0; i < cfg->nlisten; i++) {
+		if (cfg->listen[i].kind == TSYNC_EP_TCP && !tsync_acl_ip_rules(cfg->acl)) {
+			fprintf(stderr, "tsync-agent: refusing to listen on TCP (%s) without "
+				"--allow ADDR[/PREFIX]: anyone who can connect controls "
+				"tracing\n", tsync_endpoint_format(&cfg->listen[i], err, sizeof(err)));
+			exit(2);
+		}
 	}
 }
 
@@ -135,8 +165,14 @@ int main(int argc, char **argv)
 	};
 	struct agent *a;
 	sigset_t mask;
+	char rules[512];
 	int sigfd, ret;
 
+	cfg.acl = tsync_acl_new();
+	if (!cfg.acl) {
+		fprintf(stderr, "tsync-agent: out of memory\n");
+		return 1;
+	}
 	parse_args(argc, argv, &cfg);
 	tsync_log_init("tsync-agent", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO,
 		       cfg.daemonize);
@@ -150,22 +186,25 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 
+	sigfd = -1;
+	ret = -1;
 	if (cfg.daemonize && daemon(0, 0)) {
 		log_err("daemon: %s", strerror(errno));
-		return 1;
+		goto out;
 	}
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0) {
 		log_err("signalfd: %s", strerror(errno));
-		return 1;
+		goto out;
 	}
+	log_info("allowed peers: %s", tsync_acl_format(cfg.acl, rules, sizeof(rules)));
 	ret = agent_create(&cfg, &a);
 	if (ret)
-		return 1;
+		goto out;
 	if (cfg.pidfile && (ret = write_pidfile(cfg.pidfile))) {
 		log_err("cannot write pid file %s: %s", cfg.pidfile, strerror(-ret));
 		agent_destroy(a);
-		return 1;
+		goto out;
 	}
 	if (!cfg.daemonize) {
 		agent_announce(a, STDOUT_FILENO);
@@ -174,6 +213,10 @@ int main(int argc, char **argv)
 	agent_destroy(a);
 	if (cfg.pidfile)
 		unlink(cfg.pidfile);
-	close(sigfd);
+out:
+	if (sigfd >= 0)
+		close(sigfd);
+	/* Only the accept loop reads the allow list, and it has returned. */
+	tsync_acl_free(cfg.acl);
 	return ret ? 1 : 0;
 }
