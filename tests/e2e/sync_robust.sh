@@ -63,7 +63,11 @@ pass "two concurrent hosts: each got its own offsets"
 
 # the killed host's session must have been cleaned up by now: its
 # connection closed, so the agent removed its instance.
-left=$(instances_left "^tsync-a")
+# Only this agent's instances ("tsync-a<session>-<agent pid>-N"): other
+# agents may run on the same machine. The agent is timens_exec's child.
+apid=$(pgrep -P "$AGENT_PID" | head -1)
+[ -n "$apid" ] || fail "agent process not found under timens_exec $AGENT_PID"
+left=$(instances_left "^tsync-a[0-9a-f]+-$apid-")
 [ -z "$left" ] || fail "instances left: $left"
 pass "no agent instance left"
 grep -q "ended" "$E2E_TMP/rob.log" || fail "agent logged no session outcome"
