@@ -41,10 +41,15 @@ void agent_handle_connection(struct agent *a, int fd,
 	char err[256];
 	int ret;
 
-	ret = tsync_msg_recv(fd, &m, &ctx, tsync_deadline_ms(cfg->idle_timeout_ms),
-			     err, sizeof(err));
+	ret = tsync_msg_recv_idle(fd, &m, &ctx, tsync_deadline_ms(cfg->idle_timeout_ms),
+				  cfg->io_timeout_ms, err, sizeof(err));
 	if (ret) {
-		log_info("%s: closed before hello: %s", peer->name, err);
+		if (ret == -EPIPE)
+			log_info("%s: closed before hello", peer->name);
+		else
+			log_warn("%s: refused: %s", peer->name, err);
+		if (tsync_perr_is_proto(ret))
+			send_error(a, fd, TSYNC_ERR_PROTOCOL, err);
 		return;
 	}
 	if (m.type != TSYNC_MSG_HELLO) {

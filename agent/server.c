@@ -293,19 +293,22 @@ int agent_session_register(struct agent *a, struct agent_session *s,
 /* Unregisters @s and waits until no data connection uses it. */
 void agent_session_unregister(struct agent *a, struct agent_session *s)
 {
-	pthread_mutex_lock(&a->lock);
-	for (struct agent_sess_ref **pp = &a->sessions; *pp; pp = &(*pp)->next) {
-		struct agent_sess_ref *r = *pp;
+	struct agent_sess_ref *r, **pp;
 
-		if (r->s != s)
-			continue;
+	pthread_mutex_lock(&a->lock);
+	for (r = a->sessions; r && r->s != s; r = r->next)
+		;
+	if (r) {
 		r->refs--;
 		while (r->refs > 0)
 			pthread_cond_wait(&a->idle, &a->lock);
+		/* Look for the link again: sessions registered during the
+		 * wait were pushed in front of it. */
+		for (pp = &a->sessions; *pp != r; pp = &(*pp)->next)
+			;
 		*pp = r->next;
 		a->nsessions--;
 		free(r);
-		break;
 	}
 	pthread_mutex_unlock(&a->lock);
 }

@@ -139,8 +139,9 @@ void agent_serve_control(struct agent *a, int fd, const struct tsync_peer *peer,
 	}
 
 	for (;;) {
-		ret = tsync_msg_recv(fd, &m, &s.dctx, tsync_deadline_ms(cfg->idle_timeout_ms),
-				     err, sizeof(err));
+		ret = tsync_msg_recv_idle(fd, &m, &s.dctx,
+					  tsync_deadline_ms(cfg->idle_timeout_ms),
+					  cfg->io_timeout_ms, err, sizeof(err));
 		if (ret) {
 			if (ret == -EPIPE)
 				outcome = "host disconnected";

@@ -9,6 +9,7 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/msgio.h"
+#include "common/timeutil.h"
 
 /* Messages up to this size (header included) are encoded on the stack. */
 #define STACK_MSG	(TSYNC_HDR_LEN + TSYNC_SMALL_MAX)
@@ -151,6 +152,31 @@ int tsync_msg_recv(int fd, struct tsync_msg *m,
 out:
 	if (payload != stack)
 		free(payload);
+	return ret;
+}
+
+/* Waits for a message's first byte, then reads it with the I/O deadline;
+ * see msgio.h. */
+int tsync_msg_recv_idle(int fd, struct tsync_msg *m,
+			const struct tsync_decode_ctx *ctx, int64_t idle_deadline,
+			int io_ms, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = tsync_wait_readable(fd, idle_deadline);
+	if (ret < 0) {
+		io_err(err, errlen, ret, "a message");
+		return ret;
+	}
+	if (ret == 0) {
+		set_err(err, errlen, "idle: no message within the idle timeout");
+		return -ETIMEDOUT;
+	}
+	ret = tsync_msg_recv(fd, m, ctx, tsync_deadline_ms(io_ms), err, errlen);
+	if (ret == -ETIMEDOUT)
+		set_err(err, errlen, "peer stalled in the middle of a message (%d ms I/O timeout)",
+			io_ms);
 	return ret;
 }
 

@@ -28,6 +28,17 @@ int tsync_msg_recv(int fd, struct tsync_msg *m,
 		   const struct tsync_decode_ctx *ctx, int64_t deadline,
 		   char *err, size_t errlen);
 /*
+ * Receives one message on a connection that may stay silent between
+ * messages: waits up to @idle_deadline for its first byte, then the whole
+ * message must arrive within @io_ms of that, so a peer that stalls (or
+ * trickles bytes) in the middle of a message is cut off after @io_ms
+ * whatever the idle timeout. -ETIMEDOUT either way, with @err saying
+ * which.
+ */
+int tsync_msg_recv_idle(int fd, struct tsync_msg *m,
+			const struct tsync_decode_ctx *ctx, int64_t idle_deadline,
+			int io_ms, char *err, size_t errlen);
+/*
  * Receives a message that must be of @type: an ERROR from the peer gives
  * TSYNC_PERR_PEER_ERROR, another type TSYNC_PERR_UNEXPECTED (@m freed).
  */

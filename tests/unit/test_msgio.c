@@ -371,6 +371,52 @@ static void test_send_invalid(void **state)
 			 0);
 }
 
+/*
+ * tsync_msg_recv_idle: silence is bounded by the idle deadline, a message
+ * that stalls after its first bytes by the I/O timeout (much shorter
+ * here), and a whole message arriving late but intact is received.
+ */
+static void test_recv_idle(void **state)
+{
+	struct pair *p = *state;
+	struct tsync_msg m;
+	uint8_t buf[64];
+	char err[128];
+	size_t len;
+	int64_t t0, dt;
+
+	t0 = tsync_now_ns();
+	assert_int_equal(tsync_msg_recv_idle(p->fd[1], &m, NULL, tsync_deadline_ms(60),
+					     5000, err, sizeof(err)), -ETIMEDOUT);
+	dt = tsync_now_ns() - t0;
+	assert_true(dt >= 55 * NSEC_PER_MSEC && dt < 3000 * NSEC_PER_MSEC);
+	assert_non_null(strstr(err, "idle"));
+
+	/* a whole message after some silence: received */
+	sample_msg(TSYNC_MSG_SYNC_END, &m);
+	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), 0);
+	assert_int_equal(write(p->fd[0], buf, len), (ssize_t)len);
+	assert_int_equal(tsync_msg_recv_idle(p->fd[1], &m, NULL, tsync_deadline_ms(5000),
+					     1000, err, sizeof(err)), 0);
+	assert_int_equal(m.type, TSYNC_MSG_SYNC_END);
+
+	/* 5 bytes, then a stall: cut off after the 80 ms I/O timeout although
+	 * the idle deadline is 10 s away */
+	assert_int_equal(write(p->fd[0], buf, 5), 5);
+	t0 = tsync_now_ns();
+	assert_int_equal(tsync_msg_recv_idle(p->fd[1], &m, NULL, tsync_deadline_ms(10000),
+					     80, err, sizeof(err)), -ETIMEDOUT);
+	dt = tsync_now_ns() - t0;
+	assert_true(dt >= 75 * NSEC_PER_MSEC && dt < 5000 * NSEC_PER_MSEC);
+	assert_non_null(strstr(err, "stalled in the middle of a message"));
+
+	/* a closed peer: -EPIPE */
+	close(p->fd[0]);
+	p->fd[0] = -1;
+	assert_int_equal(tsync_msg_recv_idle(p->fd[1], &m, NULL, tsync_deadline_ms(1000),
+					     80, err, sizeof(err)), -EPIPE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +426,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_probe_fast_path,
 						setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(test_timeout, setup_pair,
+						teardown_pair),
+		cmocka_unit_test_setup_teardown(test_recv_idle, setup_pair,
 						teardown_pair),
 		cmocka_unit_test_setup_teardown(test_closed, setup_pair,
 						teardown_pair),
