@@ -1,49 +1,707 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tracing on the agent (placeholder until record lands). */
+/*
+ * Tracing on the agent for `tsync-host record`; the protocol side is
+ * described in record.h.
+ *
+ * Threads and lifetimes
+ * ---------------------
+ * The session's control thread owns the recording state (struct
+ * agent_trace, one per session, allocated at the first TRACE_START) and
+ * the instance. Each data connection has its own thread (server.c), which
+ * finds the session with agent_session_get() - a reference that keeps the
+ * session alive, because agent_session_unregister() waits for it - checks
+ * its secret, claims its CPU under the state's lock, starts a streamer
+ * (agent/streamer.h: its own thread moves the pages), and then sleeps until
+ * the control side asks the streams to stop. It then stops its streamer
+ * itself, so all CPUs flush in parallel, shuts the socket's sending side
+ * (EOF: the host knows the stream is complete), records its result and
+ * wakes the control side, which waits for every claimed CPU before it
+ * answers TRACE_STOPPED or removes the instance.
+ *
+ * Because a data thread may look the state up at any time while it holds
+ * its session reference, the state is never freed while the session is
+ * registered: agent_trace_destroy() (session cleanup) stops and removes
+ * everything, agent_trace_free() (after unregister) frees the memory.
+ * On shutdown the server shuts every socket down: the control thread's
+ * wait fails, its cleanup asks the streams to stop, and streams whose
+ * socket is gone end at once.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include <tracefs.h>
 
 #include "agent/record.h"
+#include "agent/streamer.h"
 #include "common/log.h"
+#include "common/msgio.h"
+#include "common/timeutil.h"
+#include "common/tracemeta.h"
+#include "common/tsync_record.h"
 
-/* Refuses tracing: not implemented in this build. */
-int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *t)
+/* Margin on top of the streams' own flush deadline before the control
+ * side gives up waiting for them. */
+#define STOP_MARGIN_MS	5000
+
+enum trace_state {
+	TR_IDLE,	/* no instance */
+	TR_ACTIVE,	/* recording; data connections are accepted */
+	TR_STOPPED,	/* stopped (instance kept for META_REQ) */
+};
+
+struct trace_cpu {
+	bool claimed;		/* a data connection streams this CPU */
+	bool done;		/* its stream ended */
+	int result;		/* 0 or the -errno that ended it */
+	uint64_t bytes;		/* bytes sent on it */
+};
+
+struct agent_trace {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* state changes (CLOCK_MONOTONIC) */
+	enum trace_state state;
+	bool stop_req;			/* streams must stop */
+	struct tracefs_instance *inst;
+	char name[64];
+	int marker_fd;			/* trace_marker_raw, or -1 */
+	uint32_t ncpus;
+	int nclaimed, ndone;
+	struct trace_cpu *cpus;
+};
+
+/* Returns @s's recording state (NULL before the first TRACE_START). */
+static struct agent_trace *trace_of(struct agent_session *s)
 {
-	(void)t;
-	return agent_session_error(s, TSYNC_ERR_UNSUPPORTED, "tracing not supported yet");
+	return __atomic_load_n(&s->trace, __ATOMIC_ACQUIRE);
 }
 
-/* Refuses tracing: not implemented in this build. */
-int agent_trace_stop(struct agent_session *s)
+/* Waits on @t->cond until @deadline (CLOCK_MONOTONIC ns); lock held.
+ * Returns 0 or ETIMEDOUT. */
+static int timed_wait(struct agent_trace *t, int64_t deadline)
 {
-	return agent_session_error(s, TSYNC_ERR_UNSUPPORTED, "tracing not supported yet");
+	struct timespec ts = {
+		.tv_sec = deadline / NSEC_PER_SEC,
+		.tv_nsec = deadline % NSEC_PER_SEC,
+	};
+
+	return pthread_cond_timedwait(&t->cond, &t->lock, &ts);
 }
 
-/* Refuses metadata: not implemented in this build. */
-int agent_trace_send_meta(struct agent_session *s)
+/* Allocates an idle recording state for @ncpus CPUs; NULL on ENOMEM. */
+static struct agent_trace *trace_alloc(uint32_t ncpus)
 {
-	return agent_session_error(s, TSYNC_ERR_UNSUPPORTED, "tracing not supported yet");
+	struct agent_trace *t = calloc(1, sizeof(*t));
+	pthread_condattr_t ca;
+
+	if (!t)
+		return NULL;
+	t->cpus = calloc(ncpus, sizeof(*t->cpus));
+	if (!t->cpus) {
+		free(t);
+		return NULL;
+	}
+	t->ncpus = ncpus;
+	t->marker_fd = -1;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return t;
 }
 
-/* Logs a round result at debug level; nothing is recorded yet. */
-int agent_record_round(struct agent_session *s, const struct tsync_sync_result *r)
+/*
+ * Asks the streams to stop and waits until every claimed CPU is done or
+ * @timeout_ms passed. Lock held. Returns 0 or -ETIMEDOUT.
+ */
+static int stop_streams(struct agent_trace *t, int timeout_ms)
 {
-	log_debug("%s: round %u cpu %u offset %lld ns err %llu ns", s->peer->name,
-		  r->round_id, r->cpu, (long long)r->offset_ns,
-		  (unsigned long long)r->error_ns);
+	int64_t deadline = tsync_deadline_ms(timeout_ms);
+
+	t->stop_req = true;
+	pthread_cond_broadcast(&t->cond);
+	while (t->ndone < t->nclaimed)
+		if (timed_wait(t, deadline) == ETIMEDOUT)
+			return -ETIMEDOUT;
 	return 0;
 }
 
-/* Nothing to tear down yet. */
-void agent_trace_destroy(struct agent_session *s)
+/* Removes @t's instance (events off first) and resets it to idle; the
+ * streams must be done. Lock held. */
+static void remove_instance(struct agent_trace *t)
 {
-	s->trace = NULL;
+	if (t->marker_fd >= 0)
+		close(t->marker_fd);
+	t->marker_fd = -1;
+	if (t->inst) {
+		tracefs_trace_off(t->inst);
+		tracemeta_disable_events(t->inst);
+		if (tracefs_instance_destroy(t->inst))
+			log_err("cannot remove tracefs instance %s: %s", t->name,
+				strerror(errno));
+		else
+			log_debug("removed tracefs instance %s", t->name);
+		tracefs_instance_free(t->inst);
+		t->inst = NULL;
+	}
+	t->state = TR_IDLE;
+	t->stop_req = false;
+	t->nclaimed = t->ndone = 0;
+	memset(t->cpus, 0, t->ncpus * sizeof(*t->cpus));
 }
 
-/* Refuses data streams: not implemented in this build. */
+/* Returns 0 if @clock is one of the kernel's trace clocks; else -EINVAL
+ * with the list in @have. */
+static int check_clock(const char *clock, char *have, size_t havelen)
+{
+	char *txt = tracefs_instance_file_read(NULL, "trace_clock", NULL);
+	int ret = -EINVAL;
+
+	if (!txt)
+		return errno ? -errno : -ENOENT;
+	snprintf(have, havelen, "%s", txt);
+	have[strcspn(have, "\n")] = '\0';
+	for (char *save, *tok = strtok_r(txt, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		size_t n = strlen(tok);
+
+		if (tok[0] == '[' && n > 1 && tok[n - 1] == ']') {
+			tok[n - 1] = '\0';
+			tok++;
+		}
+		if (!strcmp(tok, clock)) {
+			ret = 0;
+			break;
+		}
+	}
+	free(txt);
+	return ret;
+}
+
+/*
+ * Creates and configures the instance of @t for request @rq, events @ev;
+ * turns tracing on last. Returns 0, or an ERROR code (> 0) with @err
+ * filled; on failure nothing is left in tracefs. Lock held.
+ */
+static int setup_instance(struct agent_session *s, struct agent_trace *t,
+			  const struct tsync_trace_start *rq,
+			  const struct tracemeta_events *ev, char *err, size_t errlen)
+{
+	int ret;
+
+	snprintf(t->name, sizeof(t->name), AGENT_RECORD_INST_PREFIX "%llx-%d",
+		 (unsigned long long)s->id, (int)getpid());
+	t->inst = tracefs_instance_create(t->name);
+	if (!t->inst) {
+		snprintf(err, errlen, "cannot create tracefs instance %s: %s",
+			 t->name, strerror(errno));
+		return TSYNC_ERR_INTERNAL;
+	}
+	/* a new instance records at once: off until it is configured */
+	if (tracefs_trace_off(t->inst)) {
+		snprintf(err, errlen, "cannot turn tracing off in %s", t->name);
+		goto fail_internal;
+	}
+	if (rq->clock[0] &&
+	    tracefs_instance_file_write(t->inst, "trace_clock", rq->clock) < 0) {
+		snprintf(err, errlen, "cannot set trace clock %s: %s", rq->clock,
+			 strerror(errno));
+		goto fail_internal;
+	}
+	if (rq->buffer_kb &&
+	    tracefs_instance_set_buffer_size(t->inst, rq->buffer_kb, -1) < 0) {
+		snprintf(err, errlen, "cannot set a %u KiB buffer: %s", rq->buffer_kb,
+			 strerror(errno));
+		ret = TSYNC_ERR_LIMIT;
+		goto fail;
+	}
+	ret = tracemeta_enable_events(t->inst, ev, err, errlen);
+	if (ret) {
+		/* the kernel rejects a bad filter with various errnos; the
+		 * message says which case it is */
+		ret = !strncmp(err, "filter ", 7) ? TSYNC_ERR_BAD_REQUEST :
+		      TSYNC_ERR_INTERNAL;
+		goto fail;
+	}
+	t->marker_fd = tracefs_instance_file_open(t->inst, "trace_marker_raw",
+						  O_WRONLY | O_CLOEXEC);
+	if (t->marker_fd < 0)
+		log_warn("%s: no trace_marker_raw in %s: round records will be missing",
+			 s->peer->name, t->name);
+	if (tracefs_trace_on(t->inst)) {
+		snprintf(err, errlen, "cannot turn tracing on in %s", t->name);
+		goto fail_internal;
+	}
+	return 0;
+fail_internal:
+	ret = TSYNC_ERR_INTERNAL;
+fail:
+	remove_instance(t);
+	return ret;
+}
+
+/* Answers TRACE_START; see record.h. */
+int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *rq)
+{
+	const struct agent_cfg *cfg = agent_config(s->agent);
+	struct tracemeta_event_spec *specs = NULL;
+	struct tracemeta_events *ev = NULL;
+	struct agent_trace *t = trace_of(s);
+	static const uint8_t zero[TSYNC_SECRET_LEN];
+	char err[TSYNC_REASON_MAX] = "", have[256];
+	struct tsync_msg m;
+	int code = 0, ret;
+
+	if (!memcmp(s->secret, zero, sizeof(zero)))
+		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
+					   "TRACE_START before SESSION_REQ");
+	if (t && t->state == TR_ACTIVE) {
+		log_warn("%s: refused TRACE_START: a trace is already active",
+			 s->peer->name);
+		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
+					   "a trace is already active in this session");
+	}
+	if (rq->clock[0] && check_clock(rq->clock, have, sizeof(have))) {
+		log_warn("%s: refused TRACE_START: unknown clock %s", s->peer->name,
+			 rq->clock);
+		return agent_session_error(s, TSYNC_ERR_BAD_REQUEST,
+					   "unknown trace clock '%s' (have: %s)",
+					   rq->clock, have);
+	}
+	if (rq->buffer_kb > cfg->max_buffer_kb) {
+		log_warn("%s: refused TRACE_START: %u KiB buffer over the limit %u",
+			 s->peer->name, rq->buffer_kb, cfg->max_buffer_kb);
+		return agent_session_error(s, TSYNC_ERR_LIMIT,
+					   "buffer of %u KiB per CPU above the agent's limit of %u KiB (--max-buffer-kb)",
+					   rq->buffer_kb, cfg->max_buffer_kb);
+	}
+	specs = calloc(rq->nevents ? rq->nevents : 1, sizeof(*specs));
+	if (!specs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rq->nevents; i++) {
+		specs[i].spec = rq->events[i].name;
+		specs[i].filter = rq->events[i].filter && rq->events[i].filter[0] ?
+				  rq->events[i].filter : NULL;
+	}
+	ret = tracemeta_resolve_events(specs, (int)rq->nevents, &ev, err, sizeof(err));
+	free(specs);
+	if (ret) {
+		code = ret == -ENOENT ? TSYNC_ERR_NO_EVENT : TSYNC_ERR_BAD_REQUEST;
+		goto refuse;
+	}
+
+	if (!t) {
+		t = trace_alloc((uint32_t)agent_ncpus(s->agent));
+		if (!t) {
+			tracemeta_events_free(ev);
+			return -ENOMEM;
+		}
+		__atomic_store_n(&s->trace, t, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_lock(&t->lock);
+	if (t->state == TR_STOPPED)	/* the previous trace of this session */
+		remove_instance(t);
+	code = setup_instance(s, t, rq, ev, err, sizeof(err));
+	if (!code)
+		t->state = TR_ACTIVE;
+	pthread_mutex_unlock(&t->lock);
+	tracemeta_events_free(ev);
+	if (code)
+		goto refuse;
+
+	snprintf(have, sizeof(have), "%u KiB/CPU", rq->buffer_kb);
+	log_info("%s: recording into %s: %u event selection(s), clock %s, buffer %s",
+		 s->peer->name, t->name, rq->nevents, rq->clock[0] ? rq->clock : "default",
+		 rq->buffer_kb ? have : "default");
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_STARTED);
+	m.trace_started.ncpus = t->ncpus;
+	return agent_session_send(s, &m);
+refuse:
+	log_warn("%s: refused TRACE_START: %s", s->peer->name, err);
+	return agent_session_error(s, (uint32_t)code, "%s", err);
+}
+
+/* Answers TRACE_STOP; see record.h. */
+int agent_trace_stop(struct agent_session *s)
+{
+	const struct agent_cfg *cfg = agent_config(s->agent);
+	struct agent_trace *t = trace_of(s);
+	struct tsync_cpu_stats *cs;
+	struct tsync_msg m;
+	int ret;
+
+	if (!t || t->state != TR_ACTIVE) {
+		log_warn("%s: TRACE_STOP without an active trace", s->peer->name);
+		return agent_session_error(s, TSYNC_ERR_UNEXPECTED, "no trace is active");
+	}
+	cs = calloc(t->ncpus, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->lock);
+	tracefs_trace_off(t->inst);
+	ret = stop_streams(t, cfg->io_timeout_ms + STOP_MARGIN_MS);
+	t->state = TR_STOPPED;
+	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
+		struct tracemeta_stats st;
+
+		cs[cpu].cpu = cpu;
+		cs[cpu].bytes = t->cpus[cpu].bytes;
+		if (tracemeta_read_stats(t->inst, (int)cpu, &st, NULL)) {
+			log_debug("%s: no stats for cpu %u", t->name, cpu);
+			continue;
+		}
+		cs[cpu].entries = st.entries + st.read_events;
+		cs[cpu].overrun = st.overrun + st.commit_overrun;
+		cs[cpu].dropped = st.dropped_events;
+		if (!t->cpus[cpu].claimed && cs[cpu].entries)
+			log_warn("%s: cpu %u: %llu events recorded but never streamed (no data connection)",
+				 t->name, cpu, (unsigned long long)cs[cpu].entries);
+		if (cs[cpu].overrun || cs[cpu].dropped)
+			log_warn("%s: cpu %u lost events: %llu overrun, %llu dropped",
+				 t->name, cpu, (unsigned long long)cs[cpu].overrun,
+				 (unsigned long long)cs[cpu].dropped);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (ret)
+		log_err("%s: streams did not finish in time", t->name);
+
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_STOPPED);
+	m.trace_stopped.count = t->ncpus;
+	m.trace_stopped.cpus = cs;
+	ret = agent_session_send(s, &m);
+	free(cs);
+	return ret;
+}
+
+/* Sends one metadata part of @len bytes as META_CHUNKs of at most
+ * TSYNC_META_CHUNK_MAX bytes. Empty parts are skipped. Returns 0/-errno. */
+static int send_part(struct agent_session *s, uint8_t kind, const char *system,
+		     const char *data, size_t len)
+{
+	struct tsync_msg m;
+	size_t off = 0;
+	int ret;
+
+	while (off < len) {
+		size_t n = len - off;
+
+		if (n > TSYNC_META_CHUNK_MAX)
+			n = TSYNC_META_CHUNK_MAX;
+		tsync_msg_init(&m, TSYNC_MSG_META_CHUNK);
+		m.meta_chunk.kind = kind;
+		snprintf(m.meta_chunk.system, sizeof(m.meta_chunk.system), "%s",
+			 system ? system : "");
+		m.meta_chunk.more = off + n < len;
+		m.meta_chunk.len = (uint32_t)n;
+		m.meta_chunk.data = (uint8_t *)(data + off);
+		ret = agent_session_send(s, &m);
+		if (ret)
+			return ret;
+		off += n;
+	}
+	return 0;
+}
+
+/* Sends @md as META_CHUNKs in the order documented in record.h. */
+static int send_meta(struct agent_session *s, const struct tracedat_meta *md)
+{
+	int ret;
+
+#define PART(kind, sys, txt) do { \
+		ret = send_part(s, kind, sys, (txt).data, (txt).len); \
+		if (ret) \
+			return ret; \
+	} while (0)
+	PART(TSYNC_META_HEADER_PAGE, NULL, md->header_page);
+	PART(TSYNC_META_HEADER_EVENT, NULL, md->header_event);
+	for (int i = 0; i < md->nftrace; i++)
+		PART(TSYNC_META_FTRACE_FORMAT, NULL, md->ftrace_formats[i]);
+	for (int i = 0; i < md->nsystems; i++)
+		for (int j = 0; j < md->systems[i].nformats; j++)
+			PART(TSYNC_META_EVENT_FORMAT, md->systems[i].name,
+			     md->systems[i].formats[j]);
+	PART(TSYNC_META_KALLSYMS, NULL, md->kallsyms);
+	PART(TSYNC_META_PRINTK, NULL, md->printk_formats);
+	PART(TSYNC_META_CMDLINES, NULL, md->cmdlines);
+#undef PART
+	if (md->uname) {
+		ret = send_part(s, TSYNC_META_UNAME, NULL, md->uname, strlen(md->uname));
+		if (ret)
+			return ret;
+	}
+	if (md->trace_clock)
+		return send_part(s, TSYNC_META_TRACE_CLOCK, NULL, md->trace_clock,
+				 strlen(md->trace_clock));
+	return 0;
+}
+
+/* Answers META_REQ; see record.h. */
+int agent_trace_send_meta(struct agent_session *s)
+{
+	struct tracemeta_opts opts = { .kallsyms = true };
+	struct agent_trace *t = trace_of(s);
+	struct tracemeta *tm = NULL;
+	struct tsync_msg m;
+	int ret = -ENOENT;
+
+	if (t) {
+		pthread_mutex_lock(&t->lock);
+		if (t->inst)
+			ret = tracemeta_collect(t->inst, &opts, &tm);
+		pthread_mutex_unlock(&t->lock);
+	}
+	if (ret == -ENOENT && !tm) {
+		log_warn("%s: META_REQ without a trace", s->peer->name);
+		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
+					   "no trace to describe: META_REQ needs TRACE_START first");
+	}
+	if (ret) {
+		log_err("%s: cannot collect metadata of %s: %s", s->peer->name,
+			t->name, strerror(-ret));
+		return agent_session_error(s, TSYNC_ERR_INTERNAL,
+					   "cannot collect trace metadata: %s", strerror(-ret));
+	}
+	ret = send_meta(s, tracemeta_meta(tm));
+	tracemeta_free(tm);
+	if (ret)
+		return ret;
+	tsync_msg_init(&m, TSYNC_MSG_META_END);
+	return agent_session_send(s, &m);
+}
+
+/* Writes a round record into the recorded instance; see record.h. */
+int agent_record_round(struct agent_session *s, const struct tsync_sync_result *r)
+{
+	struct agent_trace *t = trace_of(s);
+	struct tsync_rec_round rec;
+	ssize_t n;
+
+	log_debug("%s: round %u cpu %u offset %lld ns err %llu ns", s->peer->name,
+		  r->round_id, r->cpu, (long long)r->offset_ns,
+		  (unsigned long long)r->error_ns);
+	if (!t || t->state != TR_ACTIVE || t->marker_fd < 0)
+		return 0;
+	memset(&rec, 0, sizeof(rec));
+	rec.hdr.id = TSYNC_RAW_ID;
+	rec.hdr.magic = TSYNC_REC_MAGIC;
+	rec.hdr.version = TSYNC_REC_VERSION;
+	rec.hdr.type = TSYNC_REC_ROUND;
+	rec.hdr.len = sizeof(rec);
+	rec.round = r->round_id;
+	rec.cpu = r->cpu;
+	rec.offset_ns = r->offset_ns;
+	rec.error_ns = r->error_ns;
+	rec.delay_ns = r->delay_ns;
+	rec.used = r->used;
+	rec.sent = r->sent;
+	memcpy(rec.peer, s->host_name,
+	       strnlen(s->host_name, sizeof(rec.peer) - 1));	/* NUL-padded */
+	n = write(t->marker_fd, &rec, sizeof(rec));
+	if (n != (ssize_t)sizeof(rec))
+		log_warn("%s: round record not written to %s: %s", s->peer->name,
+			 t->name, n < 0 ? strerror(errno) : "short write");
+	return 0;
+}
+
+/* Stops the streams and removes the instance; see record.h. */
+void agent_trace_destroy(struct agent_session *s)
+{
+	const struct agent_cfg *cfg = agent_config(s->agent);
+	struct agent_trace *t = trace_of(s);
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (t->inst)
+		tracefs_trace_off(t->inst);
+	if (stop_streams(t, cfg->io_timeout_ms + STOP_MARGIN_MS))
+		log_err("%s: streams did not finish in time; removing anyway", t->name);
+	remove_instance(t);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Frees the recording state; see record.h. */
+void agent_trace_free(struct agent_session *s)
+{
+	struct agent_trace *t = trace_of(s);
+
+	if (!t)
+		return;
+	agent_trace_destroy(s);
+	__atomic_store_n(&s->trace, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->cond);
+	free(t->cpus);
+	free(t);
+}
+
+/* Compares two secrets in time independent of where they differ. */
+static bool secret_equal(const uint8_t *a, const uint8_t *b)
+{
+	volatile uint8_t diff = 0;
+
+	for (size_t i = 0; i < TSYNC_SECRET_LEN; i++)
+		diff |= a[i] ^ b[i];
+	return diff == 0;
+}
+
+/* Refuses a data connection: logs @why and sends ERROR @code. */
+static void __attribute__((format(printf, 5, 6)))
+refuse_data(struct agent *a, int fd, const struct tsync_peer *peer,
+	    uint32_t code, const char *fmt, ...)
+{
+	char why[TSYNC_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warn("%s: data stream refused: %s", peer->name, why);
+	tsync_msg_send_error(fd, code,
+			     tsync_deadline_ms(agent_config(a)->io_timeout_ms),
+			     "%s", why);
+}
+
+/*
+ * Claims @cpu of @t for a stream and starts its streamer on @fd. Lock
+ * held. Returns 0, or an ERROR code (> 0) with @why filled.
+ */
+static int claim_cpu(struct agent *a, struct agent_trace *t, uint32_t cpu, int fd,
+		     struct tsync_streamer **st, char *why, size_t whylen)
+{
+	struct tsync_streamer_opts opts = {
+		.stop_timeout_ms = agent_config(a)->io_timeout_ms,
+	};
+	int ret;
+
+	if (t->state != TR_ACTIVE) {
+		snprintf(why, whylen, "no trace is active in this session");
+		return TSYNC_ERR_UNEXPECTED;
+	}
+	if (cpu >= t->ncpus) {
+		snprintf(why, whylen, "cpu %u out of range (%u CPUs)", cpu, t->ncpus);
+		return TSYNC_ERR_NO_CPU;
+	}
+	if (t->cpus[cpu].claimed) {
+		snprintf(why, whylen, "cpu %u already has a stream", cpu);
+		return TSYNC_ERR_BUSY;
+	}
+	ret = tsync_streamer_start(t->inst, (int)cpu, fd, &opts, st);
+	if (ret) {
+		snprintf(why, whylen, "cannot stream cpu %u: %s", cpu, strerror(-ret));
+		return TSYNC_ERR_INTERNAL;
+	}
+	t->cpus[cpu].claimed = true;
+	t->nclaimed++;
+	return 0;
+}
+
+/* Serves a data connection; see agent.h and the top of this file. */
 void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
 		      uint64_t session_id, uint32_t cpu, const uint8_t *secret)
 {
-	(void)a; (void)fd; (void)secret;
-	log_warn("%s: data stream for session %llx cpu %u refused: not supported",
-		 peer->name, (unsigned long long)session_id, cpu);
+	static const uint8_t zero[TSYNC_SECRET_LEN];
+	struct tsync_streamer *st = NULL;
+	struct agent_session *s;
+	struct agent_trace *t;
+	char why[TSYNC_REASON_MAX];
+	uint64_t bytes;
+	int code, ret;
+
+	s = agent_session_get(a, session_id);
+	if (!s) {
+		refuse_data(a, fd, peer, TSYNC_ERR_NO_SESSION, "unknown session %llx",
+			    (unsigned long long)session_id);
+		return;
+	}
+	/* a session not set up yet has an all-zero secret: never a match */
+	if (!secret_equal(secret, s->secret) || secret_equal(secret, zero)) {
+		refuse_data(a, fd, peer, TSYNC_ERR_NO_SESSION,
+			    "wrong secret for session %llx", (unsigned long long)session_id);
+		goto out;
+	}
+	t = trace_of(s);
+	if (!t) {
+		refuse_data(a, fd, peer, TSYNC_ERR_UNEXPECTED,
+			    "no trace is active in session %llx",
+			    (unsigned long long)session_id);
+		goto out;
+	}
+	pthread_mutex_lock(&t->lock);
+	code = claim_cpu(a, t, cpu, fd, &st, why, sizeof(why));
+	if (code) {
+		pthread_mutex_unlock(&t->lock);
+		refuse_data(a, fd, peer, (uint32_t)code, "session %llx: %s",
+			    (unsigned long long)session_id, why);
+		goto out;
+	}
+	log_info("%s: streaming cpu %u of %s", peer->name, cpu, t->name);
+	while (!t->stop_req)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+
+	/* tracing is off now: flush the last pages, then EOF */
+	ret = tsync_streamer_stop(st);
+	bytes = tsync_streamer_bytes(st);
+	tsync_streamer_free(st);
+	shutdown(fd, SHUT_WR);
+	if (ret)
+		log_warn("%s: stream of cpu %u ended: %s after %llu bytes", peer->name,
+			 cpu, strerror(-ret), (unsigned long long)bytes);
+	else
+		log_info("%s: stream of cpu %u complete: %llu bytes", peer->name, cpu,
+			 (unsigned long long)bytes);
+
+	pthread_mutex_lock(&t->lock);
+	t->cpus[cpu].bytes = bytes;
+	t->cpus[cpu].result = ret;
+	t->cpus[cpu].done = true;
+	t->ndone++;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+out:
+	agent_session_put(a, s);
+}
+
+/* Removes stale recording instances; see record.h. */
+int agent_record_cleanup_stale(void)
+{
+	char **names = tracefs_instances("^" AGENT_RECORD_INST_PREFIX);
+	int removed = 0;
+
+	if (!names)
+		return 0;
+	for (char **n = names; *n; n++) {
+		unsigned long long sid;
+		struct tracefs_instance *inst;
+		int pid, end = 0;
+
+		if (sscanf(*n, AGENT_RECORD_INST_PREFIX "%llx-%d%n", &sid, &pid, &end) != 2 ||
+		    (*n)[end] || pid <= 0 || pid == getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		inst = tracefs_instance_alloc(NULL, *n);
+		if (!inst)
+			continue;
+		tracefs_trace_off(inst);
+		tracemeta_disable_events(inst);
+		if (tracefs_instance_destroy(inst) == 0) {
+			log_info("removed stale tracefs instance %s", *n);
+			removed++;
+		}
+		tracefs_instance_free(inst);
+	}
+	tracefs_list_free(names);
+	return removed;
 }

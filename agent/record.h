@@ -1,9 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tracing on the agent for `tsync-host record`: instance, streams, meta. */
+/*
+ * Tracing on the agent for `tsync-host record`: the session's private
+ * instance, the per-CPU data streams, round records and metadata.
+ *
+ * Control side (the session's thread):
+ *   TRACE_START  -> agent_trace_start(): checks clock, buffer size (against
+ *                   --max-buffer-kb) and events, creates the instance
+ *                   "tsync-r<session id hex>-<pid>", enables the events,
+ *                   turns tracing on, replies TRACE_STARTED {ncpus}.
+ *   SYNC_RESULT  -> agent_record_round(): a struct tsync_rec_round goes into
+ *                   the instance's trace_marker_raw while it records.
+ *   TRACE_STOP   -> agent_trace_stop(): tracing off, every stream flushes
+ *                   its last pages and ends with EOF on its socket, then
+ *                   TRACE_STOPPED {per CPU: bytes sent, entries recorded
+ *                   (read + still buffered), overrun (incl. commit
+ *                   overrun), dropped}.
+ *   META_REQ     -> agent_trace_send_meta(): META_CHUNKs then META_END.
+ *                   A "part" is the concatenation of consecutive chunks of
+ *                   one kind up to the first with more == 0. HEADER_PAGE,
+ *                   HEADER_EVENT, KALLSYMS, PRINTK, CMDLINES, UNAME and
+ *                   TRACE_CLOCK are one part each (empty ones are not
+ *                   sent); FTRACE_FORMAT and EVENT_FORMAT send one part per
+ *                   format file, EVENT_FORMAT naming its system, the
+ *                   formats of one system in a row.
+ * Errors a host can cause (second TRACE_START, unknown clock or event, a
+ * buffer over the limit, STOP or META_REQ without a trace) are answered
+ * with ERROR and the session goes on.
+ *
+ * Data side (one connection thread per CPU): agent_serve_data() (agent.h).
+ */
 #ifndef TSYNC_AGENT_RECORD_H
 #define TSYNC_AGENT_RECORD_H
 
 #include "agent/session.h"
+
+/* Prefix of the agent's recording instances (tsync-r<sid hex>-<pid>). */
+#define AGENT_RECORD_INST_PREFIX "tsync-r"
 
 /* Each returns 0 when the session goes on, -errno when it must close. */
 int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *t);
@@ -11,7 +43,22 @@ int agent_trace_stop(struct agent_session *s);
 int agent_trace_send_meta(struct agent_session *s);
 /* Writes the round record of @r into the recorded instance (if any). */
 int agent_record_round(struct agent_session *s, const struct tsync_sync_result *r);
-/* Stops streams and removes the recorded instance. */
+/*
+ * Stops the streams (waiting for their final flush) and removes the
+ * recorded instance. The recording state stays allocated for data
+ * connections that may still look it up: free it with agent_trace_free()
+ * after agent_session_unregister().
+ */
 void agent_trace_destroy(struct agent_session *s);
+/* Frees the recording state of @s (destroying it first if needed). Only
+ * once no data connection can reach the session (after unregister). */
+void agent_trace_free(struct agent_session *s);
+
+/*
+ * Removes recording instances (AGENT_RECORD_INST_PREFIX) left by agents
+ * that no longer run (killed before they could clean up). Returns how many
+ * were removed, or -errno.
+ */
+int agent_record_cleanup_stale(void);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/hello.h"
+#include "agent/record.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/stamp.h"
@@ -82,6 +83,9 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->idle, NULL);
 
+	n = agent_record_cleanup_stale();
+	if (n > 0)
+		log_info("removed %d stale recording instance(s) left by a killed agent", n);
 	n = tsync_stamp_cleanup_stale("tsync-a");
 	if (n > 0)
 		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);

@@ -200,6 +200,7 @@ void agent_serve_control(struct agent *a, int fd, const struct tsync_peer *peer,
 out:
 	session_cleanup(&s);
 	agent_session_unregister(a, &s);
+	agent_trace_free(&s);	/* no data connection can reach it now */
 	log_info("%s: session %llx (%s) ended: %s, %d sync round(s)", peer->name,
 		 (unsigned long long)s.id, s.host_name[0] ? s.host_name : "?",
 		 outcome, rounds);
