@@ -105,6 +105,9 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	c->opts = *o;
 	c->next_round = 1;
 	c->dctx.max_payload = TSYNC_MSG_MAX;
+	/* Marker instances of host processes that were killed. */
+	if (tsync_stamp_cleanup_stale("tsync-h") > 0)
+		log_debug("removed stale host marker instances");
 	c->fd = tsync_connect(ep, o->connect_timeout_ms, &c->peer, err, errlen);
 	if (c->fd < 0) {
 		ret = c->fd;

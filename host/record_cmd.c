@@ -1,14 +1,596 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* `tsync-host record` (placeholder until record lands). */
+/*
+ * `tsync-host record`: record the host and its guests at once into
+ * trace.dat files that trace-cmd merges onto one corrected timeline.
+ *
+ * Order of operations: connect every guest and run one sync round per
+ * guest CPU; set up the host's private instance (clock, buffer, events) and
+ * its per-CPU streamers into temporary files; start tracing on every guest
+ * (unknown events are refused there before any data flows) and open its
+ * per-CPU data connections; start the periodic sync threads (guests sync
+ * concurrently); run until COMMAND exits, --duration passes or a signal;
+ * then final sync round, stop, drain, fetch metadata, and write the files
+ * (atomically: a file that exists is complete).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <tracefs.h>
 
+#include "agent/streamer.h"
+#include "common/cpu.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/tracemeta.h"
+#include "common/tsync_record.h"
 #include "host/commands.h"
+#include "host/guest.h"
 
-/* Not implemented yet: says so and fails. */
+#define MAX_GUESTS 16
+#define MAX_EVENTS 256
+
+struct rec_cfg {
+	const char *clock;
+	const char *output;
+	int interval_ms;
+	double duration;
+	int verbose;
+	unsigned int source;
+	int stamp_forced;
+	/* host */
+	struct tracemeta_event_spec events[MAX_EVENTS];
+	int nevents;
+	uint32_t buffer_kb;
+	/* guests */
+	struct guest guests[MAX_GUESTS];
+	struct tsync_trace_event *gevents[MAX_GUESTS];
+	int nguests;
+	char **command;
+};
+
+/* Prints usage to @f. */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: tsync-host record [HOST OPTIONS] [-A AGENT[@NAME] [GUEST OPTIONS]]...\n"
+"                         [-- COMMAND [ARGS]]\n"
+"  -e EVENT              system:event, system or all (repeatable)\n"
+"  -f FILTER             filter for the preceding -e\n"
+"  -b KB                 per-CPU buffer size in KiB\n"
+"  -C CLOCK              trace clock of host and guests (default local)\n"
+"  -o FILE               host output (default trace.dat); guests go to\n"
+"                        trace-NAME.dat beside it\n"
+"  -A AGENT[@NAME]       record a guest; -e, -f and -b after it apply to it\n"
+"      --tsync-interval MS  sync every MS ms while recording (default 1000)\n"
+"      --duration SECONDS   stop after SECONDS\n"
+"      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
+"  -v, --verbose         debug logging\n"
+"Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
+"SIGTERM; a second SIGINT aborts without waiting for the data.\n");
+}
+
+/* Exits with a usage error. */
+static void __attribute__((noreturn)) die_usage(const char *fmt, const char *val)
+{
+	fprintf(stderr, "tsync-host record: ");
+	fprintf(stderr, fmt, val);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* Parses the command line into @cfg or exits. */
+static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
+{
+	enum { O_INTERVAL = 256, O_DURATION, O_STAMP };
+	static const struct option opts[] = {
+		{ "tsync-interval", required_argument, NULL, O_INTERVAL },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "stamp", required_argument, NULL, O_STAMP },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct guest *g = NULL;
+	char err[300], *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+e:f:b:C:o:A:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (g) {
+				if (g->nevents >= MAX_EVENTS)
+					die_usage("too many -e for %s", g->agent_str);
+				if (strlen(optarg) >= TSYNC_EVENT_NAME_MAX)
+					die_usage("event name too long: %s", optarg);
+				snprintf(g->events[g->nevents].name, TSYNC_EVENT_NAME_MAX, "%s", optarg);
+				g->events[g->nevents].filter = (char *)"";
+				g->nevents++;
+			} else {
+				if (cfg->nevents >= MAX_EVENTS)
+					die_usage("too many -e%s", "");
+				cfg->events[cfg->nevents++] = (struct tracemeta_event_spec){ optarg, NULL };
+			}
+			break;
+		case 'f':
+			if (g ? !g->nevents : !cfg->nevents)
+				die_usage("-f '%s' must follow an -e", optarg);
+			if (strlen(optarg) >= TSYNC_FILTER_MAX)
+				die_usage("filter too long: %s", optarg);
+			if (g)
+				g->events[g->nevents - 1].filter = optarg;
+			else
+				cfg->events[cfg->nevents - 1].filter = optarg;
+			break;
+		case 'b': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v <= 0 || v > 16 * 1024 * 1024)
+				die_usage("invalid -b '%s' (KiB, 1-16777216)", optarg);
+			if (g)
+				g->buffer_kb = (uint32_t)v;
+			else
+				cfg->buffer_kb = (uint32_t)v;
+			break;
+		}
+		case 'C':
+			if (!*optarg || strlen(optarg) >= TSYNC_CLOCK_NAME_MAX)
+				die_usage("invalid clock '%s'", optarg);
+			cfg->clock = optarg;
+			break;
+		case 'o': cfg->output = optarg; break;
+		case 'A': {
+			char *at;
+
+			if (cfg->nguests >= MAX_GUESTS)
+				die_usage("at most 16 -A%s", "");
+			g = &cfg->guests[cfg->nguests];
+			cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
+			g->events = cfg->gevents[cfg->nguests];
+			cfg->nguests++;
+			g->agent_str = optarg;
+			at = strrchr(optarg, '@');
+			if (at) {
+				*at = '\0';
+				if (!at[1] || strlen(at + 1) >= sizeof(g->name) ||
+				    strspn(at + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != strlen(at + 1))
+					die_usage("invalid guest name '%s' (letters, digits, _ - .)", at + 1);
+				snprintf(g->name, sizeof(g->name), "%s", at + 1);
+			} else {
+				snprintf(g->name, sizeof(g->name), "guest%d", cfg->nguests - 1);
+			}
+			if (tsync_endpoint_parse(optarg, TSYNC_EP_AGENT_SHORTHAND, &g->ep, err, sizeof(err)))
+				die_usage("-A: %s", err);
+			for (int i = 0; i < cfg->nguests - 1; i++)
+				if (!strcmp(cfg->guests[i].name, g->name))
+					die_usage("two guests named '%s'", g->name);
+			break;
+		}
+		case O_INTERVAL: {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 1 || v > 3600000)
+				die_usage("invalid --tsync-interval '%s' (ms, 1-3600000)", optarg);
+			cfg->interval_ms = (int)v;
+			break;
+		}
+		case O_DURATION:
+			cfg->duration = strtod(optarg, &end);
+			if (*end || end == optarg || cfg->duration <= 0 || cfg->duration > 1e7)
+				die_usage("invalid --duration '%s' (seconds)", optarg);
+			break;
+		case O_STAMP:
+			if (!strcmp(optarg, "marker"))
+				cfg->source = TSYNC_STAMP_MARKER;
+			else if (!strcmp(optarg, "clock"))
+				cfg->source = TSYNC_STAMP_CLOCK;
+			else if (!strcmp(optarg, "tsc"))
+				cfg->source = TSYNC_STAMP_TSC;
+			else
+				die_usage("invalid --stamp '%s' (marker, clock or tsc)", optarg);
+			cfg->stamp_forced = 1;
+			break;
+		case 'v': cfg->verbose++; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	/* COMMAND, after "--" or not (as trace-cmd accepts both) */
+	if (optind < argc)
+		cfg->command = argv + optind;
+	if (!cfg->stamp_forced)
+		cfg->source = client_default_source(cfg->clock);
+}
+
+struct host_rec {
+	struct tracefs_instance *inst;
+	int ncpus;
+	int *files;
+	struct tsync_streamer **streamers;
+	int marker_fd;
+	struct tracemeta_events *events;
+};
+
+/* Creates the host instance and starts its streamers into temp files. */
+static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
+		      char *err, size_t errlen)
+{
+	char name[64];
+	int ret;
+
+	h->ncpus = tsync_cpu_count();
+	h->marker_fd = -1;
+	h->files = calloc((size_t)h->ncpus, sizeof(int));
+	h->streamers = calloc((size_t)h->ncpus, sizeof(*h->streamers));
+	if (!h->files || !h->streamers)
+		return -ENOMEM;
+	for (int i = 0; i < h->ncpus; i++)
+		h->files[i] = -1;
+	snprintf(name, sizeof(name), "tsync-host-%d", getpid());
+	h->inst = tracefs_instance_create(name);
+	if (!h->inst) {
+		snprintf(err, errlen, "cannot create tracefs instance %s: %s", name, strerror(errno));
+		return -errno ? -errno : -EIO;
+	}
+	if (tracefs_instance_file_write(h->inst, "trace_clock", cfg->clock) < 0) {
+		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->clock);
+		return -EINVAL;
+	}
+	if (cfg->buffer_kb) {
+		char kb[32];
+
+		snprintf(kb, sizeof(kb), "%u", cfg->buffer_kb);
+		if (tracefs_instance_file_write(h->inst, "buffer_size_kb", kb) < 0) {
+			snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->buffer_kb);
+			return -EINVAL;
+		}
+	}
+	if (cfg->nevents) {
+		ret = tracemeta_enable_events(h->inst, h->events, err, errlen);
+		if (ret)
+			return ret;
+	}
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		h->files[cpu] = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (h->files[cpu] < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "temporary file in %.200s: %s", dir, strerror(errno));
+			return ret;
+		}
+		ret = tsync_streamer_start(h->inst, cpu, h->files[cpu], NULL, &h->streamers[cpu]);
+		if (ret) {
+			snprintf(err, errlen, "streaming host CPU %d: %s", cpu, strerror(-ret));
+			return ret;
+		}
+	}
+	h->marker_fd = tracefs_instance_file_open(h->inst, "trace_marker_raw", O_WRONLY);
+	if (tracefs_instance_file_write(h->inst, "tracing_on", "1") < 0) {
+		snprintf(err, errlen, "cannot turn tracing on in %s", name);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Stops host tracing and its streamers. */
+static void host_stop(struct host_rec *h)
+{
+	if (h->inst)
+		tracefs_instance_file_write(h->inst, "tracing_on", "0");
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++) {
+		if (!h->streamers[cpu])
+			continue;
+		int ret = tsync_streamer_stop(h->streamers[cpu]);
+
+		if (ret)
+			log_warn("host CPU %d stream: %s", cpu, strerror(-ret));
+	}
+}
+
+/* Removes the host instance and frees everything. */
+static void host_free(struct host_rec *h)
+{
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
+		tsync_streamer_free(h->streamers[cpu]);
+	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)
+		if (h->files[cpu] >= 0)
+			close(h->files[cpu]);
+	if (h->marker_fd >= 0)
+		close(h->marker_fd);
+	if (h->inst) {
+		tracemeta_disable_events(h->inst);
+		tracefs_instance_destroy(h->inst);
+		tracefs_instance_free(h->inst);
+	}
+	free(h->files);
+	free(h->streamers);
+	tracemeta_events_free(h->events);
+}
+
+/* Writes the host's trace.dat; prints the host summary. */
+static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
+		      char *err, size_t errlen)
+{
+	struct tracedat_guest guests[MAX_GUESTS];
+	struct tracedat_cpu_data *cpus = calloc((size_t)h->ncpus, sizeof(*cpus));
+	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta *tm = NULL;
+	struct tracedat_opts opts = { .has_traceid = 1, .traceid = trace_id,
+				      .version = "tsync 0.1" };
+	int ng = 0, ret;
+
+	if (!cpus || !cpustat) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < cfg->nguests; i++) {
+		const struct guest *g = &cfg->guests[i];
+
+		if (!g->client)
+			continue;
+		guests[ng++] = (struct tracedat_guest){ g->name, client_session(g->client)->trace_id,
+							g->ncpus, NULL };
+	}
+	opts.guests = guests;
+	opts.nguests = ng;
+	ret = tracemeta_collect(h->inst, &mo, &tm);
+	if (ret) {
+		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
+		goto out;
+	}
+	printf("host: %d CPUs, clock %s\n  %4s %12s %10s %10s %10s\n", h->ncpus, cfg->clock,
+	       "cpu", "bytes", "entries", "lost", "dropped");
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		struct tracemeta_stats st = { 0 };
+		struct stat sb;
+
+		cpus[cpu].fd = h->files[cpu];
+		if (fstat(h->files[cpu], &sb) == 0)
+			cpus[cpu].size = (uint64_t)sb.st_size;
+		tracemeta_read_stats(h->inst, cpu, &st, &cpustat[cpu]);
+		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
+		       (unsigned long long)st.read_events, (unsigned long long)st.overrun,
+		       (unsigned long long)st.dropped_events);
+		if (st.overrun || st.dropped_events)
+			printf("  WARNING: host CPU %d lost %llu events\n", cpu,
+			       (unsigned long long)(st.overrun + st.dropped_events));
+	}
+	opts.cpustat = (const char *const *)cpustat;
+	opts.ncpustat = h->ncpus;
+	ret = tracedat_write_file(cfg->output, tracemeta_meta(tm), &opts, cpus, h->ncpus);
+	if (ret)
+		snprintf(err, errlen, "writing %s: %s", cfg->output, strerror(-ret));
+out:
+	for (int cpu = 0; cpustat && cpu < h->ncpus; cpu++)
+		free(cpustat[cpu]);
+	free(cpustat);
+	free(cpus);
+	tracemeta_free(tm);
+	return ret;
+}
+
+/* Builds "DIR/trace-NAME.dat" beside the host output. */
+static void guest_path(const char *output, const char *name, char *buf, size_t len)
+{
+	const char *slash = strrchr(output, '/');
+
+	if (slash)
+		snprintf(buf, len, "%.*s/trace-%s.dat", (int)(slash - output), output, name);
+	else
+		snprintf(buf, len, "trace-%s.dat", name);
+}
+
+/* Waits for the end of the recording: COMMAND, duration or signals.
+ * Returns 0 to stop normally, 1 to abort (second SIGINT). */
+static int wait_for_end(const struct rec_cfg *cfg, int sigfd, pid_t child, int *child_status)
+{
+	int64_t deadline = cfg->duration > 0 ? tsync_now_ns() + (int64_t)(cfg->duration * 1e9) : -1;
+	int sigints = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = sigfd, .events = POLLIN };
+		int timeout = deadline < 0 ? -1 : tsync_remaining_ms(deadline);
+		struct signalfd_siginfo si;
+
+		if (deadline >= 0 && timeout == 0)
+			return 0;
+		if (poll(&pfd, 1, timeout) <= 0)
+			continue;
+		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD && child > 0) {
+			if (waitpid(child, child_status, WNOHANG) == child)
+				return 0;
+			continue;
+		}
+		if (si.ssi_signo == SIGINT && ++sigints >= 2)
+			return 1;
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+			if (child > 0)
+				kill(child, SIGTERM);
+			if (si.ssi_signo == SIGTERM || !cfg->command)
+				return 0;
+			fprintf(stderr, "tsync-host record: stopping (press Ctrl-C again to abort)\n");
+			if (child <= 0)
+				return 0;
+		}
+	}
+}
+
 int host_cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "tsync-host record: not implemented yet\n");
-	return 1;
+	struct rec_cfg cfg = { .clock = "local", .output = "trace.dat", .interval_ms = 1000 };
+	struct client_opts co = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
+	struct host_rec h = { 0 };
+	struct round_opts ro;
+	char err[512], dir[PATH_MAX], gpath[PATH_MAX + 64];
+	uint64_t trace_id;
+	int stop_fd = -1, sigfd = -1, ret = 1, child_status = 0, failed = 0;
+	pid_t child = -1;
+	sigset_t mask;
+
+	parse_args(argc, argv, &cfg);
+	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
+	if (getrandom(&trace_id, sizeof(trace_id), 0) != sizeof(trace_id))
+		trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
+	co.host_trace_id = trace_id;
+	co.host_name = "host";
+	ro = (struct round_opts){ .clock = cfg.clock, .source = cfg.source, .nprobes = 339,
+				  .estimator = TSYNC_EST_ROBUST, .host_cpu = -1, .busy = -1 };
+	{
+		const char *slash = strrchr(cfg.output, '/');
+
+		if (slash)
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - cfg.output), cfg.output);
+		else
+			snprintf(dir, sizeof(dir), ".");
+		if (!*dir)
+			snprintf(dir, sizeof(dir), "/");
+	}
+
+	/* Host events are checked before anything starts. */
+	if (cfg.nevents && tracemeta_resolve_events(cfg.events, cfg.nevents, &h.events,
+						    err, sizeof(err))) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		return 2;
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (sigfd < 0 || stop_fd < 0) {
+		fprintf(stderr, "tsync-host record: %s\n", strerror(errno));
+		goto out;
+	}
+
+	for (int i = 0; i < cfg.nguests; i++) {
+		struct guest *g = &cfg.guests[i];
+
+		if (guest_connect(g, &co) || guest_sync_all(g, &ro)) {
+			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
+				g->agent_str, g->error);
+			goto out;
+		}
+	}
+	ret = host_start(&h, &cfg, dir, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tsync-host record: host: %s\n", err);
+		ret = 1;
+		goto out;
+	}
+	for (int i = 0; i < cfg.nguests; i++) {
+		struct guest *g = &cfg.guests[i];
+
+		if (guest_start_trace(g, dir, cfg.clock)) {
+			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
+				g->agent_str, g->error);
+			ret = 1;
+			goto out;
+		}
+	}
+	for (int i = 0; i < cfg.nguests; i++) {
+		struct guest_sync_opts so = { .round = ro, .interval_ms = cfg.interval_ms,
+					      .stop_fd = stop_fd };
+
+		cfg.guests[i].host_marker_fd = h.marker_fd;
+		guest_start_sync_thread(&cfg.guests[i], &so);
+	}
+	if (cfg.command) {
+		child = fork();
+		if (child == 0) {
+			pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+			execvp(cfg.command[0], cfg.command);
+			fprintf(stderr, "tsync-host record: %s: %s\n", cfg.command[0], strerror(errno));
+			_exit(127);
+		}
+	}
+	fprintf(stderr, "tsync-host record: recording%s\n",
+		cfg.command ? "" : cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (wait_for_end(&cfg, sigfd, child, &child_status)) {
+		fprintf(stderr, "tsync-host record: aborted\n");
+		ret = 130;
+		goto out;
+	}
+
+	/* Stop: final sync rounds (tracing still on), then stop and drain. */
+	{
+		uint64_t one = 1;
+
+		if (write(stop_fd, &one, sizeof(one)) < 0)
+			log_warn("eventfd: %s", strerror(errno));
+	}
+	for (int i = 0; i < cfg.nguests; i++) {
+		guest_join_sync_thread(&cfg.guests[i]);
+		cfg.guests[i].host_marker_fd = -1;
+	}
+	host_stop(&h);
+	for (int i = 0; i < cfg.nguests; i++) {
+		struct guest *g = &cfg.guests[i];
+
+		if (guest_stop_trace(g, 10000))
+			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
+				g->agent_str, g->error);
+	}
+	ret = host_write(&h, &cfg, trace_id, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		failed++;
+	} else {
+		printf("  wrote %s\n", cfg.output);
+	}
+	for (int i = 0; i < cfg.nguests; i++) {
+		struct guest *g = &cfg.guests[i];
+
+		guest_path(cfg.output, g->name, gpath, sizeof(gpath));
+		guest_print_summary(g);
+		if (g->status)
+			failed++;
+		if (guest_write_file(g, gpath, trace_id)) {
+			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
+			failed++;
+		} else {
+			printf("  wrote %s\n", gpath);
+		}
+	}
+	ret = failed ? 1 : 0;
+	if (!ret && child > 0 && WIFEXITED(child_status) && WEXITSTATUS(child_status))
+		fprintf(stderr, "tsync-host record: command exited with %d\n",
+			WEXITSTATUS(child_status));
+out:
+	if (child > 0 && waitpid(child, &child_status, WNOHANG) == 0)
+		kill(child, SIGTERM);
+	if (stop_fd >= 0) {
+		uint64_t one = 1;
+
+		if (write(stop_fd, &one, sizeof(one)) < 0)
+			log_warn("eventfd: %s", strerror(errno));
+	}
+	for (int i = 0; i < cfg.nguests; i++) {
+		guest_join_sync_thread(&cfg.guests[i]);
+		guest_free(&cfg.guests[i]);
+		free(cfg.gevents[i]);
+	}
+	host_stop(&h);
+	host_free(&h);
+	if (sigfd >= 0)
+		close(sigfd);
+	if (stop_fd >= 0)
+		close(stop_fd);
+	return ret;
 }

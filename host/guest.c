@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One guest of `tsync-host record`: control session, periodic sync rounds,
+ * per-CPU data receivers (socket -> temporary file with the splice
+ * forwarder), metadata, and the guest's trace.dat with its TIME_SHIFT.
+ *
+ * Threads: during the recording only the sync thread uses the control
+ * connection; each data receiver owns its socket and file. The main thread
+ * touches the control connection again only after joining the sync thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "common/msgio.h"
+#include "common/splice.h"
+#include "common/timeutil.h"
+#include "common/transport.h"
+#include "common/tsync_record.h"
+#include "host/guest.h"
+
+struct guest_rx {
+	int sock;
+	int file;
+	int stop_fd;
+	pthread_t th;
+	bool running;
+	int status;		/* TSYNC_FWD_EOF (0) when the stream ended cleanly */
+	uint64_t bytes;
+};
+
+struct guest_meta {
+	char *parts[16];	/* single parts by kind */
+	size_t lens[16];
+	struct tracedat_text *ftrace;
+	int nftrace;
+	struct { char name[TSYNC_NAME_MAX]; struct tracedat_text *f; int n; } *sys;
+	int nsys;
+	struct tracedat_system *systems;
+	struct tracedat_meta view;
+};
+
+/* Connects and sets up the session; see guest.h. */
+int guest_connect(struct guest *g, const struct client_opts *co)
+{
+	int ret;
+
+	g->host_marker_fd = -1;
+	ret = client_open(&g->ep, co, &g->client, g->error, sizeof(g->error));
+
+	if (ret)
+		return g->status = ret;
+	g->ncpus = client_session(g->client)->ncpus;
+	g->samples = calloc(g->ncpus, sizeof(*g->samples));
+	g->rx = calloc(g->ncpus, sizeof(*g->rx));
+	if (!g->samples || !g->rx)
+		return g->status = -ENOMEM;
+	return 0;
+}
+
+/* Writes the round record of @r into the host's recorded instance, so the
+ * host trace shows where and how well the clocks were aligned. */
+static void write_round_record(const struct guest *g, const struct round_result *r)
+{
+	struct tsync_rec_round rec = {
+		.hdr = { .id = TSYNC_RAW_ID, .magic = TSYNC_REC_MAGIC,
+			 .version = TSYNC_REC_VERSION, .type = TSYNC_REC_ROUND,
+			 .len = sizeof(rec) },
+		.round = r->round_id,
+		.cpu = r->cpu,
+		.offset_ns = r->est.offset_ns,
+		.error_ns = (uint64_t)r->est.error_ns,
+		.delay_ns = (uint64_t)r->est.delay_ns,
+		.used = r->est.used,
+		.sent = r->est.sent,
+	};
+
+	if (g->host_marker_fd < 0)
+		return;
+	memcpy(rec.peer, g->name, strnlen(g->name, sizeof(rec.peer) - 1));
+	if (write(g->host_marker_fd, &rec, sizeof(rec)) != sizeof(rec))
+		log_debug("round record: %s", strerror(errno));
+}
+
+/* Appends a TIME_SHIFT sample for CPU @cpu from round result @r. */
+static void add_sample(struct guest *g, const struct round_result *r)
+{
+	struct guest_samples *gs = &g->samples[r->cpu];
+	struct tsync_shift_sample s;
+
+	if (r->status) {
+		gs->failed++;
+		return;
+	}
+	if (tsync_estimate_shift_sample(&r->est, &s))
+		return;
+	if (gs->count == gs->cap) {
+		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
+		void *p = realloc(gs->s, cap * sizeof(*gs->s));
+
+		if (!p)
+			return;
+		gs->s = p;
+		gs->cap = cap;
+	}
+	gs->s[gs->count++] = (struct tracedat_ts_sample){ s.guest_ts, s.offset_ns };
+	write_round_record(g, r);
+	if (r->est.error_ns > gs->err_max)
+		gs->err_max = r->est.error_ns;
+}
+
+/* Runs one round per guest CPU; see guest.h. */
+int guest_sync_all(struct guest *g, const struct round_opts *ro)
+{
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct round_result r;
+		int ret = client_sync_round(g->client, cpu, ro, &r);
+
+		if (r.status)
+			log_warn("guest %s: round on CPU %u failed: %s", g->name, cpu, r.error);
+		if (ret) {
+			snprintf(g->error, sizeof(g->error), "sync: %s", r.error);
+			return g->status = ret;
+		}
+		add_sample(g, &r);
+	}
+	return 0;
+}
+
+/* Body of a data receiver: socket -> file until EOF or stop. */
+static void *rx_thread(void *arg)
+{
+	struct guest_rx *rx = arg;
+	struct tsync_fwd_stats st;
+	struct tsync_fwd *f;
+	struct tsync_fwd_opts o = { .name = "guest data" };
+	int ret;
+
+	ret = tsync_fwd_new(rx->sock, rx->file, &o, &f);
+	if (ret) {
+		rx->status = ret;
+		return NULL;
+	}
+	ret = tsync_fwd_run(f, rx->stop_fd, -1);
+	tsync_fwd_get_stats(f, &st);
+	rx->bytes = st.bytes_out;
+	rx->status = ret;
+	tsync_fwd_free(f);
+	return NULL;
+}
+
+/* Opens the data connection of @cpu and starts its receiver. */
+static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
+{
+	const struct tsync_session_reply *sr = client_session(g->client);
+	struct guest_rx *rx = calloc(1, sizeof(*rx));
+	struct tsync_msg m;
+	char why[256];
+	int ret;
+
+	if (!rx)
+		return -ENOMEM;
+	rx->sock = rx->file = rx->stop_fd = -1;
+	g->rx[cpu] = rx;
+	rx->file = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (rx->file < 0) {
+		ret = -errno;
+		snprintf(g->error, sizeof(g->error), "temporary file in %s: %s", dir, strerror(errno));
+		return ret;
+	}
+	rx->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (rx->stop_fd < 0)
+		return -errno;
+	rx->sock = tsync_connect(&g->ep, client_io_timeout(g->client), NULL, why, sizeof(why));
+	if (rx->sock < 0) {
+		snprintf(g->error, sizeof(g->error), "data connection for CPU %u: %s", cpu, why);
+		return rx->sock;
+	}
+	tsync_msg_init(&m, TSYNC_MSG_HELLO);
+	m.hello.ver_min = TSYNC_PROTO_VERSION_MIN;
+	m.hello.ver_max = TSYNC_PROTO_VERSION_MAX;
+	m.hello.kind = TSYNC_CONN_DATA;
+	m.hello.caps = TSYNC_CAP_TRACE;
+	m.hello.session_id = sr->session_id;
+	m.hello.cpu = cpu;
+	memcpy(m.hello.secret, sr->secret, TSYNC_SECRET_LEN);
+	ret = tsync_msg_send(rx->sock, &m, tsync_deadline_ms(client_io_timeout(g->client)));
+	if (!ret)
+		ret = tsync_msg_recv_expect(rx->sock, TSYNC_MSG_HELLO_REPLY, &m, client_dctx(g->client),
+					    tsync_deadline_ms(client_io_timeout(g->client)),
+					    why, sizeof(why));
+	if (ret) {
+		snprintf(g->error, sizeof(g->error), "data connection for CPU %u: %s", cpu,
+			 ret < 0 && !tsync_perr_is_proto(ret) ? strerror(-ret) : why);
+		return ret;
+	}
+	ret = pthread_create(&rx->th, NULL, rx_thread, rx);
+	if (ret)
+		return -ret;
+	rx->running = true;
+	return 0;
+}
+
+/* Starts tracing and the data receivers; see guest.h. */
+int guest_start_trace(struct guest *g, const char *dir, const char *clock)
+{
+	struct tsync_msg m;
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "%s", clock);
+	m.trace_start.buffer_kb = g->buffer_kb;
+	m.trace_start.nevents = (uint32_t)g->nevents;
+	m.trace_start.events = g->events;
+	ret = tsync_msg_send(client_fd(g->client), &m,
+			     tsync_deadline_ms(client_io_timeout(g->client)));
+	if (ret) {
+		snprintf(g->error, sizeof(g->error), "sending TRACE_START: %s", strerror(-ret));
+		return g->status = ret;
+	}
+	ret = tsync_msg_recv_expect(client_fd(g->client), TSYNC_MSG_TRACE_STARTED, &m,
+				    client_dctx(g->client),
+				    tsync_deadline_ms(client_io_timeout(g->client) + 10000),
+				    g->error, sizeof(g->error));
+	if (ret)
+		return g->status = ret;
+	if (m.trace_started.ncpus != g->ncpus)
+		log_warn("guest %s: streams %u CPUs of %u", g->name, m.trace_started.ncpus, g->ncpus);
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		ret = start_rx(g, cpu, dir);
+		if (ret)
+			return g->status = ret;
+	}
+	return 0;
+}
+
+struct sync_thread_arg {
+	struct guest *g;
+	struct guest_sync_opts o;
+};
+
+/* Body of the sync thread: rounds every interval, a final one at stop. */
+static void *sync_thread(void *arg)
+{
+	struct sync_thread_arg *a = arg;
+	struct guest *g = a->g;
+	struct pollfd pfd = { .fd = a->o.stop_fd, .events = POLLIN };
+
+	for (;;) {
+		int ret = poll(&pfd, 1, a->o.interval_ms);
+
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (guest_sync_all(g, &a->o.round))
+			break;	/* connection broken: g->status says why */
+		if (ret > 0)
+			break;	/* that was the final round */
+	}
+	free(a);
+	return NULL;
+}
+
+/* Starts the periodic sync thread; see guest.h. */
+int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o)
+{
+	struct sync_thread_arg *a = malloc(sizeof(*a));
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	a->g = g;
+	a->o = *o;
+	ret = pthread_create(&g->sync_thread, NULL, sync_thread, a);
+	if (ret) {
+		free(a);
+		return -ret;
+	}
+	g->sync_running = true;
+	return 0;
+}
+
+/* Waits for the sync thread; see guest.h. */
+void guest_join_sync_thread(struct guest *g)
+{
+	if (g->sync_running)
+		pthread_join(g->sync_thread, NULL);
+	g->sync_running = false;
+}
+
+/* Adds one completed metadata part to @gm. */
+static int meta_add(struct guest_meta *gm, unsigned int kind, const char *system,
+		    char *data, size_t len)
+{
+	if (kind == TSYNC_META_FTRACE_FORMAT) {
+		void *p = realloc(gm->ftrace, (size_t)(gm->nftrace + 1) * sizeof(*gm->ftrace));
+
+		if (!p)
+			return -ENOMEM;
+		gm->ftrace = p;
+		gm->ftrace[gm->nftrace++] = (struct tracedat_text){ data, len };
+		return 0;
+	}
+	if (kind == TSYNC_META_EVENT_FORMAT) {
+		int i;
+
+		for (i = 0; i < gm->nsys; i++)
+			if (!strcmp(gm->sys[i].name, system))
+				break;
+		if (i == gm->nsys) {
+			void *p = realloc(gm->sys, (size_t)(gm->nsys + 1) * sizeof(*gm->sys));
+
+			if (!p)
+				return -ENOMEM;
+			gm->sys = p;
+			memset(&gm->sys[i], 0, sizeof(gm->sys[i]));
+			snprintf(gm->sys[i].name, sizeof(gm->sys[i].name), "%s", system);
+			gm->nsys++;
+		}
+		void *p = realloc(gm->sys[i].f, (size_t)(gm->sys[i].n + 1) * sizeof(*gm->sys[i].f));
+
+		if (!p)
+			return -ENOMEM;
+		gm->sys[i].f = p;
+		gm->sys[i].f[gm->sys[i].n++] = (struct tracedat_text){ data, len };
+		return 0;
+	}
+	if (kind < 16) {
+		free(gm->parts[kind]);
+		gm->parts[kind] = data;
+		gm->lens[kind] = len;
+		return 0;
+	}
+	free(data);	/* a kind we do not know: skipped */
+	return 0;
+}
+
+/* Frees @gm and every part. */
+static void meta_free(struct guest_meta *gm)
+{
+	if (!gm)
+		return;
+	for (int i = 0; i < 16; i++)
+		free(gm->parts[i]);
+	for (int i = 0; i < gm->nftrace; i++)
+		free((char *)gm->ftrace[i].data);
+	for (int i = 0; i < gm->nsys; i++) {
+		for (int j = 0; j < gm->sys[i].n; j++)
+			free((char *)gm->sys[i].f[j].data);
+		free(gm->sys[i].f);
+	}
+	free(gm->ftrace);
+	free(gm->sys);
+	free(gm->systems);
+	free(gm);
+}
+
+/* Asks for and receives the metadata. Returns 0 or -errno. */
+static int fetch_meta(struct guest *g)
+{
+	int fd = client_fd(g->client);
+	struct guest_meta *gm = calloc(1, sizeof(*gm));
+	char *part = NULL;
+	size_t plen = 0;
+	struct tsync_msg m;
+	int ret;
+
+	if (!gm)
+		return -ENOMEM;
+	tsync_msg_init(&m, TSYNC_MSG_META_REQ);
+	ret = tsync_msg_send(fd, &m, tsync_deadline_ms(client_io_timeout(g->client)));
+	while (!ret) {
+		ret = tsync_msg_recv(fd, &m, client_dctx(g->client),
+				     tsync_deadline_ms(client_io_timeout(g->client) + 10000),
+				     g->error, sizeof(g->error));
+		if (ret)
+			break;
+		if (m.type == TSYNC_MSG_META_END) {
+			tsync_msg_free(&m);
+			break;
+		}
+		if (m.type != TSYNC_MSG_META_CHUNK) {
+			ret = tsync_msg_expect(&m, TSYNC_MSG_META_CHUNK, g->error, sizeof(g->error));
+			tsync_msg_free(&m);
+			if (!ret)
+				ret = -EPROTO;
+			break;
+		}
+		char *np = realloc(part, plen + m.meta_chunk.len + 1);
+
+		if (!np) {
+			tsync_msg_free(&m);
+			ret = -ENOMEM;
+			break;
+		}
+		part = np;
+		memcpy(part + plen, m.meta_chunk.data, m.meta_chunk.len);
+		plen += m.meta_chunk.len;
+		part[plen] = '\0';
+		if (!m.meta_chunk.more) {
+			ret = meta_add(gm, m.meta_chunk.kind, m.meta_chunk.system, part, plen);
+			part = NULL;
+			plen = 0;
+		}
+		tsync_msg_free(&m);
+	}
+	free(part);
+	if (ret) {
+		meta_free(gm);
+		return ret;
+	}
+	gm->systems = calloc((size_t)gm->nsys + 1, sizeof(*gm->systems));
+	if (!gm->systems) {
+		meta_free(gm);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < gm->nsys; i++)
+		gm->systems[i] = (struct tracedat_system){ gm->sys[i].name, gm->sys[i].n, gm->sys[i].f };
+#define PART(k) ((struct tracedat_text){ gm->parts[k], gm->lens[k] })
+	gm->view = (struct tracedat_meta){
+		.header_page = PART(TSYNC_META_HEADER_PAGE),
+		.header_event = PART(TSYNC_META_HEADER_EVENT),
+		.nftrace = gm->nftrace,
+		.ftrace_formats = gm->ftrace,
+		.nsystems = gm->nsys,
+		.systems = gm->systems,
+		.kallsyms = PART(TSYNC_META_KALLSYMS),
+		.printk_formats = PART(TSYNC_META_PRINTK),
+		.cmdlines = PART(TSYNC_META_CMDLINES),
+		.page_size = client_session(g->client)->page_size,
+		.uname = gm->parts[TSYNC_META_UNAME],
+		.trace_clock = gm->parts[TSYNC_META_TRACE_CLOCK],
+	};
+#undef PART
+	meta_free(g->meta);
+	g->meta = gm;
+	return 0;
+}
+
+/* Stops tracing, ends the streams, fetches metadata; see guest.h. */
+int guest_stop_trace(struct guest *g, int timeout_ms)
+{
+	int64_t deadline = tsync_deadline_ms(timeout_ms);
+	int fd = client_fd(g->client);
+	struct tsync_msg m;
+	int ret = g->status;
+
+	if (!ret) {
+		tsync_msg_init(&m, TSYNC_MSG_TRACE_STOP);
+		ret = tsync_msg_send(fd, &m, tsync_deadline_ms(client_io_timeout(g->client)));
+		if (!ret)
+			ret = tsync_msg_recv_expect(fd, TSYNC_MSG_TRACE_STOPPED, &m, client_dctx(g->client),
+						    tsync_deadline_ms(timeout_ms), g->error,
+						    sizeof(g->error));
+		if (!ret)
+			g->stopped = m.trace_stopped;	/* owns m's array now */
+		else
+			g->status = ret;
+	}
+	/* The agent closes each stream after its final flush: EOF ends the
+	 * receivers. When the agent is gone, they end with an error; stop
+	 * them at the deadline otherwise. */
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct guest_rx *rx = g->rx[cpu];
+		struct timespec ts;
+
+		if (!rx || !rx->running)
+			continue;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		int64_t left = deadline - tsync_now_ns();
+
+		if (left < 0)
+			left = 0;
+		ts.tv_sec += left / NSEC_PER_SEC;
+		ts.tv_nsec += left % NSEC_PER_SEC;
+		if (ts.tv_nsec >= NSEC_PER_SEC) {
+			ts.tv_sec++;
+			ts.tv_nsec -= NSEC_PER_SEC;
+		}
+		if (pthread_timedjoin_np(rx->th, NULL, &ts)) {
+			uint64_t one = 1;
+
+			log_warn("guest %s: CPU %u stream did not end in time; cutting it", g->name, cpu);
+			if (write(rx->stop_fd, &one, sizeof(one)) < 0)
+				log_warn("eventfd: %s", strerror(errno));
+			pthread_join(rx->th, NULL);
+		}
+		rx->running = false;
+		if (rx->status != TSYNC_FWD_EOF)
+			log_warn("guest %s: CPU %u stream ended with %s after %llu bytes", g->name, cpu,
+				 rx->status < 0 ? strerror(-rx->status) : "a cut",
+				 (unsigned long long)rx->bytes);
+	}
+	if (!g->status) {
+		ret = fetch_meta(g);
+		if (ret) {
+			log_warn("guest %s: metadata: %s", g->name, g->error);
+			g->status = ret;
+		}
+	}
+	return g->status;
+}
+
+/* Writes the guest's trace.dat; see guest.h. */
+int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id)
+{
+	struct tracedat_cpu_data *cpus = calloc(g->ncpus, sizeof(*cpus));
+	struct tracedat_ts_cpu *ts = calloc(g->ncpus, sizeof(*ts));
+	struct tracedat_time_shift shift = {
+		.peer_traceid = host_trace_id,
+		.flags = TRACEDAT_TSYNC_INTERPOLATE,
+		.ncpu = g->ncpus,
+		.cpus = ts,
+	};
+	struct tracedat_opts opts = {
+		.has_traceid = 1,
+		.traceid = client_session(g->client)->trace_id,
+		.time_shift = &shift,
+		.version = "tsync 0.1",
+	};
+	int ret;
+
+	if (!cpus || !ts) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!g->meta) {
+		snprintf(g->error, sizeof(g->error), "no metadata from the agent: cannot write %s", path);
+		ret = -ENODATA;
+		goto out;
+	}
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct stat st;
+		struct guest_rx *rx = g->rx[cpu];
+
+		cpus[cpu].fd = rx ? rx->file : -1;
+		if (rx && rx->file >= 0 && fstat(rx->file, &st) == 0)
+			cpus[cpu].size = (uint64_t)st.st_size;
+		ts[cpu].count = g->samples[cpu].count;
+		ts[cpu].samples = g->samples[cpu].s;
+	}
+	ret = tracedat_write_file(path, &g->meta->view, &opts, cpus, (int)g->ncpus);
+	if (ret)
+		snprintf(g->error, sizeof(g->error), "writing %s: %s", path, strerror(-ret));
+out:
+	free(cpus);
+	free(ts);
+	return ret;
+}
+
+/* Prints the per-CPU summary; see guest.h. */
+void guest_print_summary(const struct guest *g)
+{
+	printf("guest %s (%s): %u CPUs%s%s\n", g->name, g->agent_str, g->ncpus,
+	       g->status ? ", ERROR: " : "", g->status ? g->error : "");
+	printf("  %4s %12s %10s %10s %10s %8s %24s %10s\n", "cpu", "bytes", "entries",
+	       "lost", "dropped", "samples", "offset range (ns)", "drift ppm");
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		const struct guest_samples *gs = &g->samples[cpu];
+		const struct tsync_cpu_stats *st = NULL;
+		int64_t lo = 0, hi = 0;
+		double ppm = 0;
+		char drift[32] = "-";
+
+		for (uint32_t i = 0; i < g->stopped.count; i++)
+			if (g->stopped.cpus[i].cpu == cpu)
+				st = &g->stopped.cpus[i];
+		for (uint32_t i = 0; i < gs->count; i++) {
+			if (!i || gs->s[i].offset < lo)
+				lo = gs->s[i].offset;
+			if (!i || gs->s[i].offset > hi)
+				hi = gs->s[i].offset;
+		}
+		if (gs->count >= 2) {
+			struct tsync_shift_sample *ss = calloc(gs->count, sizeof(*ss));
+
+			if (ss) {
+				for (uint32_t i = 0; i < gs->count; i++)
+					ss[i] = (struct tsync_shift_sample){ gs->s[i].ts, gs->s[i].offset };
+				if (!tsync_drift_fit(ss, gs->count, &ppm, NULL, NULL))
+					snprintf(drift, sizeof(drift), "%.3f", ppm);
+				free(ss);
+			}
+		}
+		printf("  %4u %12llu %10llu %10llu %10llu %8u %11lld..%-12lld %10s\n", cpu,
+		       (unsigned long long)(g->rx && g->rx[cpu] ? g->rx[cpu]->bytes : 0),
+		       (unsigned long long)(st ? st->entries : 0),
+		       (unsigned long long)(st ? st->overrun : 0),
+		       (unsigned long long)(st ? st->dropped : 0), gs->count,
+		       (long long)lo, (long long)hi, drift);
+		if (st && (st->overrun || st->dropped))
+			printf("  WARNING: guest %s CPU %u lost %llu events (overrun %llu, dropped %llu)\n",
+			       g->name, cpu, (unsigned long long)(st->overrun + st->dropped),
+			       (unsigned long long)st->overrun, (unsigned long long)st->dropped);
+		if (gs->failed)
+			printf("  WARNING: guest %s CPU %u: %u sync round(s) failed\n", g->name, cpu,
+			       gs->failed);
+	}
+}
+
+/* Frees everything; see guest.h. */
+void guest_free(struct guest *g)
+{
+	for (uint32_t cpu = 0; g->rx && cpu < g->ncpus; cpu++) {
+		struct guest_rx *rx = g->rx[cpu];
+
+		if (!rx)
+			continue;
+		if (rx->running) {
+			uint64_t one = 1;
+
+			if (write(rx->stop_fd, &one, sizeof(one)) < 0)
+				log_warn("eventfd: %s", strerror(errno));
+			pthread_join(rx->th, NULL);
+		}
+		if (rx->sock >= 0)
+			close(rx->sock);
+		if (rx->file >= 0)
+			close(rx->file);
+		if (rx->stop_fd >= 0)
+			close(rx->stop_fd);
+		free(rx);
+	}
+	free(g->rx);
+	for (uint32_t cpu = 0; g->samples && cpu < g->ncpus; cpu++)
+		free(g->samples[cpu].s);
+	free(g->samples);
+	free(g->stopped.cpus);
+	meta_free(g->meta);
+	client_close(g->client);
+	g->client = NULL;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One guest of `tsync-host record`: its control session, its periodic sync
+ * thread, its per-CPU data receivers and its metadata.
+ */
+#ifndef TSYNC_HOST_GUEST_H
+#define TSYNC_HOST_GUEST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host/client.h"
+#include "host/tracedat.h"
+#include "proto/proto.h"
+
+struct guest_meta;
+struct guest_rx;
+
+/* Per-CPU time-sync samples gathered during the recording. */
+struct guest_samples {
+	uint32_t count, cap;
+	struct tracedat_ts_sample *s;
+	int64_t err_max;		/* largest error bound of the rounds */
+	uint32_t failed;		/* rounds that failed */
+};
+
+struct guest {
+	/* from the command line */
+	struct tsync_endpoint ep;
+	char name[64];
+	const char *agent_str;
+	int nevents;
+	struct tsync_trace_event *events;
+	uint32_t buffer_kb;
+
+	/* run time */
+	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
+	struct tsync_client *client;
+	uint32_t ncpus;
+	struct guest_samples *samples;	/* [ncpus] */
+	struct guest_rx **rx;		/* [ncpus] data receivers */
+	struct tsync_trace_stopped stopped;	/* agent's stats at stop */
+	struct guest_meta *meta;
+	pthread_t sync_thread;
+	bool sync_running;
+	int status;			/* 0, or the first fatal error */
+	char error[400];
+};
+
+struct guest_sync_opts {
+	struct round_opts round;
+	int interval_ms;
+	int stop_fd;			/* eventfd: readable when stopping */
+};
+
+/* Connects and sets up the session; 0 or -errno with g->error set. */
+int guest_connect(struct guest *g, const struct client_opts *co);
+/* Runs one sync round on every guest CPU, recording samples. Returns 0 or
+ * -errno when the connection broke. */
+int guest_sync_all(struct guest *g, const struct round_opts *ro);
+/* Starts tracing on the guest and one data receiver per CPU writing into
+ * temporary files in @dir. 0 or -errno with g->error set. */
+int guest_start_trace(struct guest *g, const char *dir, const char *clock);
+/* Starts the periodic sync thread (a round per CPU every interval, and a
+ * final one when stop_fd fires). */
+int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o);
+/* Waits for the sync thread (after its final round). */
+void guest_join_sync_thread(struct guest *g);
+/* Stops tracing on the guest, waits for the streams to end and fetches the
+ * metadata. Returns 0 or -errno (what was received stays usable). */
+int guest_stop_trace(struct guest *g, int timeout_ms);
+/* Writes trace-NAME.dat with TRACEID, TIME_SHIFT and the CPU data.
+ * Returns 0 or -errno. */
+int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id);
+/* Prints the per-CPU summary lines. */
+void guest_print_summary(const struct guest *g);
+/* Frees everything (temporary files included) and closes the session. */
+void guest_free(struct guest *g);
+
+#endif
