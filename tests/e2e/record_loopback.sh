@@ -1,0 +1,61 @@
+#!/bin/bash
+# tsync-host record end to end on loopback: host and a "guest" agent, sched
+# events on both; both files pass trace-cmd report and dump --options, the
+# guest file has >= 2 TIME_SHIFT samples per CPU, the merged report is in
+# time order, and ping/pong markers alternated between the host's and the
+# guest's recorded instances come out strictly alternating. With the plugin
+# the round records read in words in both files. No instance is left.
+. "$(dirname "$0")/lib.inc"
+need_root_tracefs
+command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
+start_agent rec --
+out=$E2E_TMP/out; mkdir -p "$out"
+
+# The ping/pong writer needs both recorded instances: the command finds
+# them (the host's is tsync-host-<pid>, the agent's tsync-r<session>-<pid>).
+cat > "$E2E_TMP/cmd.sh" <<EOS
+#!/bin/bash
+I=/sys/kernel/tracing/instances
+h=\$(ls -d \$I/tsync-host-\$PPID 2>/dev/null)
+g=\$(ls -d \$I/tsync-r*-$AGENT_PID 2>/dev/null | head -1)
+[ -n "\$h" ] && [ -n "\$g" ] || { echo "instances not found: '\$h' '\$g'" >&2; exit 1; }
+exec "$B/helpers/pingpong_markers" "\$h/trace_marker" "\$g/trace_marker" 500 200
+EOS
+chmod +x "$E2E_TMP/cmd.sh"
+timeout 120 "$HOST" record -e sched -o "$out/trace.dat" --tsync-interval 200 \
+	-A "$AGENT_EP@g" -e sched -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 ||
+	fail "record failed: $(cat "$E2E_TMP/rec.out")"
+[ -f "$out/trace.dat" ] && [ -f "$out/trace-g.dat" ] || fail "files missing: $(ls "$out")"
+for f in trace.dat trace-g.dat; do
+	trace-cmd report -i "$out/$f" > "$E2E_TMP/$f.txt" 2>&1 || fail "report $f failed"
+	trace-cmd dump --options -i "$out/$f" > "$E2E_TMP/$f.opt" 2>&1 || fail "dump $f failed"
+	grep -q sched_switch "$E2E_TMP/$f.txt" || fail "$f has no sched_switch"
+done
+pass "both files pass trace-cmd report and dump --options"
+grep -q "Option GUEST" "$E2E_TMP/trace.dat.opt" || fail "host file has no GUEST option"
+grep -q "Option TimeShift" "$E2E_TMP/trace-g.dat.opt" || fail "guest file has no TIME_SHIFT"
+for c in $(grep "samples count for CPU" "$E2E_TMP/trace-g.dat.opt" | awk '{print $1}'); do
+	[ "$c" -ge 2 ] || fail "a CPU has only $c TIME_SHIFT samples"
+done
+pass "GUEST and TIME_SHIFT (>= 2 samples per CPU) present"
+
+trace-cmd report -i "$out/trace.dat" -i "$out/trace-g.dat" > "$E2E_TMP/merged" 2>&1 ||
+	fail "merged report failed"
+awk '$4 ~ /^[0-9]+\.[0-9]+:$/ { t = $4 + 0; if (t < last) { bad++ } last = t }
+     END { exit bad > 0 }' "$E2E_TMP/merged" || fail "merged report not in time order"
+grep -oE '(ping|pong) [0-9]+' "$E2E_TMP/merged" > "$E2E_TMP/pp"
+n=$(wc -l < "$E2E_TMP/pp")
+[ "$n" -eq 1000 ] || fail "expected 1000 ping/pong markers, got $n"
+awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
+       if ($0 != want) { print "line " NR ": " $0 " expected " want; exit 1 } }' "$E2E_TMP/pp" ||
+	fail "ping/pong not strictly alternating"
+pass "merged report in time order; 500 ping/pong pairs strictly alternate"
+
+for f in trace.dat trace-g.dat; do
+	TRACEEVENT_PLUGIN_DIR=$B trace-cmd report -i "$out/$f" 2>/dev/null |
+		grep -q "tsync round [0-9]* cpu [0-9]* peer" || fail "$f: no round record in words"
+done
+pass "round records readable with the plugin in both files"
+left=$(instances_left "^tsync-(host|r)")
+[ -z "$left" ] || fail "instances left: $left"
+pass "no recording instance left"
