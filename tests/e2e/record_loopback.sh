@@ -23,8 +23,9 @@ exec "$B/helpers/pingpong_markers" "\$h/trace_marker" "\$g/trace_marker" 500 200
 EOS
 chmod +x "$E2E_TMP/cmd.sh"
 timeout 120 "$HOST" record -e sched -o "$out/trace.dat" --tsync-interval 200 \
-	-A "$AGENT_EP@g" -e sched -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 ||
-	fail "record failed: $(cat "$E2E_TMP/rec.out")"
+	-A "$AGENT_EP@g" -e sched -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 &
+rec_pid=$!
+wait $rec_pid || fail "record failed: $(cat "$E2E_TMP/rec.out")"
 [ -f "$out/trace.dat" ] && [ -f "$out/trace-g.dat" ] || fail "files missing: $(ls "$out")"
 for f in trace.dat trace-g.dat; do
 	trace-cmd report -i "$out/$f" > "$E2E_TMP/$f.txt" 2>&1 || fail "report $f failed"
@@ -56,6 +57,6 @@ for f in trace.dat trace-g.dat; do
 		grep -q "tsync round [0-9]* cpu [0-9]* peer" || fail "$f: no round record in words"
 done
 pass "round records readable with the plugin in both files"
-left=$(instances_left "^tsync-(host|r)")
+left=$(instances_left "^(tsync-host-$rec_pid|tsync-r.*-$AGENT_PID)$")
 [ -z "$left" ] || fail "instances left: $left"
 pass "no recording instance left"
