@@ -21,6 +21,7 @@ VM_RUN=
 VM_KERNEL=${VM_KERNEL:-}
 VM_INITRD=${VM_INITRD:-}
 VM_KEEP_LOG=${VM_KEEP_LOG:-${B:-build}/vm/logs/$(basename "$0" .sh).serial.log}
+VM_SMP=${VM_SMP:-2}     # guest vCPUs
 declare -A VM_PORT=()   # guest TCP port -> forwarded 127.0.0.1 port
 
 # vm_log MESSAGE: prints a timestamped note on stderr.
@@ -51,6 +52,11 @@ vm_build() {
 		esac
 	done <<<"$out"
 	[ -n "$VM_KERNEL" ] && [ -n "$VM_INITRD" ]
+}
+
+# vm_guest_cpus: prints the number of CPUs the guest has.
+vm_guest_cpus() {
+	echo "$VM_SMP"
 }
 
 # vm_free_port: prints a TCP port that nothing listens on now (127.0.0.1).
@@ -95,7 +101,7 @@ vm_start() {
 	: >"$VM_RUN/serial.log"
 	mkfifo "$VM_RUN/console.in"
 	local -a args=(
-		-accel tcg -smp 2 -m 512 -nodefaults -nographic -no-reboot
+		-accel tcg -smp "$VM_SMP" -m 512 -nodefaults -nographic -no-reboot
 		-serial stdio -monitor none
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD"
 		-append "console=ttyS0 quiet panic=-1 tsync.run=$script"
