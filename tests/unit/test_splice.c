@@ -39,6 +39,7 @@
 #define BOUND_MS	50	/* the bound for a message to arrive */
 #define MSG_TIMEOUT_MS	3000	/* a stall is ~208 ms; a hang is a failure */
 #define NOBODY		65534
+#define MAX_HOLD	256	/* pipes the fallback test may hold */
 
 /* Prints a latency row; -errno values as the error name. */
 static void print_lat(const char *what, size_t len, int64_t ns, int tries)
@@ -255,17 +256,17 @@ static void test_sweep_copy_mode(void **state)
 }
 
 /*
- * Child of test_unpriv_pipe_fallback, as uid 65534: holds 64 pipes of
- * 1 MiB (fs.pipe-user-pages-soft is 64 MiB), so a new pipe comes up at
- * 8 KiB and cannot grow. The forwarder asks for its default 1 MiB, must
+ * Child of test_unpriv_pipe_fallback, as uid 65534: holds @nhold pipes
+ * of 1 MiB (64 here: fs.pipe-user-pages-soft is 64 MiB), so a new pipe
+ * comes up at 8 KiB and cannot grow. The forwarder asks for its default 1 MiB, must
  * end up with 8 KiB, and the sweep must still be stall-free. Returns the
  * exit status: 0 pass, 1 fail, 2 setup error.
  */
-static int unpriv_child(void)
+static int unpriv_child(int nhold)
 {
 	struct tsync_fwd_opts o = { .name = "unpriv" };
 	struct tsync_fwd_stats st;
-	int hold[64][2], held = 0, bad = 0, used, ret;
+	int hold[MAX_HOLD][2], held = 0, bad = 0, used, ret;
 	struct splice_rig r;
 	uint32_t tag = 1;
 	int64_t ns;
@@ -275,7 +276,7 @@ static int unpriv_child(void)
 		perror("drop to uid 65534");
 		return 2;
 	}
-	for (int i = 0; i < 64; i++) {
+	for (int i = 0; i < nhold; i++) {
 		if (pipe2(hold[i], O_CLOEXEC)) {
 			perror("pipe2");
 			return 2;
@@ -283,7 +284,7 @@ static int unpriv_child(void)
 		if (fcntl(hold[i][1], F_SETPIPE_SZ, 1 << 20) == 1 << 20)
 			held++;
 	}
-	printf("uid %d holds %d pipes of 1 MiB\n", (int)getuid(), held);
+	printf("uid %d holds %d of %d pipes at 1 MiB\n", (int)getuid(), held, nhold);
 	ret = splice_rig_start(&r, &o);
 	if (ret) {
 		fprintf(stderr, "rig: %s\n", strerror(-ret));
@@ -313,7 +314,7 @@ static int unpriv_child(void)
 			"fallback\n", st.pipe_size);
 		return 1;
 	}
-	for (int i = 0; i < 64; i++) {
+	for (int i = 0; i < nhold; i++) {
 		close(hold[i][0]);
 		close(hold[i][1]);
 	}
@@ -325,18 +326,32 @@ static int unpriv_child(void)
 static void test_unpriv_pipe_fallback(void **state)
 {
 	struct pollfd pfd;
-	int status, pidfd;
+	int status, pidfd, nhold;
+	long long soft = 0;
+	FILE *fp;
 	pid_t pid;
 
 	(void)state;
 	if (getuid() != 0)
+		skip();
+	/* as many 1 MiB pipes as the soft limit allows (64 here) */
+	fp = fopen("/proc/sys/fs/pipe-user-pages-soft", "r");
+	if (fp) {
+		if (fscanf(fp, "%lld", &soft) != 1)
+			soft = 0;
+		fclose(fp);
+	}
+	nhold = (int)(soft * 4096 / (1 << 20));
+	printf("fs.pipe-user-pages-soft %lld: holding %d pipes of 1 MiB\n",
+	       soft, nhold);
+	if (nhold <= 0 || nhold > MAX_HOLD)
 		skip();
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int code = unpriv_child();
+		int code = unpriv_child(nhold);
 
 		fflush(stdout);
 		_exit(code);
