@@ -26,9 +26,10 @@ struct tsync_streamer_opts {
 
 /*
  * Opens per_cpu/cpu@cpu/trace_pipe_raw of @inst and starts a thread that
- * streams it to the connected socket @sock (switched to O_NONBLOCK; the
- * caller keeps owning and closes it after tsync_streamer_free()). @opts
- * may be NULL. Returns 0 and the streamer in @out, or -errno.
+ * streams it to @sock: a connected socket (switched to O_NONBLOCK) or a
+ * file. The caller keeps owning @sock and closes it after
+ * tsync_streamer_free(). @opts may be NULL. Returns 0 and the streamer in
+ * @out, or -errno.
  */
 int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 			 const struct tsync_streamer_opts *opts,

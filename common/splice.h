@@ -98,6 +98,9 @@ void tsync_fwd_pollfd(const struct tsync_fwd *f, int status,
  * (TSYNC_FWD_STOPPED; nothing is read from it), @deadline passes
  * (-ETIMEDOUT) or an error (-errno). @stop_fd < 0: none; @deadline < 0:
  * none (but one of the two is required: -EINVAL otherwise).
+ * After STOPPED or -ETIMEDOUT, bytes already taken from the source may
+ * still sit in the pipe: call tsync_fwd_drain() (or run again) to deliver
+ * them; freeing the forwarder drops them.
  */
 int tsync_fwd_run(struct tsync_fwd *f, int stop_fd, int64_t deadline);
 

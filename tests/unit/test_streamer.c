@@ -260,6 +260,22 @@ fail:
 	return -1;
 }
 
+/* Writes @n markers on the fixture's CPU from a pinned thread. */
+static void write_markers(struct fixture *fx, uint32_t n)
+{
+	struct writer w = { .cpu = fx->cpu, .n = n };
+	char *path = tracefs_instance_get_file(fx->inst, "trace_marker_raw");
+
+	assert_non_null(path);
+	w.fd = open(path, O_WRONLY | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
+	assert_true(w.fd >= 0);
+	assert_int_equal(pthread_create(&w.thr, NULL, writer_main, &w), 0);
+	pthread_join(w.thr, NULL);
+	close(w.fd);
+	assert_int_equal(w.ret, 0);
+}
+
 /*
  * One run: writes @n markers on the fixture's CPU while the streamer
  * runs, checks that full pages flow before the stop, stops, and checks
@@ -268,13 +284,11 @@ fail:
 static void run_markers(struct fixture *fx, uint32_t n, const char *percent)
 {
 	struct receiver rx = { 0 };
-	struct writer w = { 0 };
 	uint64_t before, after;
 	int64_t t_stop, tail_ns, deadline;
 	int snd, rcv, bad, missed = 0, lost = 0, dup = 0, ret;
 	int64_t cpu0, idle_cpu;
 	uint8_t *seen;
-	char *path;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	long long kb;
 
@@ -290,17 +304,7 @@ static void run_markers(struct fixture *fx, uint32_t n, const char *percent)
 	assert_int_equal(pthread_create(&rx.thr, NULL, receiver_main, &rx), 0);
 	assert_int_equal(tsync_streamer_start(fx->inst, fx->cpu, snd, NULL, &fx->s), 0);
 
-	path = tracefs_instance_get_file(fx->inst, "trace_marker_raw");
-	assert_non_null(path);
-	w.fd = open(path, O_WRONLY | O_CLOEXEC);
-	tracefs_put_tracing_file(path);
-	assert_true(w.fd >= 0);
-	w.cpu = fx->cpu;
-	w.n = n;
-	assert_int_equal(pthread_create(&w.thr, NULL, writer_main, &w), 0);
-	pthread_join(w.thr, NULL);
-	close(w.fd);
-	assert_int_equal(w.ret, 0);
+	write_markers(fx, n);
 
 	/* Full pages stream while tracing runs (not only at stop): wait for
 	 * most of them, i.e. all but a few pages' worth of markers. */
@@ -370,6 +374,54 @@ static void test_streamer_markers_bp0(void **state)
 	run_markers(*state, 2003, "0");
 }
 
+/* A regular file as the sink (how the host records its own CPUs): every
+ * marker lands in the file as whole pages, the partial one included. */
+static void test_streamer_to_file(void **state)
+{
+	struct fixture *fx = *state;
+	char path[] = "/tmp/tsync-test-streamer-XXXXXX";
+	const uint32_t n = 1501;
+	int fd, bad, missed = 0, lost = 0, dup = 0;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *data, *seen;
+	long long kb;
+	off_t len;
+
+	if (!fx->inst)
+		skip();
+	if (!tracefs_instance_file_read_number(fx->inst, "buffer_subbuf_size_kb", &kb))
+		page = (size_t)kb * 1024;
+	assert_int_equal(tracefs_trace_on(fx->inst), 0);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(tsync_streamer_start(fx->inst, fx->cpu, fd, NULL, &fx->s), 0);
+	write_markers(fx, n);
+	assert_int_equal(tsync_streamer_stop(fx->s), 0);
+	len = lseek(fd, 0, SEEK_END);
+	assert_true(len > 0 && (uint64_t)len == tsync_streamer_bytes(fx->s));
+	tsync_streamer_free(fx->s);
+	fx->s = NULL;
+	data = malloc((size_t)len);
+	seen = calloc(n, 1);
+	assert_true(data && seen);
+	assert_int_equal(pread(fd, data, (size_t)len, 0), len);
+	close(fd);
+	bad = decode(fx, data, (size_t)len, page, seen, n, &missed);
+	for (uint32_t i = 0; i < n; i++) {
+		lost += seen[i] == 0;
+		dup += seen[i] > 1;
+	}
+	printf("to file: %u markers, %lld bytes; bad %d lost %d dup %d\n", n,
+	       (long long)len, bad, lost, dup);
+	free(data);
+	free(seen);
+	assert_int_equal(bad, 0);
+	assert_int_equal(lost, 0);
+	assert_int_equal(dup, 0);
+	assert_int_equal(missed, 0);
+}
+
 /* A streamer with nothing recorded stops promptly and sends nothing. */
 static void test_streamer_empty(void **state)
 {
@@ -404,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_streamer_empty),
 		cmocka_unit_test(test_streamer_markers),
 		cmocka_unit_test(test_streamer_markers_bp0),
+		cmocka_unit_test(test_streamer_to_file),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
