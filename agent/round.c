@@ -193,7 +193,9 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		free(stamps);
 		return send_ready(s, st, TSYNC_ERR_NO_CPU);
 	}
-	ret = send_ready(s, st, 0);
+	ret = tsync_probe_prepare(s->fd, agent_config(s->agent)->io_timeout_ms);
+	if (!ret)
+		ret = send_ready(s, st, 0);
 	if (ret)
 		goto out;
 

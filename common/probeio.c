@@ -24,7 +24,10 @@ static int read_spin(int fd, uint8_t *buf, size_t len, bool busy,
 	unsigned int spins = 0;
 
 	while (got < len) {
-		ssize_t n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+		/* Sleeping: a blocking recv() bounded by SO_RCVTIMEO (set by
+		 * tsync_probe_prepare()) is one system call per message where
+		 * recv + poll + recv would be three. */
+		ssize_t n = recv(fd, buf + got, len - got, busy ? MSG_DONTWAIT : 0);
 
 		if (n > 0) {
 			got += (size_t)n;
@@ -42,12 +45,24 @@ static int read_spin(int fd, uint8_t *buf, size_t len, bool busy,
 				return -ETIMEDOUT;
 			continue;
 		}
+		/* SO_RCVTIMEO fired, or the socket is non-blocking: wait for
+		 * what is left of the deadline. */
 		n = tsync_wait_readable(fd, deadline);
 		if (n < 0)
 			return (int)n;
 		if (n == 0)
 			return -ETIMEDOUT;
 	}
+	return 0;
+}
+
+/* Sets the receive timeout that bounds blocking probe receives. */
+int tsync_probe_prepare(int fd, int timeout_ms)
+{
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
 	return 0;
 }
 

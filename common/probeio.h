@@ -19,6 +19,13 @@
 /* SYNC_START header flag: both ends on different CPUs, busy-poll. */
 #define TSYNC_SYNC_F_BUSY 0x0001
 
+/*
+ * Prepares @fd for the probe loop: a receive timeout of @timeout_ms bounds
+ * the blocking receives of sleeping mode (msgio's receives do not block and
+ * are unaffected). Returns 0 or -errno.
+ */
+int tsync_probe_prepare(int fd, int timeout_ms);
+
 int tsync_probe_recv(int fd, uint8_t type, bool busy, int64_t deadline,
 		     uint32_t *round_id, uint32_t *seq, struct tsync_msg *other,
 		     const struct tsync_decode_ctx *ctx, char *err, size_t errlen);

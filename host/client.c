@@ -314,6 +314,11 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 				  host_cpu, strerror(-ret));
 	}
 
+	ret = tsync_probe_prepare(c->fd, c->opts.io_timeout_ms);
+	if (ret) {
+		snprintf(res->error, sizeof(res->error), "SO_RCVTIMEO: %s", strerror(-ret));
+		goto fatal;
+	}
 	tsync_msg_init(&m, TSYNC_MSG_SYNC_START);
 	m.flags = busy ? TSYNC_SYNC_F_BUSY : 0;
 	m.sync_start.round_id = round;
