@@ -37,14 +37,19 @@ vm_wait_line() {
 	done
 }
 
-# vm_wait_stdout_line FILE PATTERN TIMEOUT_S: wait until FILE (a program's
-# redirected stdout) contains a line matching the grep PATTERN; print it.
-# Polls every 10 ms (busybox has no inotify tool); returns 1 on timeout.
+# vm_wait_stdout_line FILE PATTERN TIMEOUT_S [PID]: wait until FILE (a
+# program's redirected stdout) has a line matching the grep PATTERN; print
+# it. Polls every 10 ms (busybox has no inotify tool); returns 1 on timeout
+# or as soon as process PID (when given) has exited.
 vm_wait_stdout_line() {
 	_n=$(($3 * 100))
 	while [ $_n -gt 0 ]; do
 		if grep -m1 -e "$2" "$1" 2>/dev/null; then
 			return 0
+		fi
+		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
+			echo "process $4 exited before printing /$2/"
+			return 1
 		fi
 		usleep 10000
 		_n=$((_n - 1))

@@ -127,7 +127,8 @@ vm_start() {
 
 # vm_wait ERE TIMEOUT_S: reads console lines until one matches ERE (sets
 # VM_LINE to it, without the CR) or TIMEOUT_S passes. Returns 1 on timeout,
-# 2 when the VM died or the guest reported an error or a panic first.
+# 2 when the VM died, or the guest reported an error, a panic or the end of
+# its script first.
 vm_wait() {
 	local ere=$1 deadline left line rc
 	deadline=$(($(vm_now_us) + $2 * 1000000))
@@ -160,7 +161,7 @@ vm_wait() {
 			return 0
 		fi
 		case $line in
-		*"Kernel panic"* | TSYNC-VM-ERROR*)
+		*"Kernel panic"* | TSYNC-VM-ERROR* | TSYNC-VM-DONE*)
 			vm_log "guest failed: $line"
 			return 2
 			;;

@@ -1,13 +1,13 @@
 # Guest side of host-driven tests (tests/vm/test-sync-tcp.sh): runs
 # tsync-agent on tcp:0.0.0.0:8823 (reached from the host through QEMU's
-# forward), says TSYNC-VM-AGENT-READY, and keeps it until the host types
+# forward; QEMU's user net makes those connections come from 10.0.2.2), says TSYNC-VM-AGENT-READY, and keeps it until the host types
 # "TSYNC-HOST done" (at most 540 s).
 . /lib/tsync-vm.sh
 
 [ -x /bin/tsync-agent ] || exit 77
-/bin/tsync-agent -l tcp:0.0.0.0:8823 >/tmp/agent.out 2>/tmp/agent.err &
+/bin/tsync-agent -l tcp:0.0.0.0:8823 --allow 10.0.2.2 >/tmp/agent.out 2>/tmp/agent.err &
 agent=$!
-if ! vm_wait_stdout_line /tmp/agent.out '^listening on ' 30; then
+if ! vm_wait_stdout_line /tmp/agent.out '^listening on ' 30 $agent; then
 	echo "agent not ready within 30 s:"
 	cat /tmp/agent.err
 	exit 1

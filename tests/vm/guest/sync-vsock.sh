@@ -10,9 +10,9 @@
 	exit 77
 }
 
-/bin/tsync-agent -l vsock:any:8823 >/tmp/agent.out 2>/tmp/agent.err &
+/bin/tsync-agent -l vsock:any:8823 --allow-cid 1 >/tmp/agent.out 2>/tmp/agent.err &
 agent=$!
-if ! vm_wait_stdout_line /tmp/agent.out '^listening on ' 30; then
+if ! vm_wait_stdout_line /tmp/agent.out '^listening on ' 30 $agent; then
 	echo "agent not ready within 30 s:"
 	cat /tmp/agent.err
 	exit 1
