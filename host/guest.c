@@ -149,6 +149,8 @@ static void *rx_thread(void *arg)
 		return NULL;
 	}
 	ret = tsync_fwd_run(f, rx->stop_fd, -1);
+	if (ret == TSYNC_FWD_STOPPED)	/* cut: keep what the pipe holds */
+		tsync_fwd_drain(f, tsync_deadline_ms(1000));
 	tsync_fwd_get_stats(f, &st);
 	rx->bytes = st.bytes_out;
 	rx->status = ret;

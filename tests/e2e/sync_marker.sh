@@ -25,6 +25,7 @@ b=($(offsets -C mono --stamp clock --cpus 0))
 d=$(( ${a[0]} - ${b[0]} )); d=${d#-}
 [ "$d" -le 20000 ] || fail "marker ${a[0]} vs clock ${b[0]} differ by $d ns"
 pass "marker and clock agree within $d ns"
+wait_log m "session .* ended" 4
 left=$(instances_left "^tsync-a.*-$AGENT_PID-")
 [ -z "$left" ] || fail "instances left: $left"
 pass "no agent instance left"

@@ -66,6 +66,9 @@ pass "two concurrent hosts: each got its own offsets"
 # Only this agent's instances ("tsync-a<session>-<agent pid>-N"): other
 # agents may run on the same machine. The agent is timens_exec's child.
 apid=$AGENT_PID	# lib.inc resolves the agent behind timens_exec
+# every session (killed host, 3 checks, 2 concurrent hosts) has ended and
+# been cleaned up once its "ended" line is logged
+wait_log rob "session .* ended" 6
 left=$(instances_left "^tsync-a[0-9a-f]+-$apid-")
 [ -z "$left" ] || fail "instances left: $left"
 pass "no agent instance left"
