@@ -210,6 +210,8 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 	return 0;
 }
 
+static int fetch_meta(struct guest *g);
+
 /* Starts tracing and the data receivers; see guest.h. */
 int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 {
@@ -239,6 +241,14 @@ int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 		ret = start_rx(g, cpu, dir);
 		if (ret)
 			return g->status = ret;
+	}
+	/* Metadata now as well as after stop: should the guest vanish
+	 * mid-recording, what was received is still a readable file. */
+	ret = fetch_meta(g);
+	if (ret) {
+		if (!g->error[0] || ret == -ENOMEM)
+			snprintf(g->error, sizeof(g->error), "metadata: %s", strerror(-ret));
+		return g->status = ret;
 	}
 	return 0;
 }

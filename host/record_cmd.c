@@ -33,6 +33,7 @@
 #include "agent/streamer.h"
 #include "common/cpu.h"
 #include "common/log.h"
+#include "common/stamp.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
 #include "common/tsync_record.h"
@@ -238,7 +239,11 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 		return -ENOMEM;
 	for (int i = 0; i < h->ncpus; i++)
 		h->files[i] = -1;
-	snprintf(name, sizeof(name), "tsync-host-%d", getpid());
+	/* "-<pid>-0" lets a later run tell a killed recorder's instance from
+	 * a live one (tsync_stamp_cleanup_stale). */
+	if (tsync_stamp_cleanup_stale("tsync-host-") > 0)
+		log_info("removed instances of killed recorders");
+	snprintf(name, sizeof(name), "tsync-host-%d-0", getpid());
 	h->inst = tracefs_instance_create(name);
 	if (!h->inst) {
 		snprintf(err, errlen, "cannot create tracefs instance %s: %s", name, strerror(errno));
