@@ -27,7 +27,9 @@
  * socket is gone end at once.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -676,32 +678,40 @@ out:
 /* Removes stale recording instances; see record.h. */
 int agent_record_cleanup_stale(void)
 {
-	char **names = tracefs_instances("^" AGENT_RECORD_INST_PREFIX);
+	const char *top = tracefs_tracing_dir();
+	char path[PATH_MAX];
+	struct dirent *de;
 	int removed = 0;
+	DIR *dir;
 
-	if (!names)
-		return 0;
-	for (char **n = names; *n; n++) {
-		unsigned long long sid;
+	/* readdir, not tracefs_instances(): that one leaks its regex */
+	if (!top)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/instances", top);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
 		struct tracefs_instance *inst;
+		unsigned long long sid;
 		int pid, end = 0;
 
-		if (sscanf(*n, AGENT_RECORD_INST_PREFIX "%llx-%d%n", &sid, &pid, &end) != 2 ||
-		    (*n)[end] || pid <= 0 || pid == getpid())
+		if (sscanf(de->d_name, AGENT_RECORD_INST_PREFIX "%llx-%d%n", &sid, &pid,
+			   &end) != 2 || de->d_name[end] || pid <= 0 || pid == getpid())
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
-		inst = tracefs_instance_alloc(NULL, *n);
+		inst = tracefs_instance_alloc(NULL, de->d_name);
 		if (!inst)
 			continue;
 		tracefs_trace_off(inst);
 		tracemeta_disable_events(inst);
 		if (tracefs_instance_destroy(inst) == 0) {
-			log_info("removed stale tracefs instance %s", *n);
+			log_info("removed stale tracefs instance %s", de->d_name);
 			removed++;
 		}
 		tracefs_instance_free(inst);
 	}
-	tracefs_list_free(names);
+	closedir(dir);
 	return removed;
 }
