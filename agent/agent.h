@@ -56,10 +56,22 @@ int agent_ncpus(const struct agent *a);
 /* Serves one control connection on @fd until it ends; closes nothing. */
 void agent_serve_control(struct agent *a, int fd, const struct tsync_peer *peer,
 			 uint16_t version);
-/* Serves one data connection for (@session_id, @cpu) after checking
- * @secret; returns when the stream ends. */
+/*
+ * Data connections (agent/record.c), in two steps around HELLO_REPLY.
+ * agent_data_claim() checks a data hello (session @session_id exists,
+ * @secret matches, a trace is active, @cpu exists and has no stream yet)
+ * and claims the CPU; it returns the session with a reference taken, or
+ * NULL after logging the reason and sending ERROR on @fd.
+ */
+struct agent_session *agent_data_claim(struct agent *a, int fd,
+				       const struct tsync_peer *peer,
+				       uint64_t session_id, uint32_t cpu,
+				       const uint8_t *secret);
+/* Streams claimed @cpu of @s into @fd until the session stops the trace
+ * (then EOF), releases the claim and the reference. @replied false (the
+ * HELLO_REPLY could not be sent): only releases. */
 void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
-		      uint64_t session_id, uint32_t cpu, const uint8_t *secret);
+		      struct agent_session *s, uint32_t cpu, bool replied);
 
 /* Registry primitives used by session.c (implemented in server.c). */
 int agent_session_register(struct agent *a, struct agent_session *s,

@@ -36,6 +36,7 @@ void agent_handle_connection(struct agent *a, int fd,
 {
 	const struct agent_cfg *cfg = agent_config(a);
 	struct tsync_decode_ctx ctx = { .max_payload = 4096 };
+	struct agent_session *ds = NULL;	/* a data stream's session */
 	struct tsync_msg m, reply;
 	uint8_t version;
 	char err[256];
@@ -70,16 +71,26 @@ void agent_handle_connection(struct agent *a, int fd,
 	reply.hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
 	reply.hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
 	reply.hello_reply.caps = TSYNC_CAP_TRACE;
+	/* A data stream is checked and its CPU claimed before the reply: a
+	 * refusal is an ERROR instead of HELLO_REPLY (never bytes inside the
+	 * stream), and HELLO_REPLY means the stream is established. */
+	if (m.hello.kind == TSYNC_CONN_DATA) {
+		ds = agent_data_claim(a, fd, peer, m.hello.session_id, m.hello.cpu,
+				      m.hello.secret);
+		if (!ds)
+			return;
+	}
 	ret = tsync_msg_send(fd, &reply, tsync_deadline_ms(cfg->io_timeout_ms));
 	if (ret) {
 		log_info("%s: hello reply: %s", peer->name, strerror(-ret));
+		if (ds)
+			agent_serve_data(a, fd, peer, ds, m.hello.cpu, false);
 		return;
 	}
 	if (m.hello.kind == TSYNC_CONN_CONTROL)
 		agent_serve_control(a, fd, peer, version);
-	else if (m.hello.kind == TSYNC_CONN_DATA)
-		agent_serve_data(a, fd, peer, m.hello.session_id, m.hello.cpu,
-				 m.hello.secret);
+	else if (ds)
+		agent_serve_data(a, fd, peer, ds, m.hello.cpu, true);
 	else
 		log_warn("%s: refused: unknown connection kind %u", peer->name, m.hello.kind);
 }

@@ -7,12 +7,14 @@
  * ---------------------
  * The session's control thread owns the recording state (struct
  * agent_trace, one per session, allocated at the first TRACE_START) and
- * the instance. Each data connection has its own thread (server.c), which
- * finds the session with agent_session_get() - a reference that keeps the
- * session alive, because agent_session_unregister() waits for it - checks
- * its secret, claims its CPU under the state's lock, starts a streamer
- * (agent/streamer.h: its own thread moves the pages), and then sleeps until
- * the control side asks the streams to stop. It then stops its streamer
+ * the instance. Each data connection has its own thread (server.c). Before
+ * it answers the HELLO (hello.c), agent_data_claim() finds the session with
+ * agent_session_get() - a reference that keeps the session alive, because
+ * agent_session_unregister() waits for it - checks its secret and claims
+ * the CPU under the state's lock; a refusal is an ERROR in place of
+ * HELLO_REPLY. After the reply, agent_serve_data() starts a streamer
+ * (agent/streamer.h: its own thread moves the pages) and sleeps until the
+ * control side asks the streams to stop. It then stops its streamer
  * itself, so all CPUs flush in parallel, shuts the socket's sending side
  * (EOF: the host knows the stream is complete), records its result and
  * wakes the control side, which waits for every claimed CPU before it
@@ -575,17 +577,11 @@ refuse_data(struct agent *a, int fd, const struct tsync_peer *peer,
 }
 
 /*
- * Claims @cpu of @t for a stream and starts its streamer on @fd. Lock
- * held. Returns 0, or an ERROR code (> 0) with @why filled.
+ * Claims @cpu of @t for a stream. Lock held. Returns 0, or an ERROR code
+ * (> 0) with @why filled.
  */
-static int claim_cpu(struct agent *a, struct agent_trace *t, uint32_t cpu, int fd,
-		     struct tsync_streamer **st, char *why, size_t whylen)
+static int claim_cpu(struct agent_trace *t, uint32_t cpu, char *why, size_t whylen)
 {
-	struct tsync_streamer_opts opts = {
-		.stop_timeout_ms = agent_config(a)->io_timeout_ms,
-	};
-	int ret;
-
 	if (t->state != TR_ACTIVE) {
 		snprintf(why, whylen, "no trace is active in this session");
 		return TSYNC_ERR_UNEXPECTED;
@@ -598,53 +594,96 @@ static int claim_cpu(struct agent *a, struct agent_trace *t, uint32_t cpu, int f
 		snprintf(why, whylen, "cpu %u already has a stream", cpu);
 		return TSYNC_ERR_BUSY;
 	}
-	ret = tsync_streamer_start(t->inst, (int)cpu, fd, &opts, st);
-	if (ret) {
-		snprintf(why, whylen, "cannot stream cpu %u: %s", cpu, strerror(-ret));
-		return TSYNC_ERR_INTERNAL;
-	}
 	t->cpus[cpu].claimed = true;
 	t->nclaimed++;
 	return 0;
 }
 
-/* Serves a data connection; see agent.h and the top of this file. */
-void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
-		      uint64_t session_id, uint32_t cpu, const uint8_t *secret)
+/* Checks a data hello and claims its CPU; see agent.h. */
+struct agent_session *agent_data_claim(struct agent *a, int fd,
+				       const struct tsync_peer *peer,
+				       uint64_t session_id, uint32_t cpu,
+				       const uint8_t *secret)
 {
 	static const uint8_t zero[TSYNC_SECRET_LEN];
-	struct tsync_streamer *st = NULL;
 	struct agent_session *s;
 	struct agent_trace *t;
 	char why[TSYNC_REASON_MAX];
-	uint64_t bytes;
-	int code, ret;
+	int code;
 
 	s = agent_session_get(a, session_id);
 	if (!s) {
 		refuse_data(a, fd, peer, TSYNC_ERR_NO_SESSION, "unknown session %llx",
 			    (unsigned long long)session_id);
-		return;
+		return NULL;
 	}
 	/* a session not set up yet has an all-zero secret: never a match */
 	if (!secret_equal(secret, s->secret) || secret_equal(secret, zero)) {
 		refuse_data(a, fd, peer, TSYNC_ERR_NO_SESSION,
 			    "wrong secret for session %llx", (unsigned long long)session_id);
-		goto out;
+		goto fail;
 	}
 	t = trace_of(s);
 	if (!t) {
 		refuse_data(a, fd, peer, TSYNC_ERR_UNEXPECTED,
-			    "no trace is active in session %llx",
+			    "session %llx: no trace is active in this session",
 			    (unsigned long long)session_id);
-		goto out;
+		goto fail;
 	}
 	pthread_mutex_lock(&t->lock);
-	code = claim_cpu(a, t, cpu, fd, &st, why, sizeof(why));
+	code = claim_cpu(t, cpu, why, sizeof(why));
+	pthread_mutex_unlock(&t->lock);
 	if (code) {
-		pthread_mutex_unlock(&t->lock);
 		refuse_data(a, fd, peer, (uint32_t)code, "session %llx: %s",
 			    (unsigned long long)session_id, why);
+		goto fail;
+	}
+	return s;
+fail:
+	agent_session_put(a, s);
+	return NULL;
+}
+
+/* Marks claimed @cpu of @t done after @bytes with @result; wakes the
+ * control side. */
+static void release_cpu(struct agent_trace *t, uint32_t cpu, uint64_t bytes,
+			int result)
+{
+	pthread_mutex_lock(&t->lock);
+	t->cpus[cpu].bytes = bytes;
+	t->cpus[cpu].result = result;
+	t->cpus[cpu].done = true;
+	t->ndone++;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Serves a claimed data connection; see agent.h and the top of this
+ * file. */
+void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
+		      struct agent_session *s, uint32_t cpu, bool replied)
+{
+	struct tsync_streamer_opts opts = {
+		.stop_timeout_ms = agent_config(a)->io_timeout_ms,
+	};
+	struct agent_trace *t = trace_of(s);
+	struct tsync_streamer *st = NULL;
+	uint64_t bytes;
+	int ret = -EPIPE;
+
+	if (!replied) {
+		release_cpu(t, cpu, 0, ret);
+		goto out;
+	}
+	/* the instance stays until every claimed CPU is released */
+	pthread_mutex_lock(&t->lock);
+	ret = tsync_streamer_start(t->inst, (int)cpu, fd, &opts, &st);
+	if (ret) {
+		pthread_mutex_unlock(&t->lock);
+		log_err("%s: cannot stream cpu %u of %s: %s", peer->name, cpu, t->name,
+			strerror(-ret));
+		shutdown(fd, SHUT_RDWR);
+		release_cpu(t, cpu, 0, ret);
 		goto out;
 	}
 	log_info("%s: streaming cpu %u of %s", peer->name, cpu, t->name);
@@ -663,14 +702,7 @@ void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
 	else
 		log_info("%s: stream of cpu %u complete: %llu bytes", peer->name, cpu,
 			 (unsigned long long)bytes);
-
-	pthread_mutex_lock(&t->lock);
-	t->cpus[cpu].bytes = bytes;
-	t->cpus[cpu].result = ret;
-	t->cpus[cpu].done = true;
-	t->ndone++;
-	pthread_cond_broadcast(&t->cond);
-	pthread_mutex_unlock(&t->lock);
+	release_cpu(t, cpu, bytes, ret);
 out:
 	agent_session_put(a, s);
 }

@@ -27,7 +27,11 @@
  * buffer over the limit, STOP or META_REQ without a trace) are answered
  * with ERROR and the session goes on.
  *
- * Data side (one connection thread per CPU): agent_serve_data() (agent.h).
+ * Data side (one connection thread per CPU): agent_data_claim() before the
+ * HELLO_REPLY (a refused data hello gets ERROR instead: unknown session or
+ * wrong secret NO_SESSION, no active trace UNEXPECTED, CPU out of range
+ * NO_CPU, CPU already streaming BUSY), then agent_serve_data() (agent.h)
+ * streams until TRACE_STOP or the session's end, and closes with EOF.
  */
 #ifndef TSYNC_AGENT_RECORD_H
 #define TSYNC_AGENT_RECORD_H

@@ -7,7 +7,8 @@
 #    before SESSION_REQ / twice / with an unknown clock, event, system or a
 #    bad filter / over --max-buffer-kb; TRACE_STOP and META_REQ without a
 #    trace; data hellos for an unknown session, a wrong or zero secret, a
-#    CPU out of range, a CPU already streaming, before start and after stop;
+#    CPU out of range, a CPU already streaming, before start and after stop
+#    (an ERROR instead of HELLO_REPLY: HELLO_REPLY means the stream is on);
 #  - a recording streams pages that carry the round record of SYNC_RESULT,
 #    TRACE_STOPPED's byte counts equal what arrived, the metadata arrives;
 #  - a host that disconnects while its streams run, and SIGTERM while
@@ -69,25 +70,25 @@ script=$E2E_TMP/s2
 	echo 'hello control'
 	echo 'session e2ehost'
 	echo 'connect early'
-	echo 'hello data sid 0 secret'
+	echo 'hello_nowait data sid 0 secret'
 	echo 'expect ERROR UNEXPECTED'
 	echo 'expect_eof'
 	echo 'use c'
 	echo 'trace_start local 0 sched:sched_switch'
 	echo 'expect TRACE_STARTED'
 	echo 'connect nosess'
-	echo 'hello data 0x12345 0 secret'
+	echo 'hello_nowait data 0x12345 0 secret'
 	echo 'expect ERROR NO_SESSION'
 	echo 'expect_eof'
 	echo 'connect flip'
-	echo 'hello data sid 0 flip'
+	echo 'hello_nowait data sid 0 flip'
 	echo 'expect ERROR NO_SESSION'
 	echo 'expect_eof'
 	echo 'connect zero'
-	echo 'hello data sid 0 zero'
+	echo 'hello_nowait data sid 0 zero'
 	echo 'expect ERROR NO_SESSION'
 	echo 'connect badcpu'
-	echo 'hello data sid 4096 secret'
+	echo 'hello_nowait data sid 4096 secret'
 	echo 'expect ERROR NO_CPU'
 	echo 'expect_eof'
 	for ((cpu = 0; cpu < $(nproc); cpu++)); do
@@ -96,7 +97,7 @@ script=$E2E_TMP/s2
 		echo "drain d$cpu $E2E_TMP/cpu$cpu.raw"
 	done
 	echo 'connect dup'
-	echo 'hello data sid 0 secret'
+	echo 'hello_nowait data sid 0 secret'
 	echo 'expect ERROR BUSY'
 	echo 'expect_eof'
 	echo 'use c'
@@ -105,7 +106,7 @@ script=$E2E_TMP/s2
 	echo 'expect TRACE_STOPPED'
 	for ((cpu = 0; cpu < $(nproc); cpu++)); do echo "join d$cpu"; done
 	echo 'connect late'
-	echo 'hello data sid 0 secret'
+	echo 'hello_nowait data sid 0 secret'
 	echo 'expect ERROR UNEXPECTED'
 	echo 'use c'
 	echo 'meta_req'
