@@ -20,13 +20,15 @@ if [ -n "$missing" ]; then
 	exit 1
 fi
 
-# The guest's programs: the static vsock probe, and tsync's programs once
+# The guest's programs: the static helpers (tests/vm/*.c), and tsync's programs once
 # they are built (tests that need them skip otherwise).
 mkdir -p "$B/vm"
-gcc -static -O2 -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror \
-	-std=gnu11 -D_GNU_SOURCE -o "$B/vm/vsock_probe" "$here/vsock_probe.c" ||
-	exit 1
-progs=("$B/vm/vsock_probe")
+progs=()
+for h in vsock_probe pingpong_net; do
+	gcc -static -O2 -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror \
+		-std=gnu11 -D_GNU_SOURCE -o "$B/vm/$h" "$here/$h.c" || exit 1
+	progs+=("$B/vm/$h")
+done
 for p in "$B/tsync-agent" "$B/tsync-host" ${VM_EXTRA_PROGS:-}; do
 	[ -x "$p" ] && progs+=("$p")
 done

@@ -1,0 +1,97 @@
+#!/bin/bash
+# Issue 9, causality of the merged timeline: `tsync-host record` on the
+# host with the guest as -A (over the forwarded TCP port) while a host
+# helper and a guest helper ping-pong over TCP (through another forward),
+# each marking into its own recorded instance just before sending and just
+# after receiving (ping-send/ping-recv I, pong-send/pong-recv I, N=200).
+# In the merged `trace-cmd report -i trace.dat -i trace-guest.dat` every
+# receive must come after its send: all 2N constraints must hold with the
+# offsets applied. With --raw-ts (offsets zero) it prints how many would
+# be violated, to show that the check can fail.
+set -u
+. "$(dirname "$0")/lib.sh"
+B=${B:-build}
+N=${PINGPONGS:-200}
+[ -x "$B/tsync-agent" ] && [ -x "$B/tsync-host" ] && [ -x "$B/vm/pingpong_net" ] ||
+	{ echo "SKIP: tsync-agent/tsync-host/pingpong_net not built" >&2; exit 77; }
+[ "$(id -u)" = 0 ] && [ -w /sys/kernel/tracing/trace_marker ] ||
+	{ echo "SKIP: recording needs root and tracefs on the host" >&2; exit 77; }
+command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; exit 77; }
+
+vm_boot -r /tests/record-agent.sh -p 8823 -p 7000 || exit 1
+vm_wait '^TSYNC-VM-AGENT-READY' 60 || exit 1
+tmp=$(mktemp -d /tmp/tsync-vm-rec.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"; vm_stop' EXIT
+
+# The host helper marks into tsync-host record's instance (tsync-host-PID,
+# PID = the command's parent).
+cat >"$tmp/cmd.sh" <<EOS
+#!/bin/bash
+m=/sys/kernel/tracing/instances/tsync-host-\$PPID/trace_marker
+[ -w "\$m" ] || { echo "no host instance \$m" >&2; exit 1; }
+exec "$B/vm/pingpong_net" client 127.0.0.1 ${VM_PORT[7000]} "\$m" $N
+EOS
+chmod +x "$tmp/cmd.sh"
+t0=$SECONDS
+if ! timeout 300 "$B/tsync-host" record -o "$tmp/trace.dat" --tsync-interval 200 \
+	-A "tcp:127.0.0.1:${VM_PORT[8823]}@guest" -- "$tmp/cmd.sh" >"$tmp/rec.out" 2>&1; then
+	echo "FAIL: tsync-host record failed:" >&2
+	cat "$tmp/rec.out" >&2
+	exit 1
+fi
+echo "record: $((SECONDS - t0)) s; $(grep -c . "$tmp/rec.out") lines of output:"
+tail -n 5 "$tmp/rec.out"
+vm_send "TSYNC-HOST done"
+rc=$(vm_wait_exit 60) || { echo "vm: guest did not finish" >&2; exit 1; }
+[ "$rc" = 0 ] || { echo "FAIL: guest script exit status $rc" >&2; exit 1; }
+ls -l "$tmp"/*.dat
+
+# violations [--raw-ts]: prints "CHECKED VIOLATED MIN_GAP_NS MISSING" for
+# the merged report; fails when it cannot be read.
+violations() {
+	trace-cmd report "$@" -t -i "$tmp/trace.dat" -i "$tmp/trace-guest.dat" \
+		>"$tmp/merged${1:-}.txt" 2>"$tmp/merged${1:-}.err" || {
+		echo "FAIL: trace-cmd report $* failed:" >&2
+		cat "$tmp/merged${1:-}.err" >&2
+		return 1
+	}
+	grep -E '(ping|pong)-(send|recv) [0-9]+' "$tmp/merged${1:-}.txt" |
+	awk -v n="$N" '
+	{	# the timestamp field: "SECONDS.NANOSECONDS:" (-t), or with
+		# --raw-ts the raw clock value "NANOSECONDS:"
+		if (!match($0, /\] *[0-9]+(\.[0-9]+)?:/)) {
+			printf "no timestamp in: %s\n", $0 > "/dev/stderr"; err = 1; exit 1
+		}
+		ts = substr($0, RSTART, RLENGTH)
+		gsub(/[] :]/, "", ts)
+		if (split(ts, p, ".") == 2) {
+			while (length(p[2]) < 9) p[2] = p[2] "0"
+			t = p[1] * 1e9 + p[2]  # ns; exact below 2^53 ns (104 days)
+		} else
+			t = ts + 0
+		match($0, /(ping|pong)-(send|recv) [0-9]+/)
+		split(substr($0, RSTART, RLENGTH), w, /[- ]/)
+		at[w[1], w[2], w[3]] = t; seen++
+	}
+	END {
+		if (err) exit 1
+		if (seen != 4 * n) printf "%d of %d markers in the report\n", seen, 4 * n > "/dev/stderr"
+		for (i = 0; i < n; i++) for (k = 0; k < 2; k++) {
+			m = k ? "pong" : "ping"
+			if (!((m, "send", i) in at) || !((m, "recv", i) in at)) { missing++; continue }
+			d = at[m, "recv", i] - at[m, "send", i]
+			checked++
+			if (d <= 0) bad++
+			if (min == "" || d < min) min = d
+		}
+		printf "%d %d %.0f %d\n", checked, bad, min, missing
+	}'
+}
+violations >"$tmp/v" && read -r checked bad min missing <"$tmp/v" &&
+	violations --raw-ts >"$tmp/rv" && read -r rchecked rbad rmin rmissing <"$tmp/rv" ||
+	{ echo "FAIL: reading the merged reports failed" >&2; exit 1; }
+echo "offsets applied: $bad of $checked send->receive constraints violated (smallest receive-send gap ${min} ns)"
+echo "offsets zero (--raw-ts): $rbad of $rchecked would be violated (smallest gap ${rmin} ns)"
+[ "$checked" = $((2 * N)) ] && [ "$missing" = 0 ] && [ "$rchecked" = $((2 * N)) ] &&
+	[ "$rmissing" = 0 ] || { echo "FAIL: expected $((2 * N)) constraints in both reports" >&2; exit 1; }
+[ "$bad" = 0 ] || { echo "FAIL: $bad receives before their send" >&2; exit 1; }
