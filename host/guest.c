@@ -458,7 +458,7 @@ static int fetch_meta(struct guest *g)
 /* Stops tracing, ends the streams, fetches metadata; see guest.h. */
 int guest_stop_trace(struct guest *g, int timeout_ms)
 {
-	int64_t deadline = tsync_deadline_ms(timeout_ms);
+	int64_t deadline;
 	int fd = client_fd(g->client);
 	struct tsync_msg m;
 	int ret = g->status;
@@ -476,8 +476,10 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 			g->status = ret;
 	}
 	/* The agent closes each stream after its final flush: EOF ends the
-	 * receivers. When the agent is gone, they end with an error; stop
+	 * receivers. The wait starts now, not before TRACE_STOP, so that a
+	 * slow stop on a loaded guest does not eat the time of the tail. When the agent is gone, they end with an error; stop
 	 * them at the deadline otherwise. */
+	deadline = tsync_deadline_ms(timeout_ms);
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
 		struct guest_rx *rx = g->rx[cpu];
 		struct timespec ts;

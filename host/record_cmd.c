@@ -548,7 +548,7 @@ int host_cmd_record(int argc, char **argv)
 	for (int i = 0; i < cfg.nguests; i++) {
 		struct guest *g = &cfg.guests[i];
 
-		if (guest_stop_trace(g, 10000))
+		if (guest_stop_trace(g, 30000))
 			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
 				g->agent_str, g->error);
 	}

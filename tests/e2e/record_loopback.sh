@@ -22,8 +22,10 @@ g=\$(ls -d \$I/tsync-r*-$AGENT_PID 2>/dev/null | head -1)
 exec "$B/helpers/pingpong_markers" "\$h/trace_marker" "\$g/trace_marker" 500 200
 EOS
 chmod +x "$E2E_TMP/cmd.sh"
-timeout 120 "$HOST" record -e sched -o "$out/trace.dat" --tsync-interval 200 \
-	-A "$AGENT_EP@g" -e sched -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 &
+# -b 8192: room for 8 MiB per CPU, so a machine loaded by other work does
+# not overrun the buffers between two reads of the streamers.
+timeout 120 "$HOST" record -e sched -b 8192 -o "$out/trace.dat" --tsync-interval 200 \
+	-A "$AGENT_EP@g" -e sched -b 8192 -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 &
 rec_pid=$!
 wait $rec_pid || fail "record failed: $(cat "$E2E_TMP/rec.out")"
 [ -f "$out/trace.dat" ] && [ -f "$out/trace-g.dat" ] || fail "files missing: $(ls "$out")"
@@ -46,7 +48,7 @@ awk '$4 ~ /^[0-9]+\.[0-9]+:$/ { t = $4 + 0; if (t < last) { bad++ } last = t }
      END { exit bad > 0 }' "$E2E_TMP/merged" || fail "merged report not in time order"
 grep -oE '(ping|pong) [0-9]+' "$E2E_TMP/merged" > "$E2E_TMP/pp"
 n=$(wc -l < "$E2E_TMP/pp")
-[ "$n" -eq 1000 ] || fail "expected 1000 ping/pong markers, got $n"
+[ "$n" -eq 1000 ] || fail "expected 1000 ping/pong markers, got $n; record said: $(cat "$E2E_TMP/rec.out")"
 awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
        if ($0 != want) { print "line " NR ": " $0 " expected " want; exit 1 } }' "$E2E_TMP/pp" ||
 	fail "ping/pong not strictly alternating"
