@@ -155,7 +155,15 @@ void agent_serve_control(struct agent *a, int fd, const struct tsync_peer *peer,
 		}
 		switch (m.type) {
 		case TSYNC_MSG_SESSION_REQ:
+			/* Once: data threads read the secret without a lock. */
+			if (s.set_up) {
+				log_warn("%s: second SESSION_REQ refused", peer->name);
+				ret = agent_session_error(&s, TSYNC_ERR_UNEXPECTED,
+							  "session already set up");
+				break;
+			}
 			ret = session_setup(&s, &m.session_req);
+			s.set_up = true;
 			break;
 		case TSYNC_MSG_SYNC_START:
 			ret = agent_sync_round(&s, &m);

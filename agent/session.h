@@ -3,6 +3,7 @@
 #ifndef TSYNC_AGENT_SESSION_H
 #define TSYNC_AGENT_SESSION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "agent/agent.h"
@@ -19,6 +20,7 @@ struct agent_session {
 	uint8_t secret[TSYNC_SECRET_LEN];
 	uint64_t host_trace_id;
 	uint64_t trace_id;		/* guest trace id */
+	bool set_up;			/* SESSION_REQ answered (once only) */
 	char host_name[TSYNC_NAME_MAX];
 	struct tsync_decode_ctx dctx;
 
