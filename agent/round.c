@@ -34,6 +34,7 @@
  * saves a wake-up per probe. Every wait still has a deadline.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,59 +44,9 @@
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/probeio.h"
-#include "common/stamp.h"
+#include "common/stamp_round.h"
 #include "common/timeutil.h"
 #include "common/tsync_record.h"
-
-/* Returns the session's stamper for (@source, @clock), opening it if the
- * last one was for something else. 0 or -errno. */
-static int get_stamper(struct agent_session *s, unsigned int source,
-		       const char *clock)
-{
-	char tag[32];
-	int ret;
-
-	if (s->stamper && s->stamper_source == source &&
-	    !strcmp(s->stamper_clock, clock))
-		return 0;
-	if (s->stamper) {
-		tsync_stamp_close(s->stamper);
-		s->stamper = NULL;
-	}
-	snprintf(tag, sizeof(tag), "a%llx", (unsigned long long)s->id);
-	ret = tsync_stamp_open((enum tsync_stamp_kind)source, clock, tag, &s->stamper);
-	if (ret)
-		return ret;
-	s->stamper_source = source;
-	snprintf(s->stamper_clock, sizeof(s->stamper_clock), "%s", clock);
-	return 0;
-}
-
-/* Fills the pending (marker) t2/t3 of @stamps from the ring buffer of
- * @cpu. Returns 0 or -errno. */
-static int resolve_guest(struct tsync_stamper *sp, uint32_t cpu, uint32_t round,
-			 struct tsync_stamp *stamps, size_t n)
-{
-	struct tsync_stamp_slot *slots;
-	int ret;
-
-	if (tsync_stamp_kind_of(sp) != TSYNC_STAMPK_MARKER || !n)
-		return 0;
-	slots = calloc(2 * n, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		slots[2 * i] = (struct tsync_stamp_slot){ stamps[i].seq, TSYNC_DIR_GUEST_RECV, 0 };
-		slots[2 * i + 1] = (struct tsync_stamp_slot){ stamps[i].seq, TSYNC_DIR_GUEST_SEND, 0 };
-	}
-	ret = tsync_stamp_resolve(sp, (int)cpu, round, slots, 2 * n);
-	for (size_t i = 0; i < n; i++) {
-		stamps[i].t2 = slots[2 * i].ts;
-		stamps[i].t3 = slots[2 * i + 1].ts;
-	}
-	free(slots);
-	return ret;
-}
 
 /* Sends SYNC_READY with @status. */
 static int send_ready(struct agent_session *s, const struct tsync_sync_start *st,
@@ -128,7 +79,7 @@ static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st
 				       tsync_deadline_ms(cfg->io_timeout_ms),
 				       &round, &seq, &other, &s->dctx, err, sizeof(err));
 		if (ret == 0) {
-			ret = tsync_stamp_take(s->stamper, st->round_id, seq,
+			ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
 						 TSYNC_DIR_GUEST_RECV, st->cpu, &t2);
 			if (ret)
 				return ret;
@@ -140,7 +91,7 @@ static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st
 						    "unexpected probe %u of round %u", seq, round);
 				return -EPROTO;
 			}
-			ret = tsync_stamp_take(s->stamper, st->round_id, seq,
+			ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
 						 TSYNC_DIR_GUEST_SEND, st->cpu, &t3);
 			if (ret)
 				return ret;
@@ -176,7 +127,12 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 	cpu_set_t old;
 	int ret, n;
 
-	ret = get_stamper(s, st->source, st->clock);
+	{
+		char tag[32];
+
+		snprintf(tag, sizeof(tag), "a%llx", (unsigned long long)s->id);
+		ret = tsync_stamp_cache_get(&s->stamps, st->source, st->clock, tag);
+	}
 	if (ret) {
 		log_warn("%s: round %u: clock %s with source %s: %s", s->peer->name,
 			 st->round_id, st->clock, tsync_stamp_source_name(st->source),
@@ -204,8 +160,9 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		ret = n;
 		goto out;
 	}
-	ret = resolve_guest(s->stamper, st->cpu, st->round_id,
-					  stamps, (size_t)n);
+	ret = TSYNC_STAMP_RESOLVE_PAIRS(s->stamps.stamper, (int)st->cpu, st->round_id,
+					stamps, (size_t)n, t2, TSYNC_DIR_GUEST_RECV,
+					t3, TSYNC_DIR_GUEST_SEND);
 	if (ret) {
 		log_warn("%s: round %u: reading timestamps back: %s", s->peer->name,
 			 st->round_id, strerror(-ret));

@@ -104,10 +104,7 @@ static void session_cleanup(struct agent_session *s)
 {
 	if (s->trace)
 		agent_trace_destroy(s);
-	if (s->stamper) {
-		tsync_stamp_close(s->stamper);
-		s->stamper = NULL;
-	}
+	tsync_stamp_cache_close(&s->stamps);
 }
 
 /* Serves a control connection; see agent.h. */

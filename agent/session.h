@@ -7,10 +7,10 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
+#include "common/stamp_round.h"
 #include "proto/proto.h"
 
 struct agent_trace;
-struct tsync_stamper;
 
 struct agent_session {
 	struct agent *agent;
@@ -26,9 +26,7 @@ struct agent_session {
 
 	/* Timestamp source of the last rounds, kept for the session because
 	 * creating a marker instance costs milliseconds (DESIGN.md). */
-	struct tsync_stamper *stamper;
-	unsigned int stamper_source;
-	char stamper_clock[TSYNC_CLOCK_NAME_MAX];
+	struct tsync_stamp_cache stamps;
 
 	struct agent_trace *trace;	/* recording state, NULL when idle */
 };

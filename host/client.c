@@ -17,6 +17,7 @@
  * queueing behind another probe, or delay and offset both degrade.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/probeio.h"
-#include "common/stamp.h"
+#include "common/stamp_round.h"
 #include "common/timeutil.h"
 #include "common/transport.h"
 #include "common/tsync_record.h"
@@ -41,9 +42,7 @@ struct tsync_client {
 	struct tsync_decode_ctx dctx;
 	uint32_t next_round;
 
-	struct tsync_stamper *stamper;	/* host stamps, kept across rounds */
-	unsigned int stamper_source;
-	char stamper_clock[TSYNC_CLOCK_NAME_MAX];
+	struct tsync_stamp_cache stamps;	/* host stamps, kept across rounds */
 };
 
 /* Accessors; see client.h. */
@@ -174,53 +173,6 @@ fail:
 	return ret;
 }
 
-/* Returns the host stamper for (@source, @clock), reopening if needed. */
-static int get_stamper(struct tsync_client *c, unsigned int source, const char *clock)
-{
-	char tag[32];
-	int ret;
-
-	if (c->stamper && c->stamper_source == source && !strcmp(c->stamper_clock, clock))
-		return 0;
-	if (c->stamper) {
-		tsync_stamp_close(c->stamper);
-		c->stamper = NULL;
-	}
-	snprintf(tag, sizeof(tag), "h%d", c->fd);
-	ret = tsync_stamp_open((enum tsync_stamp_kind)source, clock, tag, &c->stamper);
-	if (ret)
-		return ret;
-	c->stamper_source = source;
-	snprintf(c->stamper_clock, sizeof(c->stamper_clock), "%s", clock);
-	return 0;
-}
-
-/* Fills the pending (marker) t1/t4 of @hp from the ring buffer of host CPU
- * @cpu. Returns 0 or -errno. */
-static int resolve_host(struct tsync_stamper *sp, uint32_t cpu, uint32_t round,
-			struct tsync_host_probe *hp, size_t n)
-{
-	struct tsync_stamp_slot *slots;
-	int ret;
-
-	if (tsync_stamp_kind_of(sp) != TSYNC_STAMPK_MARKER || !n)
-		return 0;
-	slots = calloc(2 * n, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		slots[2 * i] = (struct tsync_stamp_slot){ hp[i].seq, TSYNC_DIR_HOST_SEND, 0 };
-		slots[2 * i + 1] = (struct tsync_stamp_slot){ hp[i].seq, TSYNC_DIR_HOST_RECV, 0 };
-	}
-	ret = tsync_stamp_resolve(sp, (int)cpu, round, slots, 2 * n);
-	for (size_t i = 0; i < n; i++) {
-		hp[i].t1 = slots[2 * i].ts;
-		hp[i].t4 = slots[2 * i + 1].ts;
-	}
-	free(slots);
-	return ret;
-}
-
 /* Sets a round-level failure in @res; returns 0 (the session goes on). */
 static int round_fail(struct round_result *res, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -246,7 +198,7 @@ static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 
 	for (uint32_t i = 0; i < n; i++) {
 		hp[i].seq = i;
-		ret = tsync_stamp_take(c->stamper, round, i, TSYNC_DIR_HOST_SEND, cpu, &hp[i].t1);
+		ret = tsync_stamp_take(c->stamps.stamper, round, i, TSYNC_DIR_HOST_SEND, cpu, &hp[i].t1);
 		if (ret) {
 			snprintf(err, errlen, "timestamp: %s", strerror(-ret));
 			return ret;
@@ -265,7 +217,7 @@ static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 		}
 		if (ret)
 			return ret;
-		ret = tsync_stamp_take(c->stamper, round, i, TSYNC_DIR_HOST_RECV, cpu, &hp[i].t4);
+		ret = tsync_stamp_take(c->stamps.stamper, round, i, TSYNC_DIR_HOST_RECV, cpu, &hp[i].t4);
 		if (ret) {
 			snprintf(err, errlen, "timestamp: %s", strerror(-ret));
 			return ret;
@@ -287,6 +239,7 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	int host_cpu = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)nhost);
 	bool busy = o->busy > 0;
 	struct tsync_host_probe *hp = NULL;
+	struct tsync_guest_probe *gp = NULL;
 	uint32_t round = c->next_round++;
 	int64_t start = tsync_now_ns();
 	struct tsync_msg m;
@@ -300,7 +253,12 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	if (cpu >= c->session.ncpus)
 		return round_fail(res, -EINVAL, "guest CPU %u does not exist (%u CPUs)",
 				  cpu, c->session.ncpus);
-	ret = get_stamper(c, o->source, o->clock);
+	{
+		char tag[32];
+
+		snprintf(tag, sizeof(tag), "h%d", c->fd);
+		ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock, tag);
+	}
 	if (ret)
 		return round_fail(res, ret, "host timestamps for clock %s (%s): %s", o->clock,
 				  tsync_stamp_source_name(o->source), strerror(-ret));
@@ -364,16 +322,27 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 		ret = -EPROTO;
 		goto fatal;
 	}
-	ret = resolve_host(c->stamper, (uint32_t)host_cpu, round, hp, o->nprobes);
+	ret = TSYNC_STAMP_RESOLVE_PAIRS(c->stamps.stamper, host_cpu, round, hp,
+					o->nprobes, t1, TSYNC_DIR_HOST_SEND,
+					t4, TSYNC_DIR_HOST_RECV);
 	if (ret) {
 		tsync_msg_free(&m);
 		round_fail(res, ret, "host timestamps of round %u lost: %s", round, strerror(-ret));
 		ret = 0;
 		goto out;
 	}
-	ret = tsync_estimate_round(hp, o->nprobes,
-				   (const struct tsync_guest_probe *)m.sync_stamps.stamps,
-				   m.sync_stamps.count, o->estimator, &res->est);
+	gp = calloc(m.sync_stamps.count ? m.sync_stamps.count : 1, sizeof(*gp));
+	if (!gp) {
+		tsync_msg_free(&m);
+		ret = -ENOMEM;
+		goto fatal;
+	}
+	for (uint32_t i = 0; i < m.sync_stamps.count; i++)
+		gp[i] = (struct tsync_guest_probe){ m.sync_stamps.stamps[i].seq,
+						    m.sync_stamps.stamps[i].t2,
+						    m.sync_stamps.stamps[i].t3 };
+	ret = tsync_estimate_round(hp, o->nprobes, gp, m.sync_stamps.count,
+				   o->estimator, &res->est);
 	tsync_msg_free(&m);
 	res->round_ns = tsync_now_ns() - start;
 	if (ret) {
@@ -402,6 +371,7 @@ fatal:
 out:
 	tsync_cpu_unpin(&old);
 	free(hp);
+	free(gp);
 	return res->status && ret ? ret : 0;
 }
 
@@ -414,8 +384,7 @@ void client_close(struct tsync_client *c)
 		return;
 	tsync_msg_init(&m, TSYNC_MSG_BYE);
 	tsync_msg_send(c->fd, &m, tsync_deadline_ms(500));
-	if (c->stamper)
-		tsync_stamp_close(c->stamper);
+	tsync_stamp_cache_close(&c->stamps);
 	close(c->fd);
 	free(c);
 }
