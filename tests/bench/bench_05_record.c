@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -312,6 +313,34 @@ static int wait_ready(enum rec_kind kind, pid_t pid, const char *log, const char
 	return -1;
 }
 
+/* Finds the instance tsync-host @pid records into ("tsync-host-PID" or
+ * "tsync-host-PID-N") and puts its name in @name; returns 0 or -1. */
+static int find_tsync_instance(pid_t pid, char *name, size_t len)
+{
+	char dir[512], prefix[64];
+	struct dirent *e;
+	size_t pl;
+	DIR *d;
+	int ret = -1;
+
+	snprintf(dir, sizeof(dir), "%s/instances", tracefs_tracing_dir());
+	pl = (size_t)snprintf(prefix, sizeof(prefix), "tsync-host-%d", pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, pl) || (e->d_name[pl] && e->d_name[pl] != '-'))
+			continue;
+		if (strlen(e->d_name) >= len)
+			continue;
+		memcpy(name, e->d_name, strlen(e->d_name) + 1);
+		ret = 0;
+		break;
+	}
+	closedir(d);
+	return ret;
+}
+
 /* SIGINTs @pid and reaps it with its rusage into @r; SIGKILL after
  * EXIT_MS. Returns 0 if it exited 0. */
 static int stop_recorder(pid_t pid, struct result *r)
@@ -427,6 +456,7 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 	char out[512], log[512], name[64], idir[512], marker[600];
 	struct stat sb;
 	pid_t pid = -1;
+	int load_err;
 
 	memset(r, 0, sizeof(*r));
 	name[0] = '\0';
@@ -443,14 +473,21 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 	pid = start_recorder(b, kind, out, log, name);
 	if (pid < 0)
 		goto out;
-	if (kind == REC_TSYNC)
-		snprintf(name, sizeof(name), "tsync-host-%d", pid);
 	snprintf(idir, sizeof(idir), "%s/instances/%s", tracefs_tracing_dir(), name);
 	if (wait_ready(kind, pid, log, idir)) {
 		fprintf(stderr, "bench_05_record: %s did not start recording (log %s)\n",
 			kind_name[kind], log);
 		stop_recorder(pid, r);
 		goto out;
+	}
+	if (kind == REC_TSYNC) {
+		if (find_tsync_instance(pid, name, sizeof(name))) {
+			fprintf(stderr, "bench_05_record: no tracefs instance of tsync-host %d\n",
+				pid);
+			stop_recorder(pid, r);
+			goto out;
+		}
+		snprintf(idir, sizeof(idir), "%s/instances/%s", tracefs_tracing_dir(), name);
 	}
 	if (kind == REC_TSYNC && b->tsync_bp) {
 		/* investigation knob: BENCH05_TSYNC_BP=N sets tsync-host's
@@ -460,8 +497,10 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 			fprintf(stderr, "bench_05_record: cannot set %s\n", marker);
 	}
 	snprintf(marker, sizeof(marker), "%s/trace_marker", idir);
-	if (run_load(b, marker, r))
-		fprintf(stderr, "bench_05_record: the load did not run cleanly\n");
+	load_err = run_load(b, marker, r);
+	if (load_err)
+		fprintf(stderr, "bench_05_record: the load did not run cleanly: %s\n",
+			strerror(-load_err));
 	if (stop_recorder(pid, r)) {
 		fprintf(stderr, "bench_05_record: %s failed (log %s)\n", kind_name[kind], log);
 		goto out;
@@ -473,9 +512,9 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 		goto out;
 	}
 	read_stats(b, out, r);
-	r->ok = true;
+	r->ok = !load_err;
 out:
-	if (kind == REC_TSYNC && pid > 0) {
+	if (kind == REC_TSYNC && name[0]) {
 		/* tsync-host removes its instance; make sure after a failure */
 		struct tracefs_instance *left = tracefs_instance_alloc(NULL, name);
 
