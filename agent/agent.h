@@ -44,6 +44,10 @@ int agent_run(struct agent *a, int sigfd);
 /* Stops every connection, waits for their threads, frees @a. */
 void agent_destroy(struct agent *a);
 
+/* Marks the connection on @fd as past its HELLO: it is no longer evicted
+ * to make room when --max-conns connections are open. */
+void agent_conn_established(struct agent *a, int fd);
+
 /* Returns the agent's configuration. */
 const struct agent_cfg *agent_config(const struct agent *a);
 /* Returns the guest's CPU count. */

@@ -60,6 +60,7 @@ void agent_handle_connection(struct agent *a, int fd,
 		tsync_msg_free(&m);
 		return;
 	}
+	agent_conn_established(a, fd);
 	tsync_msg_init(&reply, TSYNC_MSG_HELLO_REPLY);
 	if (tsync_proto_negotiate(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
 				  m.hello.ver_min, m.hello.ver_max, &version, &reply)) {

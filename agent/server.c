@@ -30,6 +30,8 @@ struct agent_conn {
 	struct agent *agent;
 	int fd;
 	struct tsync_peer peer;
+	bool established;	/* its HELLO arrived: never evicted */
+	bool evicted;		/* shut down to make room, thread still ending */
 	struct agent_conn *next;
 };
 
@@ -48,8 +50,9 @@ struct agent {
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle;		/* signalled when nconns drops */
-	struct agent_conn *conns;	/* live connections */
+	struct agent_conn *conns;	/* live connections, newest first */
 	int nconns;
+	int nevicted;			/* of those, shut down and ending */
 	int nsessions;
 	struct agent_sess_ref *sessions;
 	uint64_t next_session_id;
@@ -91,7 +94,7 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
 
 	for (int i = 0; i < cfg->nlisten; i++) {
-		ret = tsync_listen(&cfg->listen[i], 64, &a->listeners[i], err, sizeof(err));
+		ret = tsync_listen(&cfg->listen[i], 256, &a->listeners[i], err, sizeof(err));
 		if (ret) {
 			log_err("%s", err);
 			goto fail;
@@ -133,11 +136,51 @@ static void *conn_thread(void *arg)
 		}
 	}
 	a->nconns--;
+	if (c->evicted)
+		a->nevicted--;
 	pthread_cond_broadcast(&a->idle);
 	pthread_mutex_unlock(&a->lock);
 	close(c->fd);
 	free(c);
 	return NULL;
+}
+
+/* Marks the connection on @fd as past its hello; see agent.h. */
+void agent_conn_established(struct agent *a, int fd)
+{
+	pthread_mutex_lock(&a->lock);
+	for (struct agent_conn *c = a->conns; c; c = c->next) {
+		if (c->fd == fd) {
+			c->established = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+/*
+ * With --max-conns connections open, makes room for a new one by shutting
+ * down the oldest connection that has not said HELLO yet (its thread then
+ * ends on its own). Connections that idle without a hello are what an
+ * attacker can open in bulk; a host sends its hello right away, so it
+ * still gets in while they are held. Called with the lock held; returns
+ * true if one was evicted.
+ */
+static bool evict_one(struct agent *a, const struct tsync_peer *newcomer)
+{
+	struct agent_conn *oldest = NULL;
+
+	for (struct agent_conn *c = a->conns; c; c = c->next)
+		if (!c->established && !c->evicted)
+			oldest = c;
+	if (!oldest)
+		return false;
+	oldest->evicted = true;
+	a->nevicted++;
+	shutdown(oldest->fd, SHUT_RDWR);
+	log_warn("%s: dropped: no hello yet and %d connections open (--max-conns); "
+		 "room made for %s", oldest->peer.name, a->cfg.max_conns, newcomer->name);
+	return true;
 }
 
 /* Accepts one connection on @l and starts its thread. */
@@ -168,7 +211,7 @@ static void accept_one(struct agent *a, struct tsync_listener *l)
 	}
 
 	pthread_mutex_lock(&a->lock);
-	if (a->nconns >= a->cfg.max_conns) {
+	if (a->nconns - a->nevicted >= a->cfg.max_conns && !evict_one(a, &c->peer)) {
 		pthread_mutex_unlock(&a->lock);
 		log_warn("%s: refused: %d connections open (limit --max-conns)",
 			 c->peer.name, a->cfg.max_conns);
@@ -189,7 +232,12 @@ static void accept_one(struct agent *a, struct tsync_listener *l)
 	if (ret) {
 		log_err("%s: cannot start a thread: %s", c->peer.name, strerror(ret));
 		pthread_mutex_lock(&a->lock);
-		a->conns = c->next;
+		for (struct agent_conn **pp = &a->conns; *pp; pp = &(*pp)->next) {
+			if (*pp == c) {
+				*pp = c->next;
+				break;
+			}
+		}
 		a->nconns--;
 		pthread_mutex_unlock(&a->lock);
 		close(fd);
@@ -222,9 +270,21 @@ int agent_run(struct agent *a, int sigfd)
 				log_info("signal %u: shutting down", si.ssi_signo);
 			return 0;
 		}
-		for (int i = 0; i < n; i++)
-			if (pfd[i].revents & POLLIN)
+		/* Drain a burst of connections per wake-up (bounded, so one
+		 * listener cannot starve the other or the signalfd): a client
+		 * opening connections faster than one per poll would otherwise
+		 * overflow the backlog and wait for SYN retransmits. */
+		for (int i = 0; i < n; i++) {
+			struct pollfd lp = { .fd = pfd[i].fd, .events = POLLIN };
+
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			for (int k = 0; k < 64; k++) {
 				accept_one(a, a->listeners[i]);
+				if (poll(&lp, 1, 0) <= 0 || !(lp.revents & POLLIN))
+					break;
+			}
+		}
 	}
 }
 

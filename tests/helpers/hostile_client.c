@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hostile_client: misbehaves against a running tsync-agent, one case per
+ * run, and checks that the agent copes: it closes (or answers with ERROR)
+ * in bounded time and does not wait for the rest of a lie.
+ *
+ *   hostile_client ENDPOINT CASE [ARGS]
+ *
+ * Cases (IO is the agent's --io-timeout in ms, as the tests set it):
+ *   random N             N random bytes instead of a HELLO
+ *   lying-huge           HELLO header announcing 2 GiB
+ *   lying-short          HELLO header announcing 10 bytes (below its size)
+ *   lying-long IO        HELLO header announcing 1000 bytes, 84 sent, silence
+ *   truncated IO         half a HELLO, then silence
+ *   trickle IO MS        a HELLO one byte every MS ms
+ *   session-lie IO       after a session: a TRACE_START header announcing
+ *                        1 MiB, 100 bytes sent, silence
+ *   idle N MAXCONNS IDLE N connections that say nothing: at least
+ *                        N-MAXCONNS are closed early (well before IDLE ms),
+ *                        the rest by the idle timeout
+ *   data-secret IO       a data stream hello for a live session with a
+ *                        wrong secret, and one for an unknown session
+ *   bad-cpu              session, then SYNC_START for CPU 9999
+ *   bad-event            session, then TRACE_START for an unknown event
+ *   big-buffer KB        session, then TRACE_START asking KB KiB per CPU
+ *
+ * Prints what happened on stdout. Exit: 0 the agent behaved, 1 it did not,
+ * 2 usage or local error, 3 the agent does not support the feature the
+ * case needs (e.g. tracing), so the case could not be judged.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include "common/endpoint.h"
+#include "common/io.h"
+#include "common/msgio.h"
+#include "common/timeutil.h"
+#include "common/transport.h"
+#include "proto/proto.h"
+
+/* Slack on top of the agent's timeouts for a loaded 2-CPU machine. */
+#define SLACK_MS 4000
+
+struct ctx {
+	struct tsync_endpoint ep;
+};
+
+/* Prints a failure and returns 1. */
+static int __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	return 1;
+}
+
+/* Connects to the agent; exits 2 if it cannot. */
+static int conn(const struct ctx *c)
+{
+	char err[256];
+	int fd = tsync_connect(&c->ep, 5000, NULL, err, sizeof(err));
+
+	if (fd < 0) {
+		fprintf(stderr, "hostile_client: connect: %s\n", err);
+		exit(2);
+	}
+	return fd;
+}
+
+/*
+ * Waits up to @ms for the agent to close @fd, reading (and ignoring)
+ * whatever it sends; an ERROR message's code goes to *@code if not NULL.
+ * Returns the milliseconds until the close, or -1 if still open.
+ */
+static int wait_closed(int fd, int ms, uint32_t *code)
+{
+	int64_t start = tsync_now_ns(), deadline = tsync_deadline_ms(ms);
+	uint8_t buf[4096];
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, tsync_remaining_ms(deadline));
+		ssize_t n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			return (int)((tsync_now_ns() - start) / NSEC_PER_MSEC);
+		/* An ERROR right at the start of what we read: keep its code. */
+		if (code && n >= TSYNC_HDR_LEN + 4 && buf[5] == TSYNC_MSG_ERROR)
+			*code = (uint32_t)buf[12] << 24 | (uint32_t)buf[13] << 16 |
+				(uint32_t)buf[14] << 8 | buf[15];
+	}
+}
+
+/* Encodes @m into @buf; returns its length. Exits 2 if it cannot. */
+static size_t encode(const struct tsync_msg *m, uint8_t *buf, size_t cap)
+{
+	size_t len;
+	int ret = tsync_msg_encode(m, buf, cap, &len);
+
+	if (ret) {
+		fprintf(stderr, "hostile_client: encode %s: %s\n", tsync_msg_name(m->type),
+			tsync_perr_name(ret));
+		exit(2);
+	}
+	return len;
+}
+
+/* Builds a HELLO of @kind. */
+static void mk_hello(struct tsync_msg *m, uint8_t kind, uint64_t sid,
+		     const uint8_t *secret)
+{
+	tsync_msg_init(m, TSYNC_MSG_HELLO);
+	m->hello.ver_min = TSYNC_PROTO_VERSION_MIN;
+	m->hello.ver_max = TSYNC_PROTO_VERSION_MAX;
+	m->hello.kind = kind;
+	m->hello.session_id = sid;
+	if (secret)
+		memcpy(m->hello.secret, secret, TSYNC_SECRET_LEN);
+}
+
+/* Writes @len bytes or exits 2. */
+static void put(int fd, const void *buf, size_t len)
+{
+	int ret = tsync_write_full(fd, buf, len, tsync_deadline_ms(5000));
+
+	if (ret) {
+		fprintf(stderr, "hostile_client: write: %s\n", strerror(-ret));
+		exit(2);
+	}
+}
+
+/* Opens a control session; fills @reply. Exits 2 on failure. */
+static int open_session(const struct ctx *c, struct tsync_session_reply *reply)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_msg m;
+	uint8_t buf[256];
+	char err[256];
+	int fd = conn(c);
+
+	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	if (tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, &m, &dctx,
+				  tsync_deadline_ms(5000), err, sizeof(err)))
+		goto fail;
+	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
+	snprintf(m.session_req.name, sizeof(m.session_req.name), "hostile");
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	if (tsync_msg_recv_expect(fd, TSYNC_MSG_SESSION_REPLY, &m, &dctx,
+				  tsync_deadline_ms(5000), err, sizeof(err)))
+		goto fail;
+	*reply = m.session_reply;
+	tsync_msg_free(&m);
+	return fd;
+fail:
+	fprintf(stderr, "hostile_client: session: %s\n", err);
+	exit(2);
+}
+
+/* Sends BYE (best effort) and closes. */
+static void bye(int fd)
+{
+	struct tsync_msg m;
+
+	tsync_msg_init(&m, TSYNC_MSG_BYE);
+	tsync_msg_send(fd, &m, tsync_deadline_ms(1000));
+	close(fd);
+}
+
+/* Expects the agent to close @fd within @max_ms; @what names the case. */
+static int expect_closed(int fd, int max_ms, const char *what)
+{
+	uint32_t code = 0;
+	int t = wait_closed(fd, max_ms, &code);
+
+	close(fd);
+	if (t < 0)
+		return bad("%s: still open after %d ms", what, max_ms);
+	printf("ok: %s: closed by the agent after %d ms%s%s\n", what, t,
+	       code ? ", ERROR " : "", code ? tsync_err_name(code) : "");
+	return 0;
+}
+
+static int case_random(const struct ctx *c, int n)
+{
+	uint8_t *buf = malloc((size_t)n);
+	int fd = conn(c);
+
+	if (!buf || getrandom(buf, (size_t)n, 0) != n)
+		return 2;
+	buf[0] = 0;	/* never "TSYP" by chance */
+	/* the agent may close before it has read everything: ignore EPIPE */
+	tsync_write_full(fd, buf, (size_t)n, tsync_deadline_ms(5000));
+	free(buf);
+	return expect_closed(fd, SLACK_MS, "random bytes");
+}
+
+/* A HELLO header announcing @len bytes, then @send payload bytes. */
+static int lying_hello(const struct ctx *c, uint32_t len, size_t send, int max_ms,
+		       const char *what)
+{
+	struct tsync_msg m;
+	uint8_t buf[256];
+	int fd = conn(c);
+
+	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+	encode(&m, buf, sizeof(buf));
+	buf[8] = (uint8_t)(len >> 24);
+	buf[9] = (uint8_t)(len >> 16);
+	buf[10] = (uint8_t)(len >> 8);
+	buf[11] = (uint8_t)len;
+	put(fd, buf, TSYNC_HDR_LEN + send);
+	return expect_closed(fd, max_ms, what);
+}
+
+static int case_truncated(const struct ctx *c, int io_ms)
+{
+	struct tsync_msg m;
+	uint8_t buf[256];
+	int fd = conn(c);
+	size_t len;
+
+	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+	len = encode(&m, buf, sizeof(buf));
+	put(fd, buf, len / 2);
+	return expect_closed(fd, io_ms + SLACK_MS, "half a HELLO, then silence");
+}
+
+static int case_trickle(const struct ctx *c, int io_ms, int every_ms)
+{
+	int64_t first = 0;
+	struct tsync_msg m;
+	uint8_t buf[256];
+	int fd = conn(c);
+	size_t len, i;
+
+	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+	len = encode(&m, buf, sizeof(buf));
+	for (i = 0; i < len; i++) {
+		int t;
+
+		if (send(fd, buf + i, 1, MSG_NOSIGNAL) != 1)
+			break;	/* closed under us */
+		if (!first)
+			first = tsync_now_ns();
+		t = wait_closed(fd, every_ms, NULL);
+		if (t >= 0)
+			break;
+	}
+	if (i >= len) {
+		close(fd);
+		return bad("trickle: the agent waited for all %zu bytes at one per %d ms",
+			   len, every_ms);
+	}
+	{
+		int ms = (int)((tsync_now_ns() - first) / NSEC_PER_MSEC);
+
+		close(fd);
+		if (ms > io_ms + every_ms + SLACK_MS)
+			return bad("trickle: closed only %d ms after the first byte", ms);
+		printf("ok: one byte per %d ms: closed after %zu of %zu bytes, %d ms after "
+		       "the first\n", every_ms, i + 1, len, ms);
+	}
+	return 0;
+}
+
+static int case_session_lie(const struct ctx *c, int io_ms)
+{
+	struct tsync_session_reply r;
+	uint8_t buf[TSYNC_HDR_LEN + 100] = { 0 };
+	int fd = open_session(c, &r);
+	uint32_t len = TSYNC_MSG_MAX;
+
+	buf[0] = 'T'; buf[1] = 'S'; buf[2] = 'Y'; buf[3] = 'P';
+	buf[4] = TSYNC_PROTO_VERSION_MIN;
+	buf[5] = TSYNC_MSG_TRACE_START;
+	buf[8] = (uint8_t)(len >> 24);
+	buf[9] = (uint8_t)(len >> 16);
+	buf[10] = (uint8_t)(len >> 8);
+	buf[11] = (uint8_t)len;
+	put(fd, buf, sizeof(buf));
+	return expect_closed(fd, io_ms + SLACK_MS,
+			     "session: TRACE_START announcing 1 MiB, 100 bytes sent");
+}
+
+/* Counts and closes the connections of @p[0..@n) the agent has closed
+ * (waiting up to @wait_ms for the first); a close within @early_ms of the
+ * connection's open counts as early. Returns poll's result. */
+static int reap(struct pollfd *p, const int64_t *opened, int n, int wait_ms,
+		int early_ms, int *early, int *closed)
+{
+	int r = poll(p, (nfds_t)n, wait_ms);
+
+	for (int i = 0; r > 0 && i < n; i++) {
+		char b[64];
+		ssize_t got;
+
+		if (p[i].fd < 0 || !p[i].revents)
+			continue;
+		got = recv(p[i].fd, b, sizeof(b), MSG_DONTWAIT);
+		if (got > 0 || (got < 0 && errno == EAGAIN))
+			continue;
+		if ((tsync_now_ns() - opened[i]) / NSEC_PER_MSEC < early_ms)
+			(*early)++;
+		(*closed)++;
+		close(p[i].fd);
+		p[i].fd = -1;
+	}
+	return r;
+}
+
+static int case_idle(const struct ctx *c, int n, int max_conns, int idle_ms)
+{
+	struct pollfd *p = calloc((size_t)n, sizeof(*p));
+	int64_t *opened = calloc((size_t)n, sizeof(*opened));
+	int early = 0, closed = 0, early_ms = idle_ms / 2;
+	struct tsync_peer peer;
+	struct rlimit rl;
+	int64_t deadline;
+	char err[256];
+
+	if (!p || !opened)
+		return 2;
+	/* room for n descriptors */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)n + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* the first through tsync_connect (which resolves), the rest with
+	 * plain connect() to the same address, as fast as the kernel goes;
+	 * closes are noticed as they happen, the flood goes on meanwhile */
+	p[0] = (struct pollfd){ .fd = tsync_connect(&c->ep, 5000, &peer, err, sizeof(err)),
+				.events = POLLIN };
+	if (p[0].fd < 0) {
+		fprintf(stderr, "hostile_client: connect: %s\n", err);
+		return 2;
+	}
+	opened[0] = tsync_now_ns();
+	for (int i = 1; i < n; i++) {
+		int fd = socket(peer.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&peer.addr, peer.addrlen)) {
+			fprintf(stderr, "hostile_client: connection %d: %s\n", i, strerror(errno));
+			return 2;
+		}
+		p[i] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		opened[i] = tsync_now_ns();
+		reap(p, opened, i + 1, 0, early_ms, &early, &closed);
+	}
+	printf("opened %d idle connections in %lld ms\n", n,
+	       (long long)((tsync_now_ns() - opened[0]) / NSEC_PER_MSEC));
+	deadline = tsync_deadline_ms(idle_ms + SLACK_MS);
+	while (closed < n && tsync_now_ns() < deadline)
+		if (reap(p, opened, n, tsync_remaining_ms(deadline), early_ms, &early,
+			 &closed) < 0 && errno != EINTR)
+			break;
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	free(p);
+	free(opened);
+	printf("%d closed, %d of them early (within %d ms of their open), %d still open\n",
+	       closed, early, early_ms, n - closed);
+	if (closed < n)
+		return bad("%d idle connections outlived the idle timeout", n - closed);
+	if (early < n - max_conns)
+		return bad("only %d connections closed early, expected >= %d over --max-conns",
+			   early, n - max_conns);
+	printf("ok: %d idle connections: %d closed early (over --max-conns %d), "
+	       "all closed by the idle timeout\n", n, early, max_conns);
+	return 0;
+}
+
+static int case_data_secret(const struct ctx *c, int io_ms)
+{
+	struct tsync_session_reply r;
+	uint8_t secret[TSYNC_SECRET_LEN], buf[256];
+	struct tsync_msg m;
+	int cfd = open_session(c, &r), fd, ret;
+
+	memcpy(secret, r.secret, sizeof(secret));
+	secret[0] ^= 0x01;
+	fd = conn(c);
+	mk_hello(&m, TSYNC_CONN_DATA, r.session_id, secret);
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	ret = expect_closed(fd, io_ms + SLACK_MS, "data hello with a wrong secret");
+
+	fd = conn(c);
+	mk_hello(&m, TSYNC_CONN_DATA, r.session_id ^ 0x5a5a0000, r.secret);
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	ret |= expect_closed(fd, io_ms + SLACK_MS, "data hello for an unknown session");
+	bye(cfd);
+	return ret;
+}
+
+/* Sends @m on a fresh session and waits for the agent's ERROR. Returns 0
+ * and its code, or 1. */
+static int session_error(const struct ctx *c, const struct tsync_msg *m,
+			 uint32_t *code, const char *what)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_session_reply r;
+	struct tsync_msg reply;
+	char err[256];
+	int fd = open_session(c, &r), ret;
+
+	ret = tsync_msg_send(fd, m, tsync_deadline_ms(5000));
+	if (ret) {
+		close(fd);
+		return bad("%s: send: %s", what, strerror(-ret));
+	}
+	ret = tsync_msg_recv(fd, &reply, &dctx, tsync_deadline_ms(SLACK_MS), err, sizeof(err));
+	if (ret) {
+		close(fd);
+		return bad("%s: no answer: %s", what, err);
+	}
+	if (reply.type != TSYNC_MSG_ERROR && reply.type != TSYNC_MSG_SYNC_READY) {
+		close(fd);
+		return bad("%s: answered %s", what, tsync_msg_name(reply.type));
+	}
+	*code = reply.type == TSYNC_MSG_ERROR ? reply.error.code : reply.sync_ready.status;
+	if (reply.type == TSYNC_MSG_ERROR)
+		printf("%s: ERROR %s: %s\n", what, tsync_err_name(*code), reply.error.reason);
+	else
+		printf("%s: SYNC_READY status %s\n", what, tsync_err_name(*code));
+	bye(fd);
+	return *code ? 0 : bad("%s: accepted", what);
+}
+
+static int case_bad_cpu(const struct ctx *c)
+{
+	struct tsync_msg m;
+	uint32_t code;
+
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_START);
+	m.sync_start.round_id = 1;
+	m.sync_start.cpu = 9999;
+	m.sync_start.nprobes = 10;
+	m.sync_start.source = TSYNC_STAMP_CLOCK;
+	snprintf(m.sync_start.clock, sizeof(m.sync_start.clock), "mono");
+	if (session_error(c, &m, &code, "SYNC_START cpu 9999"))
+		return 1;
+	printf("ok: SYNC_START for CPU 9999 refused (%s)\n", tsync_err_name(code));
+	return 0;
+}
+
+/* TRACE_START with one event @event and @kb KiB; @want the expected
+ * error code. */
+static int trace_start(const struct ctx *c, const char *event, uint32_t kb,
+		       uint32_t want, const char *what)
+{
+	struct tsync_trace_event ev = { .filter = (char *)"" };
+	struct tsync_msg m;
+	uint32_t code;
+
+	snprintf(ev.name, sizeof(ev.name), "%s", event);
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	m.trace_start.buffer_kb = kb;
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
+	m.trace_start.nevents = 1;
+	m.trace_start.events = &ev;
+	if (session_error(c, &m, &code, what))
+		return 1;
+	if (code == TSYNC_ERR_UNSUPPORTED) {
+		printf("note: %s: the agent does not support tracing\n", what);
+		return 3;
+	}
+	if (code != want)
+		return bad("%s: ERROR %s, expected %s", what, tsync_err_name(code),
+			   tsync_err_name(want));
+	printf("ok: %s refused (%s)\n", what, tsync_err_name(code));
+	return 0;
+}
+
+/* Parses a positive int argument or exits 2. */
+static int num(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*end || end == s || v <= 0 || v > 1000000000) {
+		fprintf(stderr, "hostile_client: bad number '%s'\n", s);
+		exit(2);
+	}
+	return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c;
+	char err[256];
+	const char *cs;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: hostile_client ENDPOINT CASE [ARGS] (see the source)\n");
+		return 2;
+	}
+	if (tsync_endpoint_parse(argv[1], 0, &c.ep, err, sizeof(err))) {
+		fprintf(stderr, "hostile_client: %s\n", err);
+		return 2;
+	}
+	cs = argv[2];
+#define NEED(n) do { if (argc < 3 + (n)) { fprintf(stderr, "%s needs %d argument(s)\n", cs, n); return 2; } } while (0)
+	if (!strcmp(cs, "random")) {
+		NEED(1);
+		return case_random(&c, num(argv[3]));
+	} else if (!strcmp(cs, "lying-huge")) {
+		return lying_hello(&c, 0x7fffffffu, 84, SLACK_MS, "HELLO announcing 2 GiB");
+	} else if (!strcmp(cs, "lying-short")) {
+		return lying_hello(&c, 10, 10, SLACK_MS, "HELLO announcing 10 bytes");
+	} else if (!strcmp(cs, "lying-long")) {
+		NEED(1);
+		return lying_hello(&c, 1000, 84, num(argv[3]) + SLACK_MS,
+				   "HELLO announcing 1000 bytes, 84 sent");
+	} else if (!strcmp(cs, "truncated")) {
+		NEED(1);
+		return case_truncated(&c, num(argv[3]));
+	} else if (!strcmp(cs, "trickle")) {
+		NEED(2);
+		return case_trickle(&c, num(argv[3]), num(argv[4]));
+	} else if (!strcmp(cs, "session-lie")) {
+		NEED(1);
+		return case_session_lie(&c, num(argv[3]));
+	} else if (!strcmp(cs, "idle")) {
+		NEED(3);
+		return case_idle(&c, num(argv[3]), num(argv[4]), num(argv[5]));
+	} else if (!strcmp(cs, "data-secret")) {
+		NEED(1);
+		return case_data_secret(&c, num(argv[3]));
+	} else if (!strcmp(cs, "bad-cpu")) {
+		return case_bad_cpu(&c);
+	} else if (!strcmp(cs, "bad-event")) {
+		return trace_start(&c, "nosuchsys:nosuchevent", 0, TSYNC_ERR_NO_EVENT,
+				   "TRACE_START of an unknown event");
+	} else if (!strcmp(cs, "big-buffer")) {
+		NEED(1);
+		return trace_start(&c, "sched:sched_switch", (uint32_t)num(argv[3]),
+				   TSYNC_ERR_LIMIT, "TRACE_START with a buffer over the limit");
+	}
+	fprintf(stderr, "hostile_client: unknown case '%s'\n", cs);
+	return 2;
+}
