@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 
@@ -160,7 +161,7 @@ void agent_conn_established(struct agent *a, int fd)
 
 /*
  * With --max-conns connections open, makes room for a new one by shutting
- * down the oldest connection that has not said HELLO yet (its thread then
+ * down the oldest connection that has not sent a byte yet (its thread then
  * ends on its own). Connections that idle without a hello are what an
  * attacker can open in bulk; a host sends its hello right away, so it
  * still gets in while they are held. Called with the lock held; returns
@@ -170,9 +171,17 @@ static bool evict_one(struct agent *a, const struct tsync_peer *newcomer)
 {
 	struct agent_conn *oldest = NULL;
 
-	for (struct agent_conn *c = a->conns; c; c = c->next)
-		if (!c->established && !c->evicted)
-			oldest = c;
+	/* Oldest first (the list is newest first). One whose bytes are
+	 * already waiting is a host whose thread has not run yet: keep it. */
+	for (struct agent_conn *c = a->conns; c; c = c->next) {
+		int pending = 0;
+
+		if (c->established || c->evicted)
+			continue;
+		if (ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0)
+			continue;
+		oldest = c;
+	}
 	if (!oldest)
 		return false;
 	oldest->evicted = true;
