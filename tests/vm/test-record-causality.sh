@@ -23,13 +23,15 @@ vm_wait '^TSYNC-VM-AGENT-READY' 60 || exit 1
 tmp=$(mktemp -d /tmp/tsync-vm-rec.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"; vm_stop' EXIT
 
-# The host helper marks into tsync-host record's instance (tsync-host-PID,
-# PID = the command's parent).
+# The host helper marks into tsync-host record's instance (tsync-host-PID
+# or tsync-host-PID-N, PID = the command's parent).
 cat >"$tmp/cmd.sh" <<EOS
 #!/bin/bash
-m=/sys/kernel/tracing/instances/tsync-host-\$PPID/trace_marker
-[ -w "\$m" ] || { echo "no host instance \$m" >&2; exit 1; }
-exec "$B/vm/pingpong_net" client 127.0.0.1 ${VM_PORT[7000]} "\$m" $N
+I=/sys/kernel/tracing/instances
+m=\$(ls -d \$I/tsync-host-\$PPID \$I/tsync-host-\$PPID-* 2>/dev/null | head -n1)/trace_marker
+[ -w "\$m" ] || { echo "no host instance tsync-host-\$PPID[-*] in \$I" >&2; exit 1; }
+"$B/vm/pingpong_net" client 127.0.0.1 ${VM_PORT[7000]} "\$m" $N
+echo \$? >"$tmp/client.rc"
 EOS
 chmod +x "$tmp/cmd.sh"
 t0=$SECONDS
@@ -39,8 +41,10 @@ if ! timeout 300 "$B/tsync-host" record -o "$tmp/trace.dat" --tsync-interval 200
 	cat "$tmp/rec.out" >&2
 	exit 1
 fi
-echo "record: $((SECONDS - t0)) s; $(grep -c . "$tmp/rec.out") lines of output:"
-tail -n 5 "$tmp/rec.out"
+echo "record: $((SECONDS - t0)) s; output:"
+cat "$tmp/rec.out"
+[ "$(cat "$tmp/client.rc" 2>/dev/null)" = 0 ] ||
+	{ echo "FAIL: the ping-pong client failed" >&2; exit 1; }
 vm_send "TSYNC-HOST done"
 rc=$(vm_wait_exit 60) || { echo "vm: guest did not finish" >&2; exit 1; }
 [ "$rc" = 0 ] || { echo "FAIL: guest script exit status $rc" >&2; exit 1; }
