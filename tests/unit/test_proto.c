@@ -948,6 +948,52 @@ static void test_helpers(void **state)
 	assert_string_equal(tsync_meta_kind_name(77), "unknown");
 }
 
+/*
+ * The catalogue in Documentation/protocol.md matches the code: every
+ * message type with its id, name and payload limits, every wire error
+ * code with its name (so the specification cannot drift silently).
+ */
+static void test_doc_tables(void **state)
+{
+	FILE *f = fopen("Documentation/protocol.md", "r");
+	char line[512], name[64], dir[64];
+	unsigned int id, min, max, types = 0, codes = 0;
+	int in_types = 0;
+
+	(void)state;
+	if (!f)
+		fail_msg("Documentation/protocol.md: %s (run from the tree's top)",
+			 strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "| id | name"))
+			in_types = 1;
+		if (in_types &&
+		    sscanf(line, "| %u | %63[A-Z_] | %63[^|]| %u | %u |", &id, name,
+			   dir, &min, &max) == 5) {
+			if (strcmp(tsync_msg_name(id), name) ||
+			    tsync_msg_min_len(id) != min ||
+			    tsync_msg_max_len(id) != max)
+				fail_msg("doc says %u %s %u..%u, code says %s %u..%u",
+					 id, name, min, max, tsync_msg_name(id),
+					 tsync_msg_min_len(id),
+					 tsync_msg_max_len(id));
+			types++;
+			continue;
+		}
+		if (in_types && types && line[0] != '|')
+			in_types = 0;
+		/* wire error codes: "| 2    | VERSION      | ..." */
+		if (!in_types && !strstr(line, "| -") &&
+		    sscanf(line, "| %u | %63[A-Z_] |", &id, name) == 2) {
+			assert_string_equal(tsync_err_name(id), name);
+			codes++;
+		}
+	}
+	fclose(f);
+	assert_int_equal(types, N_SAMPLE_TYPES);
+	assert_int_equal(codes, TSYNC_ERR_PERMISSION + 1);
+}
+
 /* Writes @len bytes of @data to DIR/SUB/NAME. */
 static void write_file(const char *dir, const char *sub, const char *name,
 		       const uint8_t *data, size_t len)
@@ -1010,6 +1056,7 @@ int main(void)
 		cmocka_unit_test(test_large_messages),
 		cmocka_unit_test(test_negotiate),
 		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_doc_tables),
 		cmocka_unit_test(test_corpus),
 	};
 
