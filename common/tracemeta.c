@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Trace metadata collection from tracefs, per-CPU stats parsing, and event
- * selection (resolve specs, enable with filters). See tracemeta.h.
+ * Trace metadata: collected from tracefs, or rebuilt from parts received
+ * from a peer; per-CPU stats parsing. See tracemeta.h.
  */
 #include "common/tracemeta.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +17,11 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
+#include "common/tracemeta_priv.h"
+#include "proto/proto.h"
+
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
-static int read_path(const char *path, char **out, size_t *outlen)
+int tm_read_path(const char *path, char **out, size_t *outlen)
 {
 	size_t cap = 16384, len = 0;
 	char *buf = malloc(cap), *nb;
@@ -69,22 +71,22 @@ fail:
 }
 
 /* Reads @rel (relative to @inst's directory, or the top). 0 or -errno. */
-static int inst_read(struct tracefs_instance *inst, const char *rel,
-		     char **out, size_t *len)
+int tm_inst_read(struct tracefs_instance *inst, const char *rel,
+		 char **out, size_t *len)
 {
 	char *path = tracefs_instance_get_file(inst, rel);
 	int ret;
 
 	if (!path)
 		return -ENOMEM;
-	ret = read_path(path, out, len);
+	ret = tm_read_path(path, out, len);
 	tracefs_put_tracing_file(path);
 	return ret;
 }
 
 /* Writes @str to @rel of @inst (truncating). Returns 0 or -errno. */
-static int inst_write(struct tracefs_instance *inst, const char *rel,
-		      const char *str)
+int tm_inst_write(struct tracefs_instance *inst, const char *rel,
+		  const char *str)
 {
 	char *path = tracefs_instance_get_file(inst, rel);
 	size_t len = strlen(str);
@@ -108,9 +110,7 @@ static int inst_write(struct tracefs_instance *inst, const char *rel,
 }
 
 /* snprintf into @err if there is one. */
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void tm_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -123,14 +123,49 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- metadata ---------------------------------------------------------- */
 
+/* Indexes of the single texts. */
+enum { T_HP, T_HE, T_KALLSYMS, T_PRINTK, T_CMDLINES, T_UNAME, T_CLOCK, T_N };
+
+/* The protocol's META_CHUNK kinds are the part kinds: keep them equal. */
+_Static_assert((int)TRACEMETA_HEADER_PAGE == (int)TSYNC_META_HEADER_PAGE &&
+	       (int)TRACEMETA_HEADER_EVENT == (int)TSYNC_META_HEADER_EVENT &&
+	       (int)TRACEMETA_FTRACE_FORMAT == (int)TSYNC_META_FTRACE_FORMAT &&
+	       (int)TRACEMETA_EVENT_FORMAT == (int)TSYNC_META_EVENT_FORMAT &&
+	       (int)TRACEMETA_KALLSYMS == (int)TSYNC_META_KALLSYMS &&
+	       (int)TRACEMETA_PRINTK == (int)TSYNC_META_PRINTK &&
+	       (int)TRACEMETA_CMDLINES == (int)TSYNC_META_CMDLINES &&
+	       (int)TRACEMETA_UNAME == (int)TSYNC_META_UNAME &&
+	       (int)TRACEMETA_TRACE_CLOCK == (int)TSYNC_META_TRACE_CLOCK,
+	       "tracemeta part kinds must match enum tsync_meta_kind");
+
 struct tracemeta {
 	struct tracedat_meta meta;	/* view handed out */
-	char *hp, *he, *kallsyms, *printk, *cmdlines, *uname, *clock;
+	struct tracedat_text text[T_N];	/* owned, NUL-terminated */
+	unsigned int have;		/* bit per single text received */
 	int nftrace;
 	struct tracedat_text *ftrace;	/* data owned */
 	int nsys;
 	struct tracedat_system *sys;	/* names and formats owned */
+	int nformats;			/* ftrace + event formats */
+	size_t total;			/* bytes of all texts */
+	unsigned int open_kind;		/* part continued by the next add */
+	bool finished;
 };
+
+/* Returns the single-text index of part @kind, or -1. */
+static int text_index(unsigned int kind)
+{
+	switch (kind) {
+	case TRACEMETA_HEADER_PAGE:	return T_HP;
+	case TRACEMETA_HEADER_EVENT:	return T_HE;
+	case TRACEMETA_KALLSYMS:	return T_KALLSYMS;
+	case TRACEMETA_PRINTK:		return T_PRINTK;
+	case TRACEMETA_CMDLINES:	return T_CMDLINES;
+	case TRACEMETA_UNAME:		return T_UNAME;
+	case TRACEMETA_TRACE_CLOCK:	return T_CLOCK;
+	default:			return -1;
+	}
+}
 
 /* Frees an array of owned format texts. */
 static void free_texts(struct tracedat_text *t, int n)
@@ -144,13 +179,8 @@ void tracemeta_free(struct tracemeta *tm)
 {
 	if (!tm)
 		return;
-	free(tm->hp);
-	free(tm->he);
-	free(tm->kallsyms);
-	free(tm->printk);
-	free(tm->cmdlines);
-	free(tm->uname);
-	free(tm->clock);
+	for (int i = 0; i < T_N; i++)
+		free((char *)tm->text[i].data);
 	free_texts(tm->ftrace, tm->nftrace);
 	for (int i = 0; i < tm->nsys; i++) {
 		free((char *)tm->sys[i].name);
@@ -161,42 +191,331 @@ void tracemeta_free(struct tracemeta *tm)
 	free(tm);
 }
 
+struct tracemeta *tracemeta_new(void)
+{
+	return calloc(1, sizeof(struct tracemeta));
+}
+
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm)
 {
 	return &tm->meta;
 }
 
-int tracemeta_subbuf_size(struct tracefs_instance *inst)
+/* Appends @len bytes to @t, keeping it NUL-terminated. 0 or -errno. */
+static int text_append(struct tracemeta *tm, struct tracedat_text *t,
+		       const void *data, size_t len)
 {
-	struct tep_handle *tep;
-	char *hp;
-	size_t len;
-	int ret;
+	char *nd;
 
-	ret = inst_read(inst, "events/header_page", &hp, &len);
-	if (ret)
-		return ret;
-	tep = tep_alloc();
-	if (!tep) {
-		free(hp);
+	if (len > TRACEMETA_MAX_TEXT - t->len ||
+	    len > TRACEMETA_MAX_TOTAL - tm->total)
+		return -E2BIG;
+	nd = realloc((char *)t->data, t->len + len + 1);
+	if (!nd)
+		return -ENOMEM;
+	if (len)
+		memcpy(nd + t->len, data, len);
+	t->len += len;
+	nd[t->len] = '\0';
+	t->data = nd;
+	tm->total += len;
+	return 0;
+}
+
+/* Adds an empty format text to @arr/@n. Returns it or NULL. */
+static struct tracedat_text *new_format(struct tracemeta *tm,
+					struct tracedat_text **arr, int *n)
+{
+	struct tracedat_text *na;
+
+	if (tm->nformats >= TRACEMETA_MAX_FORMATS)
+		return NULL;
+	na = realloc(*arr, sizeof(**arr) * (size_t)(*n + 1));
+	if (!na)
+		return NULL;
+	*arr = na;
+	na[*n] = (struct tracedat_text){ NULL, 0 };
+	tm->nformats++;
+	return &na[(*n)++];
+}
+
+/* Returns the index of system @name, adding it if needed, or -errno. */
+static int sys_index(struct tracemeta *tm, const char *name)
+{
+	struct tracedat_system *ns;
+	char *dup;
+
+	for (int i = 0; i < tm->nsys; i++)
+		if (!strcmp(tm->sys[i].name, name))
+			return i;
+	if (tm->nsys >= TRACEMETA_MAX_SYSTEMS)
+		return -E2BIG;
+	dup = strdup(name);
+	ns = dup ? realloc(tm->sys, sizeof(*ns) * (size_t)(tm->nsys + 1)) : NULL;
+	if (!ns) {
+		free(dup);
 		return -ENOMEM;
 	}
-	if (tep_parse_header_page(tep, hp, len, (int)sizeof(long)))
+	tm->sys = ns;
+	ns[tm->nsys] = (struct tracedat_system){ .name = dup };
+	return tm->nsys++;
+}
+
+/* Returns true for a usable system name: [A-Za-z0-9_-], 1..64 chars. */
+static bool valid_system(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return false;
+	for (; s[n]; n++)
+		if (!(s[n] == '_' || s[n] == '-' || (s[n] >= '0' && s[n] <= '9') ||
+		      (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z')))
+			return false;
+	return n > 0 && n < 65 && strcmp(s, "ftrace");
+}
+
+/* Returns the text an add of @kind/@system writes to (new or open). */
+static int part_target(struct tracemeta *tm, unsigned int kind,
+		       const char *system, bool cont, struct tracedat_text **t)
+{
+	int idx = text_index(kind);
+	struct tracedat_system *s;
+	struct tracedat_text *f;
+
+	if (idx >= 0) {
+		if (!cont && (tm->have & (1u << idx)))
+			return -EPROTO;	/* sent twice */
+		tm->have |= 1u << idx;
+		*t = &tm->text[idx];
+		return 0;
+	}
+	if (kind == TRACEMETA_FTRACE_FORMAT) {
+		*t = cont ? &tm->ftrace[tm->nftrace - 1] :
+			    new_format(tm, &tm->ftrace, &tm->nftrace);
+		return *t ? 0 : -E2BIG;
+	}
+	/* TRACEMETA_EVENT_FORMAT */
+	if (!valid_system(system))
+		return -EPROTO;
+	if (cont) {
+		s = &tm->sys[tm->nsys - 1];
+		if (strcmp(s->name, system))
+			return -EPROTO;	/* a continuation of another system */
+	} else {
+		idx = sys_index(tm, system);
+		if (idx < 0)
+			return idx;
+		s = &tm->sys[idx];
+		/* keep the open system last so continuations find it */
+		if (idx != tm->nsys - 1) {
+			struct tracedat_system tmp = *s;
+
+			memmove(s, s + 1, sizeof(*s) * (size_t)(tm->nsys - 1 - idx));
+			tm->sys[tm->nsys - 1] = tmp;
+			s = &tm->sys[tm->nsys - 1];
+		}
+	}
+	f = (struct tracedat_text *)s->formats;
+	if (cont) {
+		*t = &f[s->nformats - 1];
+		return 0;
+	}
+	*t = new_format(tm, &f, &s->nformats);
+	s->formats = f;
+	return *t ? 0 : -E2BIG;
+}
+
+int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
+		       const char *system, const void *data, size_t len,
+		       bool more)
+{
+	struct tracedat_text *t;
+	bool cont;
+	int ret;
+
+	if (!tm || tm->finished || (len && !data) || kind == 0)
+		return -EINVAL;
+	if (kind > TRACEMETA_TRACE_CLOCK)
+		return 0;	/* a newer peer's kind: skipped */
+	cont = tm->open_kind != 0;
+	if (cont && kind != tm->open_kind)
+		return -EPROTO;	/* parts must not interleave */
+	ret = part_target(tm, kind, system, cont, &t);
+	if (!ret)
+		ret = text_append(tm, t, data, len);
+	if (ret)
+		return ret;
+	tm->open_kind = more ? kind : 0;
+	return 0;
+}
+
+/* Returns the sub-buffer size described by a header_page text, -errno. */
+static int subbuf_from_header(const struct tracedat_text *hp)
+{
+	struct tep_handle *tep = tep_alloc();
+	int ret;
+
+	if (!tep)
+		return -ENOMEM;
+	if (tep_parse_header_page(tep, (char *)hp->data, hp->len,
+				  (int)sizeof(long)))
 		ret = -EINVAL;
 	else
 		ret = tep_get_sub_buffer_size(tep);
+	tep_free(tep);
 	if (ret == 0 || (ret > 0 && (ret & (ret - 1))))
 		ret = -EINVAL;	/* not a usable page size */
-	tep_free(tep);
-	free(hp);
+	return ret;
+}
+
+int tracemeta_subbuf_size(struct tracefs_instance *inst)
+{
+	struct tracedat_text hp;
+	char *buf;
+	int ret;
+
+	ret = tm_inst_read(inst, "events/header_page", &buf, &hp.len);
+	if (ret)
+		return ret;
+	hp.data = buf;
+	ret = subbuf_from_header(&hp);
+	free(buf);
+	return ret;
+}
+
+/* Returns true when @t is a C string (no NUL inside). */
+static bool is_cstring(const struct tracedat_text *t)
+{
+	return !t->data || strlen(t->data) == t->len;
+}
+
+/* Returns true when a trace_clock text has a selected "[clock]". */
+static bool has_selected_clock(const char *s)
+{
+	const char *b = strchr(s, '['), *e = b ? strchr(b, ']') : NULL;
+
+	return e && e - b > 1 && e - b < 64;
+}
+
+int tracemeta_finish(struct tracemeta *tm, uint32_t page_size)
+{
+	struct tracedat_meta *m;
+	int ret;
+
+	if (!tm || tm->finished)
+		return -EINVAL;
+	if (tm->open_kind || !tm->text[T_HP].len || !tm->text[T_HE].len ||
+	    !is_cstring(&tm->text[T_UNAME]) || !is_cstring(&tm->text[T_CLOCK]) ||
+	    (tm->text[T_CLOCK].data && !has_selected_clock(tm->text[T_CLOCK].data)))
+		return -EPROTO;
+	for (int i = 0; i < tm->nftrace; i++)
+		if (!tm->ftrace[i].len)
+			return -EPROTO;
+	for (int i = 0; i < tm->nsys; i++)
+		for (int j = 0; j < tm->sys[i].nformats; j++)
+			if (!tm->sys[i].formats[j].len)
+				return -EPROTO;
+	if (!page_size) {
+		ret = subbuf_from_header(&tm->text[T_HP]);
+		if (ret < 0)
+			return ret;
+		page_size = (uint32_t)ret;
+	}
+	if (page_size < 1024 || page_size > (1u << 24) ||
+	    (page_size & (page_size - 1)))
+		return -EINVAL;
+	m = &tm->meta;
+	m->page_size = page_size;
+	m->header_page = tm->text[T_HP];
+	m->header_event = tm->text[T_HE];
+	m->nftrace = tm->nftrace;
+	m->ftrace_formats = tm->ftrace;
+	m->nsystems = tm->nsys;
+	m->systems = tm->sys;
+	m->kallsyms = tm->text[T_KALLSYMS];
+	m->printk_formats = tm->text[T_PRINTK];
+	m->cmdlines = tm->text[T_CMDLINES];
+	m->uname = tm->text[T_UNAME].data;
+	m->trace_clock = tm->text[T_CLOCK].data;
+	tm->finished = true;
+	return 0;
+}
+
+/* Emits one part in chunks of at most @max bytes (nothing if empty). */
+static int emit(unsigned int kind, const char *sys,
+		const struct tracedat_text *t, size_t max, tracemeta_part_cb cb,
+		void *ctx)
+{
+	size_t off = 0;
+	int ret;
+
+	if (!t->len)
+		return 0;
+	do {
+		size_t n = t->len - off > max ? max : t->len - off;
+
+		ret = cb(ctx, kind, sys, t->data + off, n, off + n < t->len);
+		off += n;
+	} while (!ret && off < t->len);
+	return ret;
+}
+
+int tracemeta_foreach_part(const struct tracemeta *tm, size_t max_chunk,
+			   tracemeta_part_cb cb, void *ctx)
+{
+	static const unsigned int tail[] = {
+		TRACEMETA_KALLSYMS, TRACEMETA_PRINTK, TRACEMETA_CMDLINES,
+		TRACEMETA_UNAME, TRACEMETA_TRACE_CLOCK,
+	};
+	int ret;
+
+	if (!tm || !tm->finished || !max_chunk || !cb)
+		return -EINVAL;
+	ret = emit(TRACEMETA_HEADER_PAGE, "", &tm->text[T_HP], max_chunk, cb, ctx);
+	if (!ret)
+		ret = emit(TRACEMETA_HEADER_EVENT, "", &tm->text[T_HE], max_chunk,
+			   cb, ctx);
+	for (int i = 0; !ret && i < tm->nftrace; i++)
+		ret = emit(TRACEMETA_FTRACE_FORMAT, "", &tm->ftrace[i], max_chunk,
+			   cb, ctx);
+	for (int i = 0; !ret && i < tm->nsys; i++)
+		for (int j = 0; !ret && j < tm->sys[i].nformats; j++)
+			ret = emit(TRACEMETA_EVENT_FORMAT, tm->sys[i].name,
+				   &tm->sys[i].formats[j], max_chunk, cb, ctx);
+	for (size_t i = 0; !ret && i < sizeof(tail) / sizeof(tail[0]); i++)
+		ret = emit(tail[i], "", &tm->text[text_index(tail[i])],
+			   max_chunk, cb, ctx);
+	return ret;
+}
+
+/* Stores a malloc'd NUL-terminated text (taking it) as single text @idx. */
+static void set_text(struct tracemeta *tm, int idx, char *data, size_t len)
+{
+	free((char *)tm->text[idx].data);
+	tm->text[idx] = (struct tracedat_text){ data, len };
+	tm->have |= 1u << idx;
+	tm->total += len;
+}
+
+/* Reads @rel of @inst into single text @idx. Returns 0 or -errno. */
+static int read_text(struct tracemeta *tm, struct tracefs_instance *inst,
+		     const char *rel, int idx)
+{
+	char *buf;
+	size_t len;
+	int ret = tm_inst_read(inst, rel, &buf, &len);
+
+	if (!ret)
+		set_text(tm, idx, buf, len);
 	return ret;
 }
 
 /* Appends the format of @sys:@ev to @arr/@n. Returns 0 or -errno. */
-static int add_format(struct tracedat_text **arr, int *n, const char *sys,
-		      const char *ev)
+static int add_format(struct tracemeta *tm, struct tracedat_text **arr,
+		      int *n, const char *sys, const char *ev)
 {
-	struct tracedat_text *na;
+	struct tracedat_text *t;
 	char *txt;
 	int size = 0;
 
@@ -205,15 +524,14 @@ static int add_format(struct tracedat_text **arr, int *n, const char *sys,
 		free(txt);
 		return -ENOENT;
 	}
-	na = realloc(*arr, sizeof(**arr) * (size_t)(*n + 1));
-	if (!na) {
+	t = new_format(tm, arr, n);
+	if (!t) {
 		free(txt);
 		return -ENOMEM;
 	}
-	*arr = na;
-	na[*n].data = txt;
-	na[*n].len = (size_t)size;
-	(*n)++;
+	t->data = txt;
+	t->len = (size_t)size;
+	tm->total += (size_t)size;
 	return 0;
 }
 
@@ -226,29 +544,9 @@ static int collect_ftrace(struct tracemeta *tm)
 	if (!evs)
 		return -ENOENT;
 	for (int i = 0; evs[i] && !ret; i++)
-		ret = add_format(&tm->ftrace, &tm->nftrace, "ftrace", evs[i]);
+		ret = add_format(tm, &tm->ftrace, &tm->nftrace, "ftrace", evs[i]);
 	tracefs_list_free(evs);
 	return ret;
-}
-
-/* Returns the index of system @name in @tm, adding it if needed. */
-static int sys_index(struct tracemeta *tm, const char *name)
-{
-	struct tracedat_system *ns;
-	char *dup;
-
-	for (int i = 0; i < tm->nsys; i++)
-		if (!strcmp(tm->sys[i].name, name))
-			return i;
-	dup = strdup(name);
-	ns = dup ? realloc(tm->sys, sizeof(*ns) * (size_t)(tm->nsys + 1)) : NULL;
-	if (!ns) {
-		free(dup);
-		return -ENOMEM;
-	}
-	tm->sys = ns;
-	ns[tm->nsys] = (struct tracedat_system){ .name = dup };
-	return tm->nsys++;
 }
 
 /* Reads the formats of the events listed in @inst's set_event. */
@@ -257,7 +555,7 @@ static int collect_enabled(struct tracemeta *tm, struct tracefs_instance *inst)
 	char *list, *line, *save = NULL;
 	int ret;
 
-	ret = inst_read(inst, "set_event", &list, NULL);
+	ret = tm_inst_read(inst, "set_event", &list, NULL);
 	if (ret)
 		return ret;
 	for (line = strtok_r(list, "\n", &save); line && !ret;
@@ -279,80 +577,68 @@ static int collect_enabled(struct tracemeta *tm, struct tracefs_instance *inst)
 		}
 		s = &tm->sys[idx];
 		f = (struct tracedat_text *)s->formats;
-		ret = add_format(&f, &s->nformats, line, colon + 1);
+		ret = add_format(tm, &f, &s->nformats, line, colon + 1);
 		s->formats = f;
 	}
 	free(list);
 	return ret;
 }
 
-/* Returns "sysname nodename release machine" (trace-cmd's UNAME text). */
-static char *uname_text(void)
+/* Stores "sysname nodename release machine" (trace-cmd's UNAME text). */
+static int collect_uname(struct tracemeta *tm)
 {
 	struct utsname u;
 	char *s = NULL;
+	int n;
 
 	if (uname(&u))
-		return NULL;
-	if (asprintf(&s, "%s %s %s %s", u.sysname, u.nodename, u.release,
-		     u.machine) < 0)
-		return NULL;
-	return s;
+		return -errno;
+	n = asprintf(&s, "%s %s %s %s", u.sysname, u.nodename, u.release,
+		     u.machine);
+	if (n < 0)
+		return -ENOMEM;
+	set_text(tm, T_UNAME, s, (size_t)n);
+	return 0;
 }
 
 int tracemeta_collect(struct tracefs_instance *inst,
 		      const struct tracemeta_opts *opts, struct tracemeta **out)
 {
-	struct tracemeta *tm = calloc(1, sizeof(*tm));
-	struct tracedat_meta *m;
-	size_t hpl, hel, pl = 0, cl = 0, kl = 0;
+	struct tracemeta *tm = tracemeta_new();
+	char *ks;
+	size_t kl;
 	int ret;
 
 	if (!tm)
 		return -ENOMEM;
-	m = &tm->meta;
-	ret = inst_read(inst, "events/header_page", &tm->hp, &hpl);
+	ret = read_text(tm, inst, "events/header_page", T_HP);
 	if (!ret)
-		ret = inst_read(inst, "events/header_event", &tm->he, &hel);
+		ret = read_text(tm, inst, "events/header_event", T_HE);
 	if (!ret)
-		ret = tracemeta_subbuf_size(inst);
-	if (ret < 0)
-		goto fail;
-	m->page_size = (uint32_t)ret;
-	ret = collect_ftrace(tm);
+		ret = collect_ftrace(tm);
 	if (!ret)
 		ret = collect_enabled(tm, inst);
 	if (!ret)
-		ret = inst_read(NULL, "printk_formats", &tm->printk, &pl);
+		ret = read_text(tm, NULL, "printk_formats", T_PRINTK);
 	if (!ret)
-		ret = inst_read(NULL, "saved_cmdlines", &tm->cmdlines, &cl);
+		ret = read_text(tm, NULL, "saved_cmdlines", T_CMDLINES);
 	if (!ret)
-		ret = inst_read(inst, "trace_clock", &tm->clock, NULL);
-	if (!ret && opts && opts->kallsyms)
-		ret = read_path("/proc/kallsyms", &tm->kallsyms, &kl);
-	if (ret)
-		goto fail;
-	tm->uname = uname_text();
-	if (!tm->uname) {
-		ret = -ENOMEM;
-		goto fail;
+		ret = read_text(tm, inst, "trace_clock", T_CLOCK);
+	if (!ret)
+		ret = collect_uname(tm);
+	if (!ret && opts && opts->kallsyms) {
+		ret = tm_read_path("/proc/kallsyms", &ks, &kl);
+		if (!ret)
+			set_text(tm, T_KALLSYMS, ks, kl);
 	}
-	m->header_page = (struct tracedat_text){ tm->hp, hpl };
-	m->header_event = (struct tracedat_text){ tm->he, hel };
-	m->nftrace = tm->nftrace;
-	m->ftrace_formats = tm->ftrace;
-	m->nsystems = tm->nsys;
-	m->systems = tm->sys;
-	m->kallsyms = (struct tracedat_text){ tm->kallsyms, kl };
-	m->printk_formats = (struct tracedat_text){ tm->printk, pl };
-	m->cmdlines = (struct tracedat_text){ tm->cmdlines, cl };
-	m->uname = tm->uname;
-	m->trace_clock = tm->clock;
+	if (!ret)
+		ret = tracemeta_finish(tm, 0);	/* page size from header_page */
+	if (ret) {
+		tracemeta_free(tm);
+		return ret;
+	}
 	*out = tm;
 	return 0;
-fail:
-	tracemeta_free(tm);
-	return ret;
 }
 
 /* ---- stats ------------------------------------------------------------- */
@@ -458,7 +744,7 @@ int tracemeta_read_stats(struct tracefs_instance *inst, int cpu,
 	if (cpu < 0 || !out)
 		return -EINVAL;
 	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
-	ret = inst_read(inst, rel, &text, &len);
+	ret = tm_inst_read(inst, rel, &text, &len);
 	if (ret)
 		return ret;
 	ret = tracemeta_parse_stats(text, len, out);
@@ -468,265 +754,3 @@ int tracemeta_read_stats(struct tracefs_instance *inst, int cpu,
 	return ret;
 }
 
-/* ---- event selection --------------------------------------------------- */
-
-enum sel_kind { SEL_ALL, SEL_SYSTEM, SEL_EVENT, SEL_FTRACE };
-
-struct sel {
-	enum sel_kind kind;
-	char *sys, *ev, *filter;
-};
-
-struct tracemeta_events {
-	int n;
-	struct sel *v;
-};
-
-void tracemeta_events_free(struct tracemeta_events *ev)
-{
-	if (!ev)
-		return;
-	for (int i = 0; i < ev->n; i++) {
-		free(ev->v[i].sys);
-		free(ev->v[i].ev);
-		free(ev->v[i].filter);
-	}
-	free(ev->v);
-	free(ev);
-}
-
-int tracemeta_events_count(const struct tracemeta_events *ev)
-{
-	return ev ? ev->n : 0;
-}
-
-/* Appends a selection (strings copied). Returns 0 or -ENOMEM. */
-static int add_sel(struct tracemeta_events *e, enum sel_kind kind,
-		   const char *sys, const char *ev, const char *filter)
-{
-	struct sel *nv = realloc(e->v, sizeof(*nv) * (size_t)(e->n + 1));
-	struct sel *s;
-
-	if (!nv)
-		return -ENOMEM;
-	e->v = nv;
-	s = &nv[e->n];
-	*s = (struct sel){ .kind = kind };
-	s->sys = sys ? strdup(sys) : NULL;
-	s->ev = ev ? strdup(ev) : NULL;
-	s->filter = filter ? strdup(filter) : NULL;
-	if ((sys && !s->sys) || (ev && !s->ev) || (filter && !s->filter)) {
-		free(s->sys);
-		free(s->ev);
-		free(s->filter);
-		return -ENOMEM;
-	}
-	e->n++;
-	return 0;
-}
-
-/*
- * Returns true when @name is a system: in @list (NULL-terminated, from
- * tracefs_event_systems(), which leaves out "ftrace" as it has no enable
- * file) or "ftrace".
- */
-static bool is_system(char **list, const char *name)
-{
-	if (!strcmp(name, "ftrace"))
-		return true;
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(list[i], name))
-			return true;
-	return false;
-}
-
-/*
- * Adds the events of system @sys matching @pat (exact or glob). Returns
- * the number added, or -errno.
- */
-static int add_matching(struct tracemeta_events *e, const char *sys,
-			const char *pat, const char *filter)
-{
-	char **evs = tracefs_system_events(NULL, sys);
-	bool ftrace = !strcmp(sys, "ftrace");
-	int n = 0, ret = 0;
-
-	for (int i = 0; evs && evs[i] && !ret; i++) {
-		if (fnmatch(pat, evs[i], 0))
-			continue;
-		ret = add_sel(e, ftrace ? SEL_FTRACE : SEL_EVENT, sys, evs[i],
-			      filter);
-		n++;
-	}
-	tracefs_list_free(evs);
-	return ret ? ret : n;
-}
-
-/* Resolves one spec into @e. Returns 0 or -errno with @err set. */
-static int resolve_one(struct tracemeta_events *e, char **systems,
-		       const struct tracemeta_event_spec *sp, char *err,
-		       size_t errlen)
-{
-	const char *spec = sp->spec, *colon;
-	char sys[256];
-	int ret = 0;
-
-	if (!spec || !*spec || strlen(spec) >= sizeof(sys) ||
-	    strpbrk(spec, "/ \t\n")) {
-		seterr(err, errlen, "malformed event '%s'", spec ? spec : "");
-		return -EINVAL;
-	}
-	if (!strcmp(spec, "all")) {
-		if (sp->filter) {
-			seterr(err, errlen, "a filter needs an event or a "
-			       "system, not 'all'");
-			return -EINVAL;
-		}
-		return add_sel(e, SEL_ALL, NULL, NULL, NULL);
-	}
-	colon = strchr(spec, ':');
-	if (colon) {
-		memcpy(sys, spec, (size_t)(colon - spec));
-		sys[colon - spec] = '\0';
-		if (!sys[0] || !colon[1] || strchr(colon + 1, ':')) {
-			seterr(err, errlen, "malformed event '%s'", spec);
-			return -EINVAL;
-		}
-		if (!is_system(systems, sys)) {
-			seterr(err, errlen, "unknown event '%s' (no system '%s')",
-			       spec, sys);
-			return -ENOENT;
-		}
-		ret = add_matching(e, sys, colon + 1, sp->filter);
-		if (ret == 0) {
-			seterr(err, errlen, "unknown event '%s'", spec);
-			return -ENOENT;
-		}
-		return ret < 0 ? ret : 0;
-	}
-	if (is_system(systems, spec))
-		return add_sel(e, strcmp(spec, "ftrace") ? SEL_SYSTEM :
-			       SEL_FTRACE, spec, NULL, sp->filter);
-	/* an event name alone, as trace-cmd accepts: look in every system */
-	ret = add_matching(e, "ftrace", spec, sp->filter);
-	for (int i = 0; systems[i] && ret >= 0; i++) {
-		int n = add_matching(e, systems[i], spec, sp->filter);
-
-		ret = n < 0 ? n : ret + n;
-	}
-	if (ret < 0)
-		return ret;
-	if (!ret) {
-		seterr(err, errlen, "unknown event or system '%s'", spec);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,
-			     struct tracemeta_events **out, char *err,
-			     size_t errlen)
-{
-	struct tracemeta_events *e;
-	char **systems;
-	int ret = 0;
-
-	if (n < 0 || (n && !specs) || !out)
-		return -EINVAL;
-	systems = tracefs_event_systems(NULL);
-	if (!systems) {
-		seterr(err, errlen, "cannot list the kernel's trace events "
-		       "(is tracefs mounted?)");
-		return -ENOENT;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		tracefs_list_free(systems);
-		return -ENOMEM;
-	}
-	for (int i = 0; i < n && !ret; i++)
-		ret = resolve_one(e, systems, &specs[i], err, errlen);
-	tracefs_list_free(systems);
-	if (ret) {
-		tracemeta_events_free(e);
-		return ret;
-	}
-	*out = e;
-	return 0;
-}
-
-/* Builds "events[/SYS[/EV]]/@file" for a selection. */
-static void sel_path(const struct sel *s, const char *file, char *buf,
-		     size_t len)
-{
-	if (s->kind == SEL_ALL)
-		snprintf(buf, len, "events/%s", file);
-	else if (!s->ev)
-		snprintf(buf, len, "events/%s/%s", s->sys, file);
-	else
-		snprintf(buf, len, "events/%s/%s/%s", s->sys, s->ev, file);
-}
-
-/* Writes a selection's filter; on rejection @err gets the kernel's say. */
-static int set_filter(struct tracefs_instance *inst, const struct sel *s,
-		      const char *name, char *err, size_t errlen)
-{
-	char rel[600], *why = NULL, *nl;
-	int ret;
-
-	sel_path(s, "filter", rel, sizeof(rel));
-	ret = inst_write(inst, rel, s->filter);
-	if (!ret)
-		return 0;
-	/* the filter file now shows the kernel's parse error */
-	if (!inst_read(inst, rel, &why, NULL)) {
-		for (nl = why; *nl; nl++)
-			if (*nl == '\n')
-				*nl = ' ';
-	}
-	seterr(err, errlen, "filter '%s' rejected for '%s': %s%s%s",
-	       s->filter, name, strerror(-ret), why ? ": " : "",
-	       why ? why : "");
-	free(why);
-	return ret;
-}
-
-int tracemeta_enable_events(struct tracefs_instance *inst,
-			    const struct tracemeta_events *ev, char *err,
-			    size_t errlen)
-{
-	char rel[600], name[512];
-	int ret;
-
-	if (!ev)
-		return -EINVAL;
-	for (int i = 0; i < ev->n; i++) {
-		const struct sel *s = &ev->v[i];
-
-		if (s->kind == SEL_FTRACE)
-			continue;	/* markers: always recorded */
-		if (s->kind == SEL_ALL)
-			snprintf(name, sizeof(name), "all");
-		else
-			snprintf(name, sizeof(name), "%s%s%s", s->sys,
-				 s->ev ? ":" : "", s->ev ? s->ev : "");
-		if (s->filter) {
-			ret = set_filter(inst, s, name, err, errlen);
-			if (ret)
-				return ret;
-		}
-		sel_path(s, "enable", rel, sizeof(rel));
-		ret = inst_write(inst, rel, "1");
-		if (ret) {
-			seterr(err, errlen, "cannot enable '%s': %s", name,
-			       strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-int tracemeta_disable_events(struct tracefs_instance *inst)
-{
-	return inst_write(inst, "events/enable", "0");
-}

@@ -95,6 +95,65 @@ void tracemeta_free(struct tracemeta *tm);
  */
 int tracemeta_subbuf_size(struct tracefs_instance *inst);
 
+/*
+ * Moving metadata between machines. The agent collects it on the guest
+ * and sends it as parts (proto META_CHUNK messages); the host rebuilds it
+ * to write the guest's file. A part is one text (one format for the
+ * FORMAT kinds), sent in one or more chunks: every chunk but the last has
+ * @more set, and chunks of different parts never interleave. Empty texts
+ * are not sent. Part kinds equal proto's enum tsync_meta_kind.
+ */
+enum tracemeta_part {
+	TRACEMETA_HEADER_PAGE = 1,
+	TRACEMETA_HEADER_EVENT = 2,
+	TRACEMETA_FTRACE_FORMAT = 3,	/* one events/ftrace/EV/format */
+	TRACEMETA_EVENT_FORMAT = 4,	/* one format of system @system */
+	TRACEMETA_KALLSYMS = 5,
+	TRACEMETA_PRINTK = 6,
+	TRACEMETA_CMDLINES = 7,
+	TRACEMETA_UNAME = 8,		/* without NUL */
+	TRACEMETA_TRACE_CLOCK = 9,	/* without NUL */
+};
+
+/* Limits on what a peer may send (a rogue guest must not exhaust the
+ * host): one text, everything, number of formats, number of systems. */
+#define TRACEMETA_MAX_TEXT	(64u << 20)
+#define TRACEMETA_MAX_TOTAL	(256u << 20)
+#define TRACEMETA_MAX_FORMATS	65536
+#define TRACEMETA_MAX_SYSTEMS	4096
+
+/* Receives one chunk; a non-zero return stops the iteration with it. */
+typedef int (*tracemeta_part_cb)(void *ctx, unsigned int kind,
+				 const char *system, const void *data,
+				 size_t len, bool more);
+/*
+ * Calls @cb for every chunk of @tm's parts (at most @max_chunk bytes
+ * each; system is "" but for EVENT_FORMAT). Returns 0, -EINVAL, or the
+ * first non-zero return of @cb.
+ */
+int tracemeta_foreach_part(const struct tracemeta *tm, size_t max_chunk,
+			   tracemeta_part_cb cb, void *ctx);
+/* Returns an empty tracemeta to add parts to, or NULL (ENOMEM). */
+struct tracemeta *tracemeta_new(void);
+/*
+ * Adds one received chunk. Unknown kinds (> TRACEMETA_TRACE_CLOCK) are
+ * skipped. Returns 0; -EPROTO for a part sent twice, interleaved chunks,
+ * a bad system name; -E2BIG past the limits above; -EINVAL after
+ * tracemeta_finish(). After an error the object can only be freed.
+ */
+int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
+		       const char *system, const void *data, size_t len,
+		       bool more);
+/*
+ * Completes a tracemeta built with tracemeta_add_part(): checks it
+ * (header_page and header_event present, no open part, no empty format,
+ * uname/trace_clock without NUL, trace_clock with a "[selected]" clock)
+ * and sets the page size: @page_size, or when 0 the sub-buffer size
+ * parsed from header_page. Then tracemeta_meta() is valid. Returns 0,
+ * -EPROTO (incomplete or bad) or -EINVAL (bad page size).
+ */
+int tracemeta_finish(struct tracemeta *tm, uint32_t page_size);
+
 /* One CPU's ring-buffer statistics (per_cpu/cpuN/stats). */
 struct tracemeta_stats {
 	uint64_t entries;		/* events in the buffer now */

@@ -489,6 +489,213 @@ static void test_enable(void **state)
 	free(s);
 }
 
+struct parts {
+	struct tracemeta *dst;
+	int chunks, more, err;
+};
+
+/* tracemeta_part_cb: feeds each chunk into another tracemeta. */
+static int feed(void *ctx, unsigned int kind, const char *system,
+		const void *data, size_t len, bool more)
+{
+	struct parts *p = ctx;
+
+	p->chunks++;
+	p->more += more;
+	if (len > 1000 || !len)
+		return -99;	/* chunking broken */
+	return tracemeta_add_part(p->dst, kind, system, data, len, more);
+}
+
+/* Asserts two texts are equal. */
+static void text_eq(const struct tracedat_text *a, const struct tracedat_text *b)
+{
+	assert_int_equal(a->len, b->len);
+	if (a->len)
+		assert_memory_equal(a->data, b->data, a->len);
+}
+
+/* Writes @m (no CPU data) to a memfd; returns its bytes and length. */
+static char *write_meta(const struct tracedat_meta *m, size_t *len)
+{
+	struct tracedat_cpu_data cpu = { .fd = -1 };
+	int fd = memfd_create("meta", 0);
+	struct stat sb;
+	char *buf;
+
+	assert_true(fd >= 0);
+	assert_int_equal(tracedat_write(fd, m, NULL, &cpu, 1), 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	buf = malloc((size_t)sb.st_size);
+	assert_int_equal(pread(fd, buf, (size_t)sb.st_size, 0), sb.st_size);
+	close(fd);
+	*len = (size_t)sb.st_size;
+	return buf;
+}
+
+/*
+ * Collected metadata sent as parts in 1000-byte chunks and rebuilt on
+ * the other side is the same metadata, down to the file's bytes.
+ */
+static void test_parts_roundtrip(void **state)
+{
+	struct tfx *f = *state;
+	const struct tracemeta_event_spec specs[] = { { "sched", NULL } };
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta_events *ev = NULL;
+	struct tracemeta *src = NULL;
+	struct parts p = { 0 };
+	const struct tracedat_meta *a, *b;
+	char err[256], *fa, *fb;
+	size_t la, lb;
+
+	assert_int_equal(tracemeta_resolve_events(specs, 1, &ev, err,
+						  sizeof(err)), 0);
+	assert_int_equal(tracemeta_enable_events(f->inst, ev, err, sizeof(err)), 0);
+	tracemeta_events_free(ev);
+	assert_int_equal(tracemeta_collect(f->inst, &mo, &src), 0);
+	p.dst = tracemeta_new();
+	assert_non_null(p.dst);
+	assert_int_equal(tracemeta_foreach_part(src, 1000, feed, &p), 0);
+	assert_true(p.more > 1000);	/* kallsyms alone is thousands */
+	assert_int_equal(tracemeta_finish(p.dst, 0), 0);
+
+	a = tracemeta_meta(src);
+	b = tracemeta_meta(p.dst);
+	assert_int_equal(a->page_size, b->page_size);
+	text_eq(&a->header_page, &b->header_page);
+	text_eq(&a->header_event, &b->header_event);
+	text_eq(&a->kallsyms, &b->kallsyms);
+	text_eq(&a->printk_formats, &b->printk_formats);
+	text_eq(&a->cmdlines, &b->cmdlines);
+	assert_string_equal(a->uname, b->uname);
+	assert_string_equal(a->trace_clock, b->trace_clock);
+	assert_int_equal(a->nftrace, b->nftrace);
+	for (int i = 0; i < a->nftrace; i++)
+		text_eq(&a->ftrace_formats[i], &b->ftrace_formats[i]);
+	assert_int_equal(a->nsystems, 1);
+	assert_int_equal(b->nsystems, 1);
+	assert_string_equal(a->systems[0].name, b->systems[0].name);
+	assert_int_equal(a->systems[0].nformats, b->systems[0].nformats);
+	assert_true(a->systems[0].nformats > 10);
+	for (int i = 0; i < a->systems[0].nformats; i++)
+		text_eq(&a->systems[0].formats[i], &b->systems[0].formats[i]);
+	fa = write_meta(a, &la);
+	fb = write_meta(b, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(fa, fb, la);
+	free(fa);
+	free(fb);
+	/* a callback error stops the walk and is returned */
+	tracemeta_free(p.dst);
+	p.dst = tracemeta_new();
+	assert_int_equal(tracemeta_foreach_part(src, 1001, feed, &p), -99);
+	tracemeta_free(p.dst);
+	tracemeta_free(src);
+}
+
+/* Adds a whole single-chunk part. */
+static int add(struct tracemeta *tm, unsigned int kind, const char *sys,
+	       const char *text, bool more)
+{
+	return tracemeta_add_part(tm, kind, sys, text, strlen(text), more);
+}
+
+/* What a peer sends is checked: duplicates, interleaving, names, limits. */
+static void test_parts_errors(void **state)
+{
+	static const char hp[] =
+		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+	struct tracemeta *tm;
+	char big[16];
+
+	(void)state;
+	/* a minimal valid set; page size from header_page */
+	tm = tracemeta_new();
+	assert_int_equal(add(tm, TRACEMETA_HEADER_PAGE, "", hp, false), 0);
+	assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "sched", "a", true), 0);
+	assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "sched", "b", false), 0);
+	assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "irq", "c", false), 0);
+	assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "sched", "d", false), 0);
+	assert_int_equal(add(tm, 200, "", "newer kind", false), 0);
+	assert_int_equal(add(tm, TRACEMETA_TRACE_CLOCK, "", "[mono] local", false), 0);
+	assert_int_equal(tracemeta_finish(tm, 0), 0);
+	assert_int_equal(tracemeta_meta(tm)->page_size, 4096);
+	assert_int_equal(tracemeta_meta(tm)->nsystems, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct tracedat_system *s = &tracemeta_meta(tm)->systems[i];
+
+		if (!strcmp(s->name, "sched")) {
+			assert_int_equal(s->nformats, 2);
+			assert_string_equal(s->formats[0].data, "ab");
+			assert_string_equal(s->formats[1].data, "d");
+		} else {
+			assert_string_equal(s->name, "irq");
+			assert_int_equal(s->nformats, 1);
+		}
+	}
+	assert_int_equal(add(tm, TRACEMETA_PRINTK, "", "late", false), -EINVAL);
+	tracemeta_free(tm);
+
+#define BAD(expect, ...) do {						\
+		tm = tracemeta_new();					\
+		assert_int_equal(add(tm, TRACEMETA_HEADER_PAGE, "", hp, false), 0); \
+		__VA_ARGS__;						\
+		tracemeta_free(tm);					\
+	} while (0)
+	/* a part sent twice */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_PAGE, "", hp, false),
+				-EPROTO));
+	/* chunks of two parts interleaved */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_PRINTK, "", "a", true), 0);
+	    assert_int_equal(add(tm, TRACEMETA_CMDLINES, "", "b", false), -EPROTO));
+	/* a continuation naming another system */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "sched", "a", true), 0);
+	    assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "irq", "b", false),
+			     -EPROTO));
+	/* bad system names */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "../x", "a", false),
+				-EPROTO);
+	    assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "", "a", false), -EPROTO));
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_EVENT_FORMAT, "ftrace", "a",
+				    false), -EPROTO));
+	BAD(0, assert_int_equal(tracemeta_add_part(tm, TRACEMETA_EVENT_FORMAT,
+						   NULL, "a", 1, false), -EPROTO));
+	/* kind 0, data missing */
+	BAD(0, assert_int_equal(add(tm, 0, "", "a", false), -EINVAL));
+	BAD(0, assert_int_equal(tracemeta_add_part(tm, TRACEMETA_PRINTK, "",
+						   NULL, 5, false), -EINVAL));
+	/* over the size limit: refused before anything is read or allocated */
+	BAD(0, assert_int_equal(tracemeta_add_part(tm, TRACEMETA_KALLSYMS, "",
+						   big, TRACEMETA_MAX_TEXT + 1ul,
+						   false), -E2BIG));
+	/* incomplete or bad at finish */
+	BAD(0, assert_int_equal(tracemeta_finish(tm, 4096), -EPROTO));	/* no header_event */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", true), 0);
+	    assert_int_equal(tracemeta_finish(tm, 4096), -EPROTO));	/* open part */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	    assert_int_equal(add(tm, TRACEMETA_TRACE_CLOCK, "", "local", false), 0);
+	    assert_int_equal(tracemeta_finish(tm, 4096), -EPROTO));	/* no [clock] */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	    assert_int_equal(tracemeta_add_part(tm, TRACEMETA_UNAME, "", "a\0b", 3,
+						false), 0);
+	    assert_int_equal(tracemeta_finish(tm, 4096), -EPROTO));	/* NUL inside */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	    assert_int_equal(tracemeta_add_part(tm, TRACEMETA_FTRACE_FORMAT, "",
+						"", 0, false), 0);
+	    assert_int_equal(tracemeta_finish(tm, 4096), -EPROTO));	/* empty format */
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	    assert_int_equal(tracemeta_finish(tm, 3000), -EINVAL));
+	BAD(0, assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	    assert_int_equal(tracemeta_finish(tm, 8192), 0);
+	    assert_int_equal(tracemeta_meta(tm)->page_size, 8192));
+#undef BAD
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +705,9 @@ int main(void)
 		cmocka_unit_test(test_stats_parse),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test_setup_teardown(test_enable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parts_roundtrip, setup,
+						teardown),
+		cmocka_unit_test(test_parts_errors),
 	};
 
 	if (access("/sys/kernel/tracing/instances", W_OK)) {

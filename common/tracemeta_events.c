@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Event selection: "-e" specs resolved against the kernel's events,
+ * then enabled (with filters) in a tracefs instance. See tracemeta.h.
+ */
+#include "common/tracemeta.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracefs.h>
+
+#include "common/tracemeta_priv.h"
+
+enum sel_kind { SEL_ALL, SEL_SYSTEM, SEL_EVENT, SEL_FTRACE };
+
+struct sel {
+	enum sel_kind kind;
+	char *sys, *ev, *filter;
+};
+
+struct tracemeta_events {
+	int n;
+	struct sel *v;
+};
+
+void tracemeta_events_free(struct tracemeta_events *ev)
+{
+	if (!ev)
+		return;
+	for (int i = 0; i < ev->n; i++) {
+		free(ev->v[i].sys);
+		free(ev->v[i].ev);
+		free(ev->v[i].filter);
+	}
+	free(ev->v);
+	free(ev);
+}
+
+int tracemeta_events_count(const struct tracemeta_events *ev)
+{
+	return ev ? ev->n : 0;
+}
+
+/* Appends a selection (strings copied). Returns 0 or -ENOMEM. */
+static int add_sel(struct tracemeta_events *e, enum sel_kind kind,
+		   const char *sys, const char *ev, const char *filter)
+{
+	struct sel *nv = realloc(e->v, sizeof(*nv) * (size_t)(e->n + 1));
+	struct sel *s;
+
+	if (!nv)
+		return -ENOMEM;
+	e->v = nv;
+	s = &nv[e->n];
+	*s = (struct sel){ .kind = kind };
+	s->sys = sys ? strdup(sys) : NULL;
+	s->ev = ev ? strdup(ev) : NULL;
+	s->filter = filter ? strdup(filter) : NULL;
+	if ((sys && !s->sys) || (ev && !s->ev) || (filter && !s->filter)) {
+		free(s->sys);
+		free(s->ev);
+		free(s->filter);
+		return -ENOMEM;
+	}
+	e->n++;
+	return 0;
+}
+
+/*
+ * Returns true when @name is a system: in @list (NULL-terminated, from
+ * tracefs_event_systems(), which leaves out "ftrace" as it has no enable
+ * file) or "ftrace".
+ */
+static bool is_system(char **list, const char *name)
+{
+	if (!strcmp(name, "ftrace"))
+		return true;
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Adds the events of system @sys matching @pat (exact or glob). Returns
+ * the number added, or -errno.
+ */
+static int add_matching(struct tracemeta_events *e, const char *sys,
+			const char *pat, const char *filter)
+{
+	char **evs = tracefs_system_events(NULL, sys);
+	bool ftrace = !strcmp(sys, "ftrace");
+	int n = 0, ret = 0;
+
+	for (int i = 0; evs && evs[i] && !ret; i++) {
+		if (fnmatch(pat, evs[i], 0))
+			continue;
+		ret = add_sel(e, ftrace ? SEL_FTRACE : SEL_EVENT, sys, evs[i],
+			      filter);
+		n++;
+	}
+	tracefs_list_free(evs);
+	return ret ? ret : n;
+}
+
+/* Resolves one spec into @e. Returns 0 or -errno with @err set. */
+static int resolve_one(struct tracemeta_events *e, char **systems,
+		       const struct tracemeta_event_spec *sp, char *err,
+		       size_t errlen)
+{
+	const char *spec = sp->spec, *colon;
+	char sys[256];
+	int ret = 0;
+
+	if (!spec || !*spec || strlen(spec) >= sizeof(sys) ||
+	    strpbrk(spec, "/ \t\n")) {
+		tm_seterr(err, errlen, "malformed event '%s'", spec ? spec : "");
+		return -EINVAL;
+	}
+	if (!strcmp(spec, "all")) {
+		if (sp->filter) {
+			tm_seterr(err, errlen, "a filter needs an event or a "
+			       "system, not 'all'");
+			return -EINVAL;
+		}
+		return add_sel(e, SEL_ALL, NULL, NULL, NULL);
+	}
+	colon = strchr(spec, ':');
+	if (colon) {
+		memcpy(sys, spec, (size_t)(colon - spec));
+		sys[colon - spec] = '\0';
+		if (!sys[0] || !colon[1] || strchr(colon + 1, ':')) {
+			tm_seterr(err, errlen, "malformed event '%s'", spec);
+			return -EINVAL;
+		}
+		if (!is_system(systems, sys)) {
+			tm_seterr(err, errlen, "unknown event '%s' (no system '%s')",
+			       spec, sys);
+			return -ENOENT;
+		}
+		ret = add_matching(e, sys, colon + 1, sp->filter);
+		if (ret == 0) {
+			tm_seterr(err, errlen, "unknown event '%s'", spec);
+			return -ENOENT;
+		}
+		return ret < 0 ? ret : 0;
+	}
+	if (is_system(systems, spec))
+		return add_sel(e, strcmp(spec, "ftrace") ? SEL_SYSTEM :
+			       SEL_FTRACE, spec, NULL, sp->filter);
+	/* an event name alone, as trace-cmd accepts: look in every system */
+	ret = add_matching(e, "ftrace", spec, sp->filter);
+	for (int i = 0; systems[i] && ret >= 0; i++) {
+		int n = add_matching(e, systems[i], spec, sp->filter);
+
+		ret = n < 0 ? n : ret + n;
+	}
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		tm_seterr(err, errlen, "unknown event or system '%s'", spec);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,
+			     struct tracemeta_events **out, char *err,
+			     size_t errlen)
+{
+	struct tracemeta_events *e;
+	char **systems;
+	int ret = 0;
+
+	if (n < 0 || (n && !specs) || !out)
+		return -EINVAL;
+	systems = tracefs_event_systems(NULL);
+	if (!systems) {
+		tm_seterr(err, errlen, "cannot list the kernel's trace events "
+		       "(is tracefs mounted?)");
+		return -ENOENT;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		tracefs_list_free(systems);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n && !ret; i++)
+		ret = resolve_one(e, systems, &specs[i], err, errlen);
+	tracefs_list_free(systems);
+	if (ret) {
+		tracemeta_events_free(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+/* Builds "events[/SYS[/EV]]/@file" for a selection. */
+static void sel_path(const struct sel *s, const char *file, char *buf,
+		     size_t len)
+{
+	if (s->kind == SEL_ALL)
+		snprintf(buf, len, "events/%s", file);
+	else if (!s->ev)
+		snprintf(buf, len, "events/%s/%s", s->sys, file);
+	else
+		snprintf(buf, len, "events/%s/%s/%s", s->sys, s->ev, file);
+}
+
+/* Writes a selection's filter; on rejection @err gets the kernel's say. */
+static int set_filter(struct tracefs_instance *inst, const struct sel *s,
+		      const char *name, char *err, size_t errlen)
+{
+	char rel[600], *why = NULL, *nl;
+	int ret;
+
+	sel_path(s, "filter", rel, sizeof(rel));
+	ret = tm_inst_write(inst, rel, s->filter);
+	if (!ret)
+		return 0;
+	/* the filter file now shows the kernel's parse error */
+	if (!tm_inst_read(inst, rel, &why, NULL)) {
+		for (nl = why; *nl; nl++)
+			if (*nl == '\n')
+				*nl = ' ';
+	}
+	tm_seterr(err, errlen, "filter '%s' rejected for '%s': %s%s%s",
+	       s->filter, name, strerror(-ret), why ? ": " : "",
+	       why ? why : "");
+	free(why);
+	return ret;
+}
+
+int tracemeta_enable_events(struct tracefs_instance *inst,
+			    const struct tracemeta_events *ev, char *err,
+			    size_t errlen)
+{
+	char rel[600], name[512];
+	int ret;
+
+	if (!ev)
+		return -EINVAL;
+	for (int i = 0; i < ev->n; i++) {
+		const struct sel *s = &ev->v[i];
+
+		if (s->kind == SEL_FTRACE)
+			continue;	/* markers: always recorded */
+		if (s->kind == SEL_ALL)
+			snprintf(name, sizeof(name), "all");
+		else
+			snprintf(name, sizeof(name), "%s%s%s", s->sys,
+				 s->ev ? ":" : "", s->ev ? s->ev : "");
+		if (s->filter) {
+			ret = set_filter(inst, s, name, err, errlen);
+			if (ret)
+				return ret;
+		}
+		sel_path(s, "enable", rel, sizeof(rel));
+		ret = tm_inst_write(inst, rel, "1");
+		if (ret) {
+			tm_seterr(err, errlen, "cannot enable '%s': %s", name,
+			       strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int tracemeta_disable_events(struct tracefs_instance *inst)
+{
+	return tm_inst_write(inst, "events/enable", "0");
+}

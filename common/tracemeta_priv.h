@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Helpers shared by the tracemeta*.c files; not part of the API. */
+#ifndef TSYNC_TRACEMETA_PRIV_H
+#define TSYNC_TRACEMETA_PRIV_H
+
+#include <stddef.h>
+
+struct tracefs_instance;
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer. 0 or -errno. */
+int tm_read_path(const char *path, char **out, size_t *outlen);
+/* Reads @rel of @inst (NULL = top) like tm_read_path(). 0 or -errno. */
+int tm_inst_read(struct tracefs_instance *inst, const char *rel, char **out,
+		 size_t *len);
+/* Writes @str to @rel of @inst (truncating). Returns 0 or -errno. */
+int tm_inst_write(struct tracefs_instance *inst, const char *rel,
+		  const char *str);
+/* snprintf()s into @err when there is one. */
+void tm_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
