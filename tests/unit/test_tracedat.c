@@ -170,6 +170,7 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 	char name[64], path[256];
 	cpu_set_t orig;
+	int ret = 0;
 
 	if (!f)
 		return -1;
@@ -181,16 +182,19 @@ static int setup(void **state)
 	}
 	sched_getaffinity(0, sizeof(orig), &orig);
 	f->ncpus = CPU_ISSET(1, &orig) ? 2 : 1;
-	for (int c = 0; c < f->ncpus; c++) {
-		if (capture_cpu(f, c) || kbuf_timestamps(f, c) != NMARK) {
+	for (int c = 0; c < f->ncpus && !ret; c++) {
+		ret = capture_cpu(f, c) || kbuf_timestamps(f, c) != NMARK;
+		if (ret)
 			fprintf(stderr, "capture on cpu %d failed\n", c);
-			return -1;
-		}
 	}
 	sched_setaffinity(0, sizeof(orig), &orig);
+	/* the instance goes whatever happened: group teardown does not run
+	 * when setup fails */
 	tracefs_instance_destroy(f->inst);
 	tracefs_instance_free(f->inst);
 	f->inst = NULL;
+	if (ret)
+		return -1;
 
 	f->hp = slurp(TRACING "/events/header_page", &f->hp_len);
 	f->he = slurp(TRACING "/events/header_event", &f->he_len);

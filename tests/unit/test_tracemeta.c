@@ -50,6 +50,11 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/tsync-tmeta-XXXXXX");
 	if (!f->inst || !mkdtemp(f->dir)) {
 		fprintf(stderr, "setup failed\n");
+		if (f->inst) {
+			tracefs_instance_destroy(f->inst);
+			tracefs_instance_free(f->inst);
+		}
+		free(f);
 		return -1;
 	}
 	*state = f;
