@@ -7,7 +7,8 @@
  * unshare --time only takes whole seconds; the sync accuracy tests need a
  * known offset with nanoseconds, so this writes /proc/self/timens_offsets
  * itself. The offsets apply to children of the unsharing process, so it
- * forks, and the child execs CMD. Exit status is CMD's.
+ * forks, and the child execs CMD. SIGTERM, SIGINT and SIGHUP are passed on
+ * to CMD, so stopping the wrapper stops what it runs. Exit status is CMD's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -42,7 +44,8 @@ static int write_offset(int fd, const char *clock, long long ns)
 int main(int argc, char **argv)
 {
 	long long mono, boot;
-	int fd, status;
+	int fd, status, sig;
+	sigset_t set;
 	pid_t pid;
 
 	if (argc < 4) {
@@ -61,16 +64,31 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	close(fd);
+	/* Signals to pass on are taken synchronously (sigwait) below. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		execvp(argv[3], argv + 3);
 		fprintf(stderr, "timens_exec: %s: %s\n", argv[3], strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	for (;;) {
+		if (sigwait(&set, &sig))
 			return 1;
+		if (sig != SIGCHLD) {
+			kill(pid, sig);
+			continue;
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
