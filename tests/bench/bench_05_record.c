@@ -18,8 +18,16 @@
  * with libtracecmd (all buffers), the pages the data marks as following a
  * loss, and read the per-CPU overrun/dropped counters the recorder stored
  * in the file (`trace-cmd report --stat`). Recorders alternate, REPS times
- * each, because the machine is shared; medians and ratios tsync/trace-cmd
- * are printed at the end.
+ * each, because the machine is shared; medians (losses: sums) and ratios
+ * tsync/trace-cmd are printed at the end.
+ *
+ * The load's own numbers tell what the recorder does to the traced
+ * workload: markers per second, the CPU time the loaders got (wait4), and
+ * markers per loader CPU second. On the shared 2-CPU test machine the
+ * per-CPU-second cost stayed equal under both recorders, but with the
+ * kernel's default buffer_percent (50) the loaders got ~20% less CPU time
+ * under tsync-host than under trace-cmd (whose readers wake every 1 ms);
+ * with buffer_percent 10 the gap closed (BENCH05_TSYNC_BP below).
  *
  * trace-cmd runs as `trace-cmd record -d -k --no-filter --compression none`
  * (see shared/reference/trace-cmd-interop.md: plain record dies on
@@ -97,6 +105,8 @@ struct result {
 	uint64_t file_bytes;
 	double cpu_s, user_s, sys_s;
 	double load_s;		/* how long the load ran */
+	double load_cpu_s;	/* CPU time the load got */
+	uint64_t load_nivcsw;	/* times the load was preempted */
 	double stop_s;		/* SIGINT to exit */
 };
 
@@ -249,10 +259,16 @@ static int run_load(const struct bench *b, const char *marker, struct result *r)
 	atomic_store(&b->sh->stop, 1);
 	r->written = 0;
 	for (int i = 0; i < np; i++) {
+		struct rusage ru;
 		int st;
 
-		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
+		if (wait4(pids[i], &st, 0, &ru) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
 			ret = -EIO;
+		else
+		{
+			r->load_cpu_s += tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+			r->load_nivcsw += (uint64_t)ru.ru_nivcsw;
+		}
 		r->written += atomic_load(&b->sh->written[i]);
 	}
 	r->load_s = (double)(tsync_now_ns() - t0) / 1e9;
@@ -586,6 +602,8 @@ static int collect(const struct result *rs, int n, int f, double *v)
 		case 3: v[k] = r->cpu_s; break;
 		case 4: v[k] = r->events ? r->cpu_s * 1e6 / ((double)r->events / 1e3) : 0; break;
 		case 5: v[k] = r->load_s > 0 ? (double)r->written / r->load_s : 0; break;
+		case 6: v[k] = r->load_cpu_s; break;
+		case 7: v[k] = r->load_cpu_s > 0 ? (double)r->written / r->load_cpu_s : 0; break;
 		default: v[k] = r->stop_s; break;
 		}
 		k++;
@@ -607,23 +625,32 @@ static int collect_stats(const struct result *rs, int n)
 static void print_summary(struct result rs[NKINDS][MAX_REPS], int reps)
 {
 	static const char *const what[] = {
-		"events recorded", "events lost (overrun+dropped)", "markers written - recorded",
+		"events recorded", "events lost, sum of runs", "markers written - recorded, sum",
 		"recorder CPU s (user+sys)", "CPU us per 1000 events",
-		"load speed, markers/s", "stop time s",
+		"load speed, markers/s", "load CPU s (of CPUs x seconds)",
+		"load markers per load CPU s", "stop time s",
 	};
 	double v[NKINDS][MAX_REPS], m[NKINDS];
 
-	printf("medians over the runs (ratio = tsync-host / trace-cmd):\n");
+	printf("medians over the runs, losses summed (ratio = tsync-host / trace-cmd):\n");
 	printf("  %-32s %14s %14s %8s\n", "", kind_name[0], kind_name[1], "ratio");
-	for (int f = 0; f < 7; f++) {
+	for (int f = 0; f < 9; f++) {
 		int n0 = collect(rs[0], reps, f, v[0]), n1 = collect(rs[1], reps, f, v[1]);
 
 		if (!n0 || !n1)
 			continue;
 		if (f == 1 && (n0 != collect_stats(rs[0], reps) || n1 != collect_stats(rs[1], reps)))
 			printf("  (some files had no per-CPU stats: their lost counts as 0)\n");
-		m[0] = median(v[0], n0);
-		m[1] = median(v[1], n1);
+		if (f == 1 || f == 2) {	/* losses: the total, not the median */
+			m[0] = m[1] = 0;
+			for (int i = 0; i < n0; i++)
+				m[0] += v[0][i];
+			for (int i = 0; i < n1; i++)
+				m[1] += v[1][i];
+		} else {
+			m[0] = median(v[0], n0);
+			m[1] = median(v[1], n1);
+		}
 		printf("  %-32s %14.*f %14.*f ", what[f], m[0] >= 1000 ? 0 : 3, m[0],
 		       m[1] >= 1000 ? 0 : 3, m[1]);
 		if (m[1] > 0)
@@ -652,7 +679,9 @@ int main(int argc, char **argv)
 			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (b.sh == MAP_FAILED || run_load(&b, argv[2], &r))
 			return 1;
-		printf("%llu markers in %.3f s\n", (unsigned long long)r.written, r.load_s);
+		printf("%llu markers in %.3f s, %.3f CPU s, preempted %llu times\n",
+		       (unsigned long long)r.written, r.load_s, r.load_cpu_s,
+		       (unsigned long long)r.load_nivcsw);
 		return 0;
 	}
 	if (argc > 1)
@@ -727,7 +756,8 @@ int main(int argc, char **argv)
 	       "is flagged as following lost events; mk.written - mk.record = markers the load\n"
 	       "wrote that are not in the file (lost, or written before/after the recording);\n"
 	       "load speed = markers the load wrote per second: how much the recorder slows the\n"
-	       "traced workload (both share the same CPUs).\n");
+	       "traced workload (both share the same CPUs); per load CPU s: the same per CPU\n"
+	       "second the load got (the cost of one traced hand-off, whatever else ran).\n");
 
 	/* trace-cmd may leave the top buffer off or with events set */
 	snprintf(path, sizeof(path), "%s/tracing_on", tracefs_tracing_dir());
