@@ -9,8 +9,9 @@
 #   vm_send TEXT                            type a line on the console
 #   vm_wait_exit TIMEOUT_S                  wait for poweroff
 #   vm_stop                                 kill the VM (also run on EXIT)
+#   vm_atexit COMMAND                       clean-up at exit (not trap EXIT)
 # Every wait has a deadline; nothing sleeps to guess. The VM is killed when
-# the sourcing script exits, whatever the reason.
+# the sourcing script exits, whatever the reason (EXIT, INT, TERM traps).
 
 VM_DIR_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_PID=
@@ -23,6 +24,26 @@ VM_INITRD=${VM_INITRD:-}
 VM_KEEP_LOG=${VM_KEEP_LOG:-${B:-build}/vm/logs/$(basename "$0" .sh).serial.log}
 VM_SMP=${VM_SMP:-2}     # guest vCPUs
 declare -A VM_PORT=()   # guest TCP port -> forwarded 127.0.0.1 port
+
+# vm_atexit COMMAND: runs COMMAND (eval) when the script exits, after the
+# VM is stopped. Use it instead of `trap ... EXIT`, which would replace the
+# library's own.
+VM_ATEXIT=()
+vm_atexit() {
+	VM_ATEXIT+=("$*")
+}
+
+# vm__exit: the EXIT trap: stops the VM, then runs the vm_atexit commands.
+vm__exit() {
+	local c
+	vm_stop
+	for c in "${VM_ATEXIT[@]}"; do
+		eval "$c"
+	done
+}
+trap vm__exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # vm_log MESSAGE: prints a timestamped note on stderr.
 vm_log() {
@@ -112,9 +133,6 @@ vm_start() {
 		args+=(-fsdev "local,id=fs0,path=$share,security_model=none"
 		       -device virtio-9p-pci,fsdev=fs0,mount_tag=tsync)
 	fi
-	trap vm_stop EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	VM_T0=$(vm_now_us)
 	qemu-system-x86_64 "${args[@]}" <"$VM_RUN/console.in" \
 		>"$VM_RUN/serial.log" 2>&1 &
@@ -172,9 +190,11 @@ vm_wait() {
 # vm_alive: true while QEMU runs (not exited, not a zombie).
 vm_alive() {
 	local st
-	[ -n "$VM_PID" ] && [ -r "/proc/$VM_PID/stat" ] || return 1
-	read -r _ _ st _ <"/proc/$VM_PID/stat" 2>/dev/null || return 1
-	[ "$st" != Z ]
+	[ -n "$VM_PID" ] || return 1
+	st=$(cat "/proc/$VM_PID/stat" 2>/dev/null) || return 1
+	st=${st##*) }           # the state follows "(comm) "
+	st=${st%% *}
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
 # vm_boot [vm_start options]: starts the VM, waits (90 s) for the guest's

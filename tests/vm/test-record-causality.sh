@@ -21,7 +21,7 @@ command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; e
 vm_boot -r /tests/record-agent.sh -p 8823 -p 7000 || exit 1
 vm_wait '^TSYNC-VM-AGENT-READY' 60 || exit 1
 tmp=$(mktemp -d /tmp/tsync-vm-rec.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"; vm_stop' EXIT
+vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$tmp"'
 
 # The host helper marks into tsync-host record's instance (tsync-host-PID
 # or tsync-host-PID-N, PID = the command's parent).

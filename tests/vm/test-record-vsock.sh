@@ -13,7 +13,7 @@ B=${B:-build}
 command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; exit 77; }
 
 share=$(mktemp -d /tmp/tsync-vm-share.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$share"; vm_stop' EXIT
+vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$share"'
 vm_boot -r /tests/record-vsock.sh -s "$share" || exit 1
 rc=$(vm_wait_exit 300) || { echo "vm: guest did not finish within 300 s" >&2; exit 1; }
 vm_results

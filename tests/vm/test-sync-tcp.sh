@@ -20,7 +20,7 @@ vm_boot -r /tests/agent-tcp.sh -p 8823 || exit 1
 vm_wait '^TSYNC-VM-AGENT-READY' 60 || exit 1
 ep=tcp:127.0.0.1:${VM_PORT[8823]}
 tmp=$(mktemp -d /tmp/tsync-vm-sync.XXXXXX)
-trap 'rm -rf "$tmp"; vm_stop' EXIT
+vm_atexit 'rm -rf "$tmp"'
 
 # check CLOCK: one `sync --rounds ROUNDS` and its checks; returns 1 on a
 # failed check.
