@@ -12,7 +12,9 @@
 need_root_tracefs
 HC=$B/helpers/hostile_client
 [ -x "$HC" ] || fail "$HC not built"
-IO=1000 IDLE=1500 MAXKB=8192 MAXCONNS=256 NIDLE=500
+# timeouts short enough for a quick test, long enough that the legitimate
+# host is never cut off on a loaded machine or under ASan
+IO=2000 IDLE=4000 MAXKB=8192 MAXCONNS=256 NIDLE=500
 # 500 connections on our side, up to 256 + listeners on the agent's
 ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -ge $((NIDLE + 64)) ] || skip "fd limit $(ulimit -n) too low for $NIDLE connections"
@@ -107,9 +109,15 @@ for n in "${notes[@]}"; do echo "note: $n"; done
 echo "agent: $(fds) fds (baseline $fd0); VmRSS $rss0 -> $rss1 -> $rss2 kB"
 # Thread stacks and malloc arenas of the burst stay cached by glibc, so the
 # first round may grow RSS once; a leak shows as growth in the second.
-[ $((rss2 - rss1)) -le 4096 ] || fail "VmRSS grew $((rss2 - rss1)) kB from round 1 to round 2"
-[ $((rss2 - rss0)) -le 65536 ] || fail "VmRSS grew $((rss2 - rss0)) kB over the test"
-pass "fds back to $fd0, VmRSS $rss0 -> $rss2 kB"
+# Under ASan freed memory sits in its quarantine (RSS says nothing there;
+# LeakSanitizer checks the agent at exit instead).
+if [ ${#SAN_ENV[@]} = 0 ]; then
+	[ $((rss2 - rss1)) -le 4096 ] || fail "VmRSS grew $((rss2 - rss1)) kB from round 1 to round 2"
+	[ $((rss2 - rss0)) -le 65536 ] || fail "VmRSS grew $((rss2 - rss0)) kB over the test"
+	pass "fds back to $fd0, VmRSS $rss0 -> $rss2 kB"
+else
+	pass "fds back to $fd0 (VmRSS not judged under ASan: $rss0 -> $rss2 kB)"
+fi
 
 left=$(instances_left "^tsync-.*-$AGENT_PID(-[0-9]+)?\$")
 [ -z "$left" ] || fail "instances left: $left"

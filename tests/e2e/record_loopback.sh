@@ -55,7 +55,7 @@ awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
 pass "merged report in time order; 500 ping/pong pairs strictly alternate"
 
 for f in trace.dat trace-g.dat; do
-	TRACEEVENT_PLUGIN_DIR=$B trace-cmd report -i "$out/$f" 2>/dev/null |
+	env TRACEEVENT_PLUGIN_DIR=$B "${SAN_ENV[@]}" trace-cmd report -i "$out/$f" 2>/dev/null |
 		grep -q "tsync round [0-9]* cpu [0-9]* peer" || fail "$f: no round record in words"
 done
 pass "round records readable with the plugin in both files"

@@ -6,7 +6,9 @@
 # namespace, so "correct" is a known non-zero offset).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
-start_agent rob "$B/helpers/timens_exec" 7000000123 0 -- --idle-timeout 2000
+# (the idle timeout is generous: on a loaded machine, or under ASan, a host
+# may take seconds between two messages and nothing here needs it short)
+start_agent rob "$B/helpers/timens_exec" 7000000123 0 -- --idle-timeout 15000
 port=${AGENT_EP##*:}
 
 sync_ok() { # LABEL

@@ -46,6 +46,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "host/estimate.h"
 
@@ -554,7 +559,12 @@ static void test_drift_fit_exact(void **state)
 
 	(void)state;
 	assert_int_equal(tsync_drift_fit(s, 3, &ppm, &mts, &moff), 0);
-	assert_true(fabs(ppm - 0.1) < 1e-9);
+	/* valgrind emulates x87 long double arithmetic wrongly here: the
+	 * fit's long double sums give 0.0500000256 under valgrind 3.19 and
+	 * 0.1 natively (measured); the value is only judged natively (the
+	 * memory checking under valgrind still runs). */
+	if (!RUNNING_ON_VALGRIND)
+		assert_true(fabs(ppm - 0.1) < 1e-9);
 	assert_int_equal(mts, 2000000000);
 	assert_int_equal(moff, 600);
 	assert_int_equal(tsync_drift_fit(s, 1, &ppm, NULL, NULL), -EINVAL);
