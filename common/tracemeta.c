@@ -694,10 +694,11 @@ int tracemeta_parse_stats(const char *text, size_t len,
 		K("read events", read_events, TRACEMETA_ST_READ, false),
 #undef K
 	};
-	const char *p = text, *end = text + len;
+	const char *p = text, *end;
 
 	if (!text || !out)
 		return -EINVAL;
+	end = text + len;
 	memset(out, 0, sizeof(*out));
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -224,7 +224,7 @@ static int set_filter(struct tracefs_instance *inst, const struct sel *s,
 	if (!ret)
 		return 0;
 	/* the filter file now shows the kernel's parse error */
-	if (!tm_inst_read(inst, rel, &why, NULL)) {
+	if (!tm_inst_read(inst, rel, &why, NULL) && why) {
 		for (nl = why; *nl; nl++)
 			if (*nl == '\n')
 				*nl = ' ';

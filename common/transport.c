@@ -68,7 +68,7 @@ int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 		 struct tsync_listener **out, char *err, size_t errlen)
 {
 	const struct tsync_transport_ops *ops = tsync_transport_ops(ep->kind);
-	struct sockaddr_storage addrs[MAX_ADDRS], bound;
+	struct sockaddr_storage addrs[MAX_ADDRS], bound = { 0 };
 	socklen_t lens[MAX_ADDRS], blen = sizeof(bound);
 	int fams[MAX_ADDRS], n, fd = -1, one = 1, ret;
 	struct tsync_listener *l;

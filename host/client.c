@@ -133,8 +133,8 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	if (m.hello_reply.version < TSYNC_PROTO_VERSION_MIN ||
 	    m.hello_reply.version > TSYNC_PROTO_VERSION_MAX) {
 		snprintf(err, errlen, "%s: agent chose protocol version %u, we speak %u-%u",
-			 c->peer.name, m.hello_reply.version, TSYNC_PROTO_VERSION_MIN,
-			 TSYNC_PROTO_VERSION_MAX);
+			 c->peer.name, m.hello_reply.version, (unsigned int)TSYNC_PROTO_VERSION_MIN,
+			 (unsigned int)TSYNC_PROTO_VERSION_MAX);
 		ret = TSYNC_PERR_NO_COMMON_VERSION;
 		goto fail;
 	}

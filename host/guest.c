@@ -417,6 +417,8 @@ static int fetch_meta(struct guest *g)
 		part[plen] = '\0';
 		if (!m.meta_chunk.more) {
 			ret = meta_add(gm, m.meta_chunk.kind, m.meta_chunk.system, part, plen);
+			if (ret)	/* meta_add() keeps @part only on success */
+				free(part);
 			part = NULL;
 			plen = 0;
 		}

@@ -238,7 +238,8 @@ int host_cmd_sync(int argc, char **argv)
 		for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
 			CPU_SET(i, &set);
 	}
-	cpulist = calloc(ncpus, sizeof(*cpulist));
+	/* ncpus >= 1: client_open() refuses a session without CPUs */
+	cpulist = calloc(ncpus, sizeof(*cpulist));	// NOLINT(clang-analyzer-optin.portability.UnixAPI)
 	res = calloc((size_t)ncpus * (size_t)cfg.rounds, sizeof(*res));
 	if (!cpulist || !res) {
 		fprintf(stderr, "tsync-host sync: out of memory\n");

@@ -250,7 +250,7 @@ static struct result run_one(int i, char *buf)
 /* Returns the median of @n results, each metric on its own. */
 static struct result median(struct result *rs, int n)
 {
-	double f[REPS], c[REPS];
+	double f[REPS] = { 0 }, c[REPS] = { 0 };
 	struct result m;
 
 	for (int k = 0; k < n; k++) {

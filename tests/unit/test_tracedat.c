@@ -72,9 +72,12 @@ static char *slurp(const char *path, size_t *len)
 	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
 		n += (size_t)r;
 		if (cap - n < 2) {
+			char *nb;
+
 			cap *= 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
+			nb = realloc(buf, cap);
+			assert_non_null(nb);
+			buf = nb;
 		}
 	}
 	close(fd);
@@ -178,6 +181,7 @@ static int setup(void **state)
 	f->inst = tracefs_instance_create(name);
 	if (!f->inst) {
 		fprintf(stderr, "cannot create tracefs instance\n");
+		free(f);
 		return -1;
 	}
 	sched_getaffinity(0, sizeof(orig), &orig);
