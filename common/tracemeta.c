@@ -77,6 +77,11 @@ int tm_inst_read(struct tracefs_instance *inst, const char *rel,
 	char *path = tracefs_instance_get_file(inst, rel);
 	int ret;
 
+	/* defined outputs on every path (the analyzers cannot know that a
+	 * failed system call never leaves errno 0) */
+	*out = NULL;
+	if (len)
+		*len = 0;
 	if (!path)
 		return -ENOMEM;
 	ret = tm_read_path(path, out, len);
