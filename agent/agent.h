@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/acl.h"
+#include "common/auth.h"
 #include "common/endpoint.h"
 #include "common/transport.h"
 
@@ -24,6 +25,7 @@ struct agent_cfg {
 	uint32_t max_probes;	/* per sync round */
 	uint32_t max_buffer_kb;	/* per-CPU buffer a host may ask for */
 	struct tsync_acl *acl;	/* who may connect (common/acl.h); owned by main */
+	struct tsync_key *key;	/* --key-file (common/auth.h) or NULL; owned by main */
 	bool daemonize;
 	const char *pidfile;
 	int verbose;

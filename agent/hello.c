@@ -30,6 +30,39 @@ static void send_error(struct agent *a, int fd, uint32_t code, const char *reaso
 	tsync_msg_send(fd, &m, tsync_deadline_ms(agent_config(a)->io_timeout_ms));
 }
 
+/* Receives the host's AUTH and checks it against our nonce @anonce.
+ * Returns 0 if the host holds the key, else -EACCES (refusal logged and
+ * sent). */
+static int check_auth(struct agent *a, int fd, const struct tsync_peer *peer,
+		      const uint8_t *hnonce, const uint8_t *anonce)
+{
+	const struct agent_cfg *cfg = agent_config(a);
+	struct tsync_decode_ctx ctx = { .max_payload = TSYNC_SMALL_MAX };
+	struct tsync_msg m;
+	char err[256];
+	bool ok;
+	int ret;
+
+	ret = tsync_msg_recv_expect(fd, TSYNC_MSG_AUTH, &m, &ctx,
+				    tsync_deadline_ms(cfg->io_timeout_ms), err, sizeof(err));
+	if (ret) {
+		log_warn("%s: refused: no authentication answer: %s", peer->name, err);
+		if (ret != -EPIPE)
+			send_error(a, fd, TSYNC_ERR_AUTH, "expected AUTH");
+		return -EACCES;
+	}
+	ok = tsync_auth_check(cfg->key, TSYNC_AUTH_HOST, hnonce, anonce, m.auth.mac);
+	tsync_msg_free(&m);
+	if (!ok) {
+		log_warn("%s: refused: authentication failed (the host's key differs)",
+			 peer->name);
+		send_error(a, fd, TSYNC_ERR_AUTH, "authentication failed: wrong key");
+		return -EACCES;
+	}
+	log_debug("%s: authenticated", peer->name);
+	return 0;
+}
+
 /* Serves one connection; see hello.h. */
 void agent_handle_connection(struct agent *a, int fd,
 			     const struct tsync_peer *peer)
@@ -37,8 +70,10 @@ void agent_handle_connection(struct agent *a, int fd,
 	const struct agent_cfg *cfg = agent_config(a);
 	struct tsync_decode_ctx ctx = { .max_payload = 4096 };
 	struct agent_session *ds = NULL;	/* a data stream's session */
+	uint8_t anonce[TSYNC_NONCE_LEN];
 	struct tsync_msg m, reply;
 	uint8_t version;
+	bool auth;
 	char err[256];
 	int ret;
 
@@ -61,7 +96,29 @@ void agent_handle_connection(struct agent *a, int fd,
 		return;
 	}
 	agent_conn_established(a, fd);
+	/* With a key, control connections must prove they hold it; a data
+	 * stream may (if it offers to), else its session secret vouches for
+	 * it (common/auth.h). */
+	auth = cfg->key && (m.hello.kind == TSYNC_CONN_CONTROL ||
+			    (m.hello.caps & TSYNC_CAP_AUTH_HMAC));
+	if (auth && !(m.hello.caps & TSYNC_CAP_AUTH_HMAC)) {
+		log_warn("%s: refused: no authentication offered (this agent has --key-file)",
+			 peer->name);
+		send_error(a, fd, TSYNC_ERR_AUTH,
+			   "this agent requires authentication: give tsync-host --key-file");
+		return;
+	}
 	tsync_msg_init(&reply, TSYNC_MSG_HELLO_REPLY);
+	if (auth) {
+		if (tsync_auth_nonce(anonce) ||
+		    tsync_auth_mac(cfg->key, TSYNC_AUTH_AGENT, m.hello.nonce, anonce,
+				   reply.hello_reply.mac)) {
+			log_err("%s: cannot compute the authentication answer", peer->name);
+			send_error(a, fd, TSYNC_ERR_INTERNAL, "authentication unavailable");
+			return;
+		}
+		memcpy(reply.hello_reply.nonce, anonce, sizeof(anonce));
+	}
 	if (tsync_proto_negotiate(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
 				  m.hello.ver_min, m.hello.ver_max, &version, &reply)) {
 		log_warn("%s: refused: %s", peer->name, reply.error.reason);
@@ -71,7 +128,7 @@ void agent_handle_connection(struct agent *a, int fd,
 	reply.hello_reply.version = version;
 	reply.hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
 	reply.hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
-	reply.hello_reply.caps = TSYNC_CAP_TRACE;
+	reply.hello_reply.caps = TSYNC_CAP_TRACE | (auth ? TSYNC_CAP_AUTH_HMAC : 0);
 	/* A data stream is checked and its CPU claimed before the reply: a
 	 * refusal is an ERROR instead of HELLO_REPLY (never bytes inside the
 	 * stream), and HELLO_REPLY means the stream is established. */
@@ -88,6 +145,8 @@ void agent_handle_connection(struct agent *a, int fd,
 			agent_serve_data(a, fd, peer, ds, m.hello.cpu, false);
 		return;
 	}
+	if (auth && check_auth(a, fd, peer, m.hello.nonce, anonce))
+		return;
 	if (m.hello.kind == TSYNC_CONN_CONTROL)
 		agent_serve_control(a, fd, peer, version);
 	else if (ds)

@@ -30,6 +30,8 @@ static void usage(FILE *f)
 "                          IPv6); required to listen on TCP\n"
 "      --allow-cid LIST    vsock CIDs that may connect: N, N-M, any, comma-\n"
 "                          separated (repeatable); default 2 (the host)\n"
+"      --key-file FILE     hosts must prove they hold this shared key (HMAC-\n"
+"                          SHA256 challenge-response); mode 0600 or stricter\n"
 "      --max-sessions N    concurrent control sessions (default 16)\n"
 "      --max-conns N       concurrent connections of any kind (default 256)\n"
 "      --idle-timeout MS   close a connection silent this long (default 30000)\n"
@@ -58,13 +60,14 @@ static long parse_pos(const char *opt, const char *val, long max)
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
-	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB };
+	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "daemon", no_argument, NULL, 'D' },
 		{ "pidfile", required_argument, NULL, O_PIDFILE },
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "allow-cid", required_argument, NULL, O_ALLOW_CID },
+		{ "key-file", required_argument, NULL, O_KEYFILE },
 		{ "max-sessions", required_argument, NULL, O_MAXSESS },
 		{ "max-conns", required_argument, NULL, O_MAXCONNS },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
@@ -97,6 +100,14 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		case O_ALLOW:
 			if (tsync_acl_add_ip(cfg->acl, optarg, err, sizeof(err))) {
 				fprintf(stderr, "tsync-agent: --allow: %s\n", err);
+				exit(2);
+			}
+			break;
+		case O_KEYFILE:
+			tsync_key_free(cfg->key);
+			cfg->key = NULL;
+			if (tsync_key_load(optarg, &cfg->key, err, sizeof(err))) {
+				fprintf(stderr, "tsync-agent: --key-file: %s\n", err);
 				exit(2);
 			}
 			break;
@@ -197,7 +208,9 @@ int main(int argc, char **argv)
 		log_err("signalfd: %s", strerror(errno));
 		goto out;
 	}
-	log_info("allowed peers: %s", tsync_acl_format(cfg.acl, rules, sizeof(rules)));
+	log_info("allowed peers: %s; authentication: %s",
+		 tsync_acl_format(cfg.acl, rules, sizeof(rules)),
+		 cfg.key ? "shared key required" : "none (no --key-file)");
 	ret = agent_create(&cfg, &a);
 	if (ret)
 		goto out;
@@ -218,5 +231,6 @@ out:
 		close(sigfd);
 	/* Only the accept loop reads the allow list, and it has returned. */
 	tsync_acl_free(cfg.acl);
+	tsync_key_free(cfg.key);
 	return ret ? 1 : 0;
 }

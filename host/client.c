@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/msgio.h"
@@ -90,17 +91,57 @@ unsigned int client_default_source(const char *clock)
 	return TSYNC_STAMP_MARKER;
 }
 
+/* Checks the agent's answer to our nonce @hnonce in @r and sends ours to
+ * its nonce. Returns 0, or -EACCES / -errno with the reason in @err. */
+static int client_auth(struct tsync_client *c, const struct tsync_key *key,
+		       const uint8_t *hnonce, const struct tsync_hello_reply *r,
+		       char *err, size_t errlen)
+{
+	struct tsync_msg m;
+	int ret;
+
+	if (!(r->caps & TSYNC_CAP_AUTH_HMAC)) {
+		snprintf(err, errlen, "%s: the agent does not authenticate itself (it has no "
+			 "--key-file) but we were given a key: refusing it", c->peer.name);
+		return -EACCES;
+	}
+	if (!tsync_auth_check(key, TSYNC_AUTH_AGENT, hnonce, r->nonce, r->mac)) {
+		snprintf(err, errlen, "%s: authentication failed: the agent's key differs "
+			 "from --key-file", c->peer.name);
+		return -EACCES;
+	}
+	tsync_msg_init(&m, TSYNC_MSG_AUTH);
+	ret = tsync_auth_mac(key, TSYNC_AUTH_HOST, hnonce, r->nonce, m.auth.mac);
+	if (!ret)
+		ret = tsync_msg_send(c->fd, &m, io_deadline(c));
+	if (ret)
+		snprintf(err, errlen, "%s: sending AUTH: %s", c->peer.name, strerror(-ret));
+	return ret;
+}
+
 /* Connects, says hello, sets up the session; see client.h. */
 int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		struct tsync_client **out, char *err, size_t errlen)
 {
 	struct tsync_client *c = calloc(1, sizeof(*c));
+	uint8_t hnonce[TSYNC_NONCE_LEN] = { 0 };
+	struct tsync_key *key = NULL;
 	struct tsync_msg m;
 	char why[256];
 	int ret;
 
 	if (!c)
 		return -ENOMEM;
+	if (o->key_file) {
+		ret = tsync_key_load(o->key_file, &key, err, errlen);
+		if (!ret)
+			ret = tsync_auth_nonce(hnonce);
+		if (ret) {
+			tsync_key_free(key);
+			free(c);
+			return ret;
+		}
+	}
 	c->opts = *o;
 	c->next_round = 1;
 	c->dctx.max_payload = TSYNC_MSG_MAX;
@@ -110,6 +151,7 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	c->fd = tsync_connect(ep, o->connect_timeout_ms, &c->peer, err, errlen);
 	if (c->fd < 0) {
 		ret = c->fd;
+		tsync_key_free(key);
 		free(c);
 		return ret;
 	}
@@ -118,7 +160,8 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	m.hello.ver_min = TSYNC_PROTO_VERSION_MIN;
 	m.hello.ver_max = TSYNC_PROTO_VERSION_MAX;
 	m.hello.kind = TSYNC_CONN_CONTROL;
-	m.hello.caps = TSYNC_CAP_TRACE;
+	m.hello.caps = TSYNC_CAP_TRACE | (key ? TSYNC_CAP_AUTH_HMAC : 0);
+	memcpy(m.hello.nonce, hnonce, sizeof(hnonce));
 	ret = tsync_msg_send(c->fd, &m, io_deadline(c));
 	if (ret) {
 		snprintf(err, errlen, "%s: sending HELLO: %s", c->peer.name, strerror(-ret));
@@ -137,6 +180,11 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 			 (unsigned int)TSYNC_PROTO_VERSION_MAX);
 		ret = TSYNC_PERR_NO_COMMON_VERSION;
 		goto fail;
+	}
+	if (key) {
+		ret = client_auth(c, key, hnonce, &m.hello_reply, err, errlen);
+		if (ret)
+			goto fail;
 	}
 
 	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
@@ -165,9 +213,11 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	log_debug("%s: session %llx, %u CPUs, clock %s", c->peer.name,
 		  (unsigned long long)c->session.session_id, c->session.ncpus,
 		  c->session.clock);
+	tsync_key_free(key);
 	*out = c;
 	return 0;
 fail:
+	tsync_key_free(key);
 	close(c->fd);
 	free(c);
 	return ret;

@@ -17,6 +17,7 @@ struct client_opts {
 	int io_timeout_ms;
 	uint64_t host_trace_id;
 	const char *host_name;
+	const char *key_file;	/* shared key (common/auth.h); NULL: none */
 };
 
 /* Result of one round on one guest CPU. */

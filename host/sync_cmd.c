@@ -25,6 +25,7 @@ struct sync_cfg {
 	int rounds;
 	int interval_ms;
 	bool json;
+	const char *key_file;
 	int stamp_forced;
 	int verbose;
 };
@@ -47,6 +48,8 @@ static void usage(FILE *f)
 "                        number as the guest CPU being synced)\n"
 "      --poll MODE       wait for replies: sleep, busy or auto (default)\n"
 "      --json            print JSON instead of a table\n"
+"      --key-file FILE   authenticate with this shared key (and make the\n"
+"                        agent prove it holds it too)\n"
 "  -v, --verbose         debug logging\n", TSYNC_DEFAULT_PORT);
 }
 
@@ -90,7 +93,7 @@ static unsigned int parse_source(const char *val)
 static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 {
 	enum { O_LOOPS = 256, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_JSON,
-	       O_HOSTCPU, O_POLL };
+	       O_HOSTCPU, O_POLL, O_KEYFILE };
 	static const struct option opts[] = {
 		{ "clock", required_argument, NULL, 'C' },
 		{ "loops", required_argument, NULL, O_LOOPS },
@@ -102,6 +105,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 		{ "host-cpu", required_argument, NULL, O_HOSTCPU },
 		{ "poll", required_argument, NULL, O_POLL },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "key-file", required_argument, NULL, O_KEYFILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -145,6 +149,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 				bad_value("--poll", optarg, "expected sleep, busy or auto");
 			break;
 		case O_JSON: cfg->json = true; break;
+		case O_KEYFILE: cfg->key_file = optarg; break;
 		case 'v': cfg->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
@@ -218,6 +223,7 @@ int host_cmd_sync(int argc, char **argv)
 	parse_args(argc, argv, &cfg);
 	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
 	copts.host_name = "host";
+	copts.key_file = cfg.key_file;
 	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 
 	ret = client_open(&cfg.agent, &copts, &c, err, sizeof(err));

@@ -23,6 +23,8 @@
  *   bad-cpu              session, then SYNC_START for CPU 9999
  *   bad-event            session, then TRACE_START for an unknown event
  *   big-buffer KB        session, then TRACE_START asking KB KiB per CPU
+ *   auth-wrong           to an agent with --key-file: a HELLO offering
+ *                        authentication, then an AUTH with a wrong MAC
  *
  * Prints what happened on stdout. Exit: 0 the agent behaved, 1 it did not,
  * 2 usage or local error, 3 the agent does not support the feature the
@@ -491,6 +493,43 @@ static int trace_start(const struct ctx *c, const char *event, uint32_t kb,
 	return 0;
 }
 
+static int case_auth_wrong(const struct ctx *c)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_msg m;
+	uint8_t buf[256];
+	uint32_t code = 0;
+	char err[256];
+	int fd = conn(c), t;
+
+	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+	m.hello.caps |= TSYNC_CAP_AUTH_HMAC;
+	if (getrandom(m.hello.nonce, sizeof(m.hello.nonce), 0) != sizeof(m.hello.nonce))
+		return 2;
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	if (tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, &m, &dctx,
+				  tsync_deadline_ms(SLACK_MS), err, sizeof(err))) {
+		close(fd);
+		return bad("auth-wrong: %s", err);
+	}
+	if (!(m.hello_reply.caps & TSYNC_CAP_AUTH_HMAC)) {
+		close(fd);
+		return bad("auth-wrong: the agent does not ask for authentication");
+	}
+	tsync_msg_init(&m, TSYNC_MSG_AUTH);
+	if (getrandom(m.auth.mac, sizeof(m.auth.mac), 0) != sizeof(m.auth.mac))
+		return 2;
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	t = wait_closed(fd, SLACK_MS, &code);
+	close(fd);
+	if (t < 0)
+		return bad("auth-wrong: still open after a wrong AUTH");
+	if (code != TSYNC_ERR_AUTH)
+		return bad("auth-wrong: closed with ERROR %s, expected AUTH", tsync_err_name(code));
+	printf("ok: AUTH with a wrong MAC: ERROR AUTH and closed after %d ms\n", t);
+	return 0;
+}
+
 /* Parses a positive int argument or exits 2. */
 static int num(const char *s)
 {
@@ -546,6 +585,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cs, "data-secret")) {
 		NEED(1);
 		return case_data_secret(&c, num(argv[3]));
+	} else if (!strcmp(cs, "auth-wrong")) {
+		return case_auth_wrong(&c);
 	} else if (!strcmp(cs, "bad-cpu")) {
 		return case_bad_cpu(&c);
 	} else if (!strcmp(cs, "bad-event")) {

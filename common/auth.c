@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Shared-key HMAC-SHA256 challenge-response; see auth.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "common/auth.h"
+
+struct tsync_key {
+	size_t len;
+	uint8_t bytes[TSYNC_KEY_MAX];
+};
+
+/* Formats @fmt into @err if there is one. */
+static void __attribute__((format(printf, 3, 4)))
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Reads and checks the key file; see auth.h. */
+int tsync_key_load(const char *path, struct tsync_key **out, char *err,
+		   size_t errlen)
+{
+	struct tsync_key *k = NULL;
+	struct stat st;
+	uint8_t extra;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+		return ret;
+	}
+	/* fstat of the open file: what is checked is what is read */
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		set_err(err, errlen, "key file %s is not a regular file", path);
+		goto fail;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		ret = -EPERM;
+		set_err(err, errlen, "key file %s is accessible by group or others "
+			"(mode %04o): refused, chmod 600 it", path,
+			(unsigned int)(st.st_mode & 07777));
+		goto fail;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		ret = -ENOMEM;
+		set_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	while (k->len < sizeof(k->bytes)) {
+		n = read(fd, k->bytes + k->len, sizeof(k->bytes) - k->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		k->len += (size_t)n;
+	}
+	if (k->len == sizeof(k->bytes) && read(fd, &extra, 1) == 1) {
+		ret = -EFBIG;
+		set_err(err, errlen, "key file %s is longer than %d bytes", path, TSYNC_KEY_MAX);
+		goto fail;
+	}
+	if (k->len < TSYNC_KEY_MIN) {
+		ret = -EINVAL;
+		set_err(err, errlen, "key file %s has %zu bytes, at least %d needed "
+			"(head -c 32 /dev/urandom > FILE)", path, k->len, TSYNC_KEY_MIN);
+		goto fail;
+	}
+	close(fd);
+	*out = k;
+	return 0;
+fail:
+	tsync_key_free(k);
+	close(fd);
+	return ret;
+}
+
+/* Wipes and frees the key; see auth.h. */
+void tsync_key_free(struct tsync_key *k)
+{
+	if (!k)
+		return;
+	OPENSSL_cleanse(k, sizeof(*k));
+	free(k);
+}
+
+/* Fresh random bytes; see auth.h. */
+int tsync_auth_nonce(uint8_t nonce[TSYNC_NONCE_LEN])
+{
+	size_t got = 0;
+
+	while (got < TSYNC_NONCE_LEN) {
+		ssize_t n = getrandom(nonce + got, TSYNC_NONCE_LEN - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* HMAC of the role's label and both nonces; see auth.h. */
+int tsync_auth_mac(const struct tsync_key *k, enum tsync_auth_role role,
+		   const uint8_t host_nonce[TSYNC_NONCE_LEN],
+		   const uint8_t agent_nonce[TSYNC_NONCE_LEN],
+		   uint8_t mac[TSYNC_MAC_LEN])
+{
+	/* Documentation/protocol.md, 6.3: the labels without their NUL */
+	static const char agent_label[] = "tsync-agent";
+	static const char host_label[] = "tsync-host";
+	uint8_t msg[sizeof(agent_label) + 2 * TSYNC_NONCE_LEN];
+	const uint8_t *first, *second;
+	unsigned int maclen = 0;
+	size_t len;
+
+	if (!k || (role != TSYNC_AUTH_AGENT && role != TSYNC_AUTH_HOST))
+		return -EINVAL;
+	/* the label, then the challenge answered, then the other nonce */
+	if (role == TSYNC_AUTH_AGENT) {
+		len = sizeof(agent_label) - 1;
+		memcpy(msg, agent_label, len);
+		first = host_nonce;
+		second = agent_nonce;
+	} else {
+		len = sizeof(host_label) - 1;
+		memcpy(msg, host_label, len);
+		first = agent_nonce;
+		second = host_nonce;
+	}
+	memcpy(msg + len, first, TSYNC_NONCE_LEN);
+	memcpy(msg + len + TSYNC_NONCE_LEN, second, TSYNC_NONCE_LEN);
+	len += 2 * TSYNC_NONCE_LEN;
+	if (!HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, len, mac, &maclen) ||
+	    maclen != TSYNC_MAC_LEN)
+		return -EIO;
+	return 0;
+}
+
+/* Constant-time check of a received MAC; see auth.h. */
+bool tsync_auth_check(const struct tsync_key *k, enum tsync_auth_role role,
+		      const uint8_t host_nonce[TSYNC_NONCE_LEN],
+		      const uint8_t agent_nonce[TSYNC_NONCE_LEN],
+		      const uint8_t mac[TSYNC_MAC_LEN])
+{
+	uint8_t want[TSYNC_MAC_LEN];
+	bool ok;
+
+	if (tsync_auth_mac(k, role, host_nonce, agent_nonce, want))
+		return false;
+	ok = CRYPTO_memcmp(want, mac, TSYNC_MAC_LEN) == 0;
+	OPENSSL_cleanse(want, sizeof(want));
+	return ok;
+}

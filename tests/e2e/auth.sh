@@ -1,0 +1,49 @@
+#!/bin/bash
+# Shared-key authentication (--key-file): the right key works; a wrong
+# key, a missing key on either side, or a key file others can read is
+# refused with a clear error; an AUTH with a wrong MAC is refused by the
+# agent and logged. Each refusal names the problem.
+. "$(dirname "$0")/lib.inc"
+need_root_tracefs
+K1=$E2E_TMP/k1 K2=$E2E_TMP/k2 KOPEN=$E2E_TMP/kopen
+(umask 077; head -c 32 /dev/urandom > "$K1"; head -c 32 /dev/urandom > "$K2"
+ head -c 32 /dev/urandom > "$KOPEN")
+chmod 644 "$KOPEN"
+sync1() { timeout 30 "$HOST" sync -C mono --rounds 1 "$@" 2>&1; }
+
+# 1. a key file others can read: refused on both sides
+out=$("$AGENT" -l tcp:127.0.0.1:0 --allow 127.0.0.1 --key-file "$KOPEN" 2>&1 </dev/null) &&
+	fail "agent accepted a world-readable key file"
+echo "$out" | grep -q "accessible by group or others (mode 0644)" || fail "agent: $out"
+pass "agent refuses a 0644 key file: $out"
+
+start_agent keyed -- --key-file "$K1"
+out=$(sync1 --key-file "$KOPEN" "$AGENT_EP") && fail "host accepted a world-readable key file"
+echo "$out" | grep -q "accessible by group or others" || fail "host: $out"
+pass "host refuses a 0644 key file"
+
+# 2. the right key
+out=$(sync1 --key-file "$K1" "$AGENT_EP") || fail "sync with the right key: $out"
+pass "right key: sync ok"
+
+# 3. the wrong key: the host sees the agent's proof fail, says so
+out=$(sync1 --key-file "$K2" "$AGENT_EP") && fail "sync with the wrong key succeeded"
+echo "$out" | grep -q "authentication failed: the agent's key differs" || fail "wrong key: $out"
+pass "wrong key refused: $out"
+
+# 4. no key against a keyed agent
+out=$(sync1 "$AGENT_EP") && fail "sync without a key succeeded"
+echo "$out" | grep -q "AUTH.*requires authentication" || fail "no key: $out"
+grep -q "refused: no authentication offered" "$E2E_TMP/keyed.log" || fail "agent did not log the refusal"
+pass "no key refused: $out"
+
+# 5. an AUTH with a wrong MAC: the agent refuses it and logs why
+timeout 30 "$B/helpers/hostile_client" "$AGENT_EP" auth-wrong || fail "wrong MAC not refused"
+grep -q "refused: authentication failed" "$E2E_TMP/keyed.log" || fail "agent did not log the failed authentication"
+pass "wrong MAC refused and logged"
+
+# 6. a key on the host, none on the agent: the host refuses the agent
+start_agent open
+out=$(sync1 --key-file "$K1" "$AGENT_EP") && fail "host accepted an agent without a key"
+echo "$out" | grep -q "does not authenticate itself" || fail "keyless agent: $out"
+pass "keyless agent refused by a keyed host: $out"
