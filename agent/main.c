@@ -16,6 +16,7 @@
 
 #include "agent/agent.h"
 #include "common/log.h"
+#include "proto/proto.h"
 
 /* Prints usage to @f. */
 static void usage(FILE *f)
@@ -38,6 +39,8 @@ static void usage(FILE *f)
 "      --io-timeout MS     deadline for one message once started (default 5000)\n"
 "      --max-probes N      probes per sync round a host may ask (default 4096)\n"
 "      --max-buffer-kb KB  per-CPU buffer a host may ask (default 65536)\n"
+"      --max-message-kb KB largest message a host may send (4-1024,\n"
+"                          default 1024)\n"
 "  -v, --verbose           debug logging (every message sent and received)\n"
 "  -h, --help              this text\n", TSYNC_DEFAULT_PORT);
 }
@@ -60,7 +63,7 @@ static long parse_pos(const char *opt, const char *val, long max)
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
-	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB };
+	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB, O_MSGKB };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "daemon", no_argument, NULL, 'D' },
@@ -74,6 +77,7 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		{ "io-timeout", required_argument, NULL, O_IO },
 		{ "max-probes", required_argument, NULL, O_PROBES },
 		{ "max-buffer-kb", required_argument, NULL, O_BUFKB },
+		{ "max-message-kb", required_argument, NULL, O_MSGKB },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -123,6 +127,14 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		case O_IO: cfg->io_timeout_ms = (int)parse_pos("--io-timeout", optarg, 3600000); break;
 		case O_PROBES: cfg->max_probes = (uint32_t)parse_pos("--max-probes", optarg, 4096); break;
 		case O_BUFKB: cfg->max_buffer_kb = (uint32_t)parse_pos("--max-buffer-kb", optarg, 16 * 1024 * 1024); break;
+		case O_MSGKB:
+			cfg->max_msg_kb = (uint32_t)parse_pos("--max-message-kb", optarg,
+							      TSYNC_MSG_MAX / 1024);
+			if (cfg->max_msg_kb < 4) {
+				fprintf(stderr, "tsync-agent: --max-message-kb below 4\n");
+				exit(2);
+			}
+			break;
 		case 'v': cfg->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
@@ -173,6 +185,7 @@ int main(int argc, char **argv)
 		.io_timeout_ms = 5000,
 		.max_probes = 4096,
 		.max_buffer_kb = 65536,
+		.max_msg_kb = TSYNC_MSG_MAX / 1024,
 	};
 	struct agent *a;
 	sigset_t mask;

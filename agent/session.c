@@ -125,7 +125,7 @@ void agent_serve_control(struct agent *a, int fd, const struct tsync_peer *peer,
 	(void)version;
 	s.dctx.ncpus = (uint32_t)agent_ncpus(a);
 	s.dctx.max_probes = cfg->max_probes;
-	s.dctx.max_payload = TSYNC_MSG_MAX;
+	s.dctx.max_payload = cfg->max_msg_kb * 1024;
 
 	ret = agent_session_register(a, &s, &s.id);
 	if (ret) {

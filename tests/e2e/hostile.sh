@@ -20,7 +20,7 @@ ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -ge $((NIDLE + 64)) ] || skip "fd limit $(ulimit -n) too low for $NIDLE connections"
 
 start_agent hostile -- --idle-timeout $IDLE --io-timeout $IO --max-buffer-kb $MAXKB \
-	--max-conns $MAXCONNS
+	--max-conns $MAXCONNS --max-message-kb 512
 LOG=$E2E_TMP/hostile.log
 fds() { ls /proc/"$AGENT_PID"/fd | wc -l; }
 rss() { awk '/^VmRSS:/ {print $2}' /proc/"$AGENT_PID"/status; }
@@ -66,7 +66,8 @@ abuse() {
 	run lying-long $IO
 	run truncated $IO
 	run trickle $IO 1000
-	run session-lie $IO
+	run session-lie $IO 256
+	run session-lie $IO 1024
 	run data-secret $IO
 	run bad-cpu
 	run bad-event
@@ -136,6 +137,7 @@ need_log 2 "refused: HELLO: payload 10 bytes, minimum" "short length"
 need_log 8 "stalled in the middle of a message" "lying length/truncated/trickle"
 need_log 4 "data stream.*refused" "data hello, wrong secret or session"
 need_log 2 "SYNC_START: cpu 9999 out of range" "CPU the guest lacks"
+need_log 2 "TRACE_START: payload 1048576 bytes, limit 524288" "over --max-message-kb"
 need_log $((2 * (NIDLE - MAXCONNS))) "dropped: no hello yet and $MAXCONNS connections open" "over --max-conns"
 need_log 2 "refused: idle: no message within the idle timeout" "idle connections"
 if [ ${#notes[@]} = 0 ]; then

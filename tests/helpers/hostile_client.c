@@ -13,8 +13,8 @@
  *   lying-long IO        HELLO header announcing 1000 bytes, 84 sent, silence
  *   truncated IO         half a HELLO, then silence
  *   trickle IO MS        a HELLO one byte every MS ms
- *   session-lie IO       after a session: a TRACE_START header announcing
- *                        1 MiB, 100 bytes sent, silence
+ *   session-lie IO KB    after a session: a TRACE_START header announcing
+ *                        KB KiB, 100 bytes sent, silence
  *   idle N MAXCONNS IDLE N connections that say nothing: at least
  *                        N-MAXCONNS are closed early (well before IDLE ms),
  *                        the rest by the idle timeout
@@ -285,12 +285,13 @@ static int case_trickle(const struct ctx *c, int io_ms, int every_ms)
 	return 0;
 }
 
-static int case_session_lie(const struct ctx *c, int io_ms)
+static int case_session_lie(const struct ctx *c, int io_ms, int kb)
 {
 	struct tsync_session_reply r;
 	uint8_t buf[TSYNC_HDR_LEN + 100] = { 0 };
 	int fd = open_session(c, &r);
-	uint32_t len = TSYNC_MSG_MAX;
+	uint32_t len = (uint32_t)kb * 1024;
+	char what[96];
 
 	buf[0] = 'T'; buf[1] = 'S'; buf[2] = 'Y'; buf[3] = 'P';
 	buf[4] = TSYNC_PROTO_VERSION_MIN;
@@ -300,8 +301,9 @@ static int case_session_lie(const struct ctx *c, int io_ms)
 	buf[10] = (uint8_t)(len >> 8);
 	buf[11] = (uint8_t)len;
 	put(fd, buf, sizeof(buf));
-	return expect_closed(fd, io_ms + SLACK_MS,
-			     "session: TRACE_START announcing 1 MiB, 100 bytes sent");
+	snprintf(what, sizeof(what), "session: TRACE_START announcing %d KiB, 100 bytes sent",
+		 kb);
+	return expect_closed(fd, io_ms + SLACK_MS, what);
 }
 
 /* Counts and closes the connections of @p[0..@n) the agent has closed
@@ -577,8 +579,8 @@ int main(int argc, char **argv)
 		NEED(2);
 		return case_trickle(&c, num(argv[3]), num(argv[4]));
 	} else if (!strcmp(cs, "session-lie")) {
-		NEED(1);
-		return case_session_lie(&c, num(argv[3]));
+		NEED(2);
+		return case_session_lie(&c, num(argv[3]), num(argv[4]));
 	} else if (!strcmp(cs, "idle")) {
 		NEED(3);
 		return case_idle(&c, num(argv[3]), num(argv[4]), num(argv[5]));
