@@ -46,6 +46,7 @@
 struct rec_cfg {
 	const char *clock;
 	const char *output;
+	const char *key_file;
 	int interval_ms;
 	double duration;
 	int verbose;
@@ -78,6 +79,7 @@ static void usage(FILE *f)
 "      --tsync-interval MS  sync every MS ms while recording (default 1000)\n"
 "      --duration SECONDS   stop after SECONDS\n"
 "      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
+"      --key-file FILE   authenticate to the agents with this shared key\n"
 "  -v, --verbose         debug logging\n"
 "Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
 "SIGTERM; a second SIGINT aborts without waiting for the data.\n");
@@ -95,11 +97,12 @@ static void __attribute__((noreturn)) die_usage(const char *fmt, const char *val
 /* Parses the command line into @cfg or exits. */
 static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 {
-	enum { O_INTERVAL = 256, O_DURATION, O_STAMP };
+	enum { O_INTERVAL = 256, O_DURATION, O_STAMP, O_KEYFILE };
 	static const struct option opts[] = {
 		{ "tsync-interval", required_argument, NULL, O_INTERVAL },
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "stamp", required_argument, NULL, O_STAMP },
+		{ "key-file", required_argument, NULL, O_KEYFILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -203,6 +206,7 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 				die_usage("invalid --stamp '%s' (marker, clock or tsc)", optarg);
 			cfg->stamp_forced = 1;
 			break;
+		case O_KEYFILE: cfg->key_file = optarg; break;
 		case 'v': cfg->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
@@ -456,6 +460,7 @@ int host_cmd_record(int argc, char **argv)
 	if (getrandom(&trace_id, sizeof(trace_id), 0) != sizeof(trace_id))
 		trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 	co.host_trace_id = trace_id;
+	co.key_file = cfg.key_file;
 	co.host_name = "host";
 	ro = (struct round_opts){ .clock = cfg.clock, .source = cfg.source, .nprobes = 339,
 				  .estimator = TSYNC_EST_ROBUST, .host_cpu = -1, .busy = -1 };

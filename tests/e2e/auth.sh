@@ -26,6 +26,18 @@ pass "host refuses a 0644 key file"
 out=$(sync1 --key-file "$K1" "$AGENT_EP") || fail "sync with the right key: $out"
 pass "right key: sync ok"
 
+# 2b. record with the right key (control and data connections), and
+#     refused with the wrong one before anything is written
+rec=$E2E_TMP/rec; mkdir -p "$rec"
+out=$(timeout 60 "$HOST" record --key-file "$K1" -o "$rec/t.dat" -A "$AGENT_EP@k" \
+	--duration 0.3 2>&1) || fail "record with the right key: $out"
+[ -f "$rec/trace-k.dat" ] || fail "record with the right key wrote no guest file: $out"
+out=$(timeout 60 "$HOST" record --key-file "$K2" -o "$rec/u.dat" -A "$AGENT_EP@k" \
+	--duration 0.3 2>&1) && fail "record with the wrong key succeeded"
+echo "$out" | grep -q "authentication failed" || fail "record, wrong key: $out"
+[ ! -e "$rec/u.dat" ] || fail "record with the wrong key wrote a file"
+pass "record: right key records, wrong key refused"
+
 # 3. the wrong key: the host sees the agent's proof fail, says so
 out=$(sync1 --key-file "$K2" "$AGENT_EP") && fail "sync with the wrong key succeeded"
 echo "$out" | grep -q "authentication failed: the agent's key differs" || fail "wrong key: $out"
