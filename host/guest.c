@@ -23,6 +23,7 @@
 #include "common/splice.h"
 #include "common/timeutil.h"
 #include "common/transport.h"
+#include "common/tracemeta.h"
 #include "common/tsync_record.h"
 #include "host/guest.h"
 
@@ -34,17 +35,6 @@ struct guest_rx {
 	bool running;
 	int status;		/* TSYNC_FWD_EOF (0) when the stream ended cleanly */
 	uint64_t bytes;
-};
-
-struct guest_meta {
-	char *parts[16];	/* single parts by kind */
-	size_t lens[16];
-	struct tracedat_text *ftrace;
-	int nftrace;
-	struct { char name[TSYNC_NAME_MAX]; struct tracedat_text *f; int n; } *sys;
-	int nsys;
-	struct tracedat_system *systems;
-	struct tracedat_meta view;
 };
 
 /* Connects and sets up the session; see guest.h. */
@@ -306,84 +296,19 @@ void guest_join_sync_thread(struct guest *g)
 	g->sync_running = false;
 }
 
-/* Adds one completed metadata part to @gm. */
-static int meta_add(struct guest_meta *gm, unsigned int kind, const char *system,
-		    char *data, size_t len)
-{
-	if (kind == TSYNC_META_FTRACE_FORMAT) {
-		void *p = realloc(gm->ftrace, (size_t)(gm->nftrace + 1) * sizeof(*gm->ftrace));
-
-		if (!p)
-			return -ENOMEM;
-		gm->ftrace = p;
-		gm->ftrace[gm->nftrace++] = (struct tracedat_text){ data, len };
-		return 0;
-	}
-	if (kind == TSYNC_META_EVENT_FORMAT) {
-		int i;
-
-		for (i = 0; i < gm->nsys; i++)
-			if (!strcmp(gm->sys[i].name, system))
-				break;
-		if (i == gm->nsys) {
-			void *p = realloc(gm->sys, (size_t)(gm->nsys + 1) * sizeof(*gm->sys));
-
-			if (!p)
-				return -ENOMEM;
-			gm->sys = p;
-			memset(&gm->sys[i], 0, sizeof(gm->sys[i]));
-			snprintf(gm->sys[i].name, sizeof(gm->sys[i].name), "%s", system);
-			gm->nsys++;
-		}
-		void *p = realloc(gm->sys[i].f, (size_t)(gm->sys[i].n + 1) * sizeof(*gm->sys[i].f));
-
-		if (!p)
-			return -ENOMEM;
-		gm->sys[i].f = p;
-		gm->sys[i].f[gm->sys[i].n++] = (struct tracedat_text){ data, len };
-		return 0;
-	}
-	if (kind < 16) {
-		free(gm->parts[kind]);
-		gm->parts[kind] = data;
-		gm->lens[kind] = len;
-		return 0;
-	}
-	free(data);	/* a kind we do not know: skipped */
-	return 0;
-}
-
-/* Frees @gm and every part. */
-static void meta_free(struct guest_meta *gm)
-{
-	if (!gm)
-		return;
-	for (int i = 0; i < 16; i++)
-		free(gm->parts[i]);
-	for (int i = 0; i < gm->nftrace; i++)
-		free((char *)gm->ftrace[i].data);
-	for (int i = 0; i < gm->nsys; i++) {
-		for (int j = 0; j < gm->sys[i].n; j++)
-			free((char *)gm->sys[i].f[j].data);
-		free(gm->sys[i].f);
-	}
-	free(gm->ftrace);
-	free(gm->sys);
-	free(gm->systems);
-	free(gm);
-}
-
-/* Asks for and receives the metadata. Returns 0 or -errno. */
+/*
+ * Asks for and receives the metadata, rebuilt and checked by tracemeta's
+ * receiving side (parts, limits, names); replaces g->meta on success.
+ * Returns 0 or -errno / TSYNC_PERR_* with g->error set.
+ */
 static int fetch_meta(struct guest *g)
 {
 	int fd = client_fd(g->client);
-	struct guest_meta *gm = calloc(1, sizeof(*gm));
-	char *part = NULL;
-	size_t plen = 0;
+	struct tracemeta *tm = tracemeta_new();
 	struct tsync_msg m;
 	int ret;
 
-	if (!gm)
+	if (!tm)
 		return -ENOMEM;
 	tsync_msg_init(&m, TSYNC_MSG_META_REQ);
 	ret = tsync_msg_send(fd, &m, tsync_deadline_ms(client_io_timeout(g->client)));
@@ -395,6 +320,10 @@ static int fetch_meta(struct guest *g)
 			break;
 		if (m.type == TSYNC_MSG_META_END) {
 			tsync_msg_free(&m);
+			ret = tracemeta_finish(tm, client_session(g->client)->page_size);
+			if (ret)
+				snprintf(g->error, sizeof(g->error), "incomplete metadata: %s",
+					 strerror(-ret));
 			break;
 		}
 		if (m.type != TSYNC_MSG_META_CHUNK) {
@@ -404,56 +333,19 @@ static int fetch_meta(struct guest *g)
 				ret = -EPROTO;
 			break;
 		}
-		char *np = realloc(part, plen + m.meta_chunk.len + 1);
-
-		if (!np) {
-			tsync_msg_free(&m);
-			ret = -ENOMEM;
-			break;
-		}
-		part = np;
-		memcpy(part + plen, m.meta_chunk.data, m.meta_chunk.len);
-		plen += m.meta_chunk.len;
-		part[plen] = '\0';
-		if (!m.meta_chunk.more) {
-			ret = meta_add(gm, m.meta_chunk.kind, m.meta_chunk.system, part, plen);
-			if (ret)	/* meta_add() keeps @part only on success */
-				free(part);
-			part = NULL;
-			plen = 0;
-		}
+		ret = tracemeta_add_part(tm, m.meta_chunk.kind, m.meta_chunk.system,
+					 m.meta_chunk.data, m.meta_chunk.len, m.meta_chunk.more);
+		if (ret)
+			snprintf(g->error, sizeof(g->error), "bad metadata (%s part): %s",
+				 tsync_meta_kind_name(m.meta_chunk.kind), strerror(-ret));
 		tsync_msg_free(&m);
 	}
-	free(part);
 	if (ret) {
-		meta_free(gm);
+		tracemeta_free(tm);
 		return ret;
 	}
-	gm->systems = calloc((size_t)gm->nsys + 1, sizeof(*gm->systems));
-	if (!gm->systems) {
-		meta_free(gm);
-		return -ENOMEM;
-	}
-	for (int i = 0; i < gm->nsys; i++)
-		gm->systems[i] = (struct tracedat_system){ gm->sys[i].name, gm->sys[i].n, gm->sys[i].f };
-#define PART(k) ((struct tracedat_text){ gm->parts[k], gm->lens[k] })
-	gm->view = (struct tracedat_meta){
-		.header_page = PART(TSYNC_META_HEADER_PAGE),
-		.header_event = PART(TSYNC_META_HEADER_EVENT),
-		.nftrace = gm->nftrace,
-		.ftrace_formats = gm->ftrace,
-		.nsystems = gm->nsys,
-		.systems = gm->systems,
-		.kallsyms = PART(TSYNC_META_KALLSYMS),
-		.printk_formats = PART(TSYNC_META_PRINTK),
-		.cmdlines = PART(TSYNC_META_CMDLINES),
-		.page_size = client_session(g->client)->page_size,
-		.uname = gm->parts[TSYNC_META_UNAME],
-		.trace_clock = gm->parts[TSYNC_META_TRACE_CLOCK],
-	};
-#undef PART
-	meta_free(g->meta);
-	g->meta = gm;
+	tracemeta_free(g->meta);
+	g->meta = tm;
 	return 0;
 }
 
@@ -561,7 +453,7 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id)
 		ts[cpu].count = g->samples[cpu].count;
 		ts[cpu].samples = g->samples[cpu].s;
 	}
-	ret = tracedat_write_file(path, &g->meta->view, &opts, cpus, (int)g->ncpus);
+	ret = tracedat_write_file(path, tracemeta_meta(g->meta), &opts, cpus, (int)g->ncpus);
 	if (ret)
 		snprintf(g->error, sizeof(g->error), "writing %s: %s", path, strerror(-ret));
 out:
@@ -648,7 +540,7 @@ void guest_free(struct guest *g)
 		free(g->samples[cpu].s);
 	free(g->samples);
 	free(g->stopped.cpus);
-	meta_free(g->meta);
+	tracemeta_free(g->meta);
 	client_close(g->client);
 	g->client = NULL;
 }

@@ -14,7 +14,7 @@
 #include "host/tracedat.h"
 #include "proto/proto.h"
 
-struct guest_meta;
+struct tracemeta;
 struct guest_rx;
 
 /* Per-CPU time-sync samples gathered during the recording. */
@@ -41,7 +41,7 @@ struct guest {
 	struct guest_samples *samples;	/* [ncpus] */
 	struct guest_rx **rx;		/* [ncpus] data receivers */
 	struct tsync_trace_stopped stopped;	/* agent's stats at stop */
-	struct guest_meta *meta;
+	struct tracemeta *meta;		/* the guest's metadata, once received */
 	pthread_t sync_thread;
 	bool sync_running;
 	int status;			/* 0, or the first fatal error */
