@@ -10,6 +10,7 @@
 #include <string.h>
 #include <linux/vm_sockets.h>
 
+#include "common/errbuf.h"
 #include "common/acl.h"
 
 struct ip_rule {
@@ -30,19 +31,6 @@ struct tsync_acl {
 };
 
 static const uint8_t v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-/* Formats @fmt into @err if there is one. */
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Allocates an empty list; see acl.h. */
 struct tsync_acl *tsync_acl_new(void)
@@ -119,11 +107,11 @@ int tsync_acl_add_ip(struct tsync_acl *acl, const char *spec, char *err,
 	size_t n;
 
 	if (!spec || !*spec) {
-		set_err(err, errlen, "empty address");
+		tsync_set_err(err, errlen, "empty address");
 		return -EINVAL;
 	}
 	if (strlen(spec) >= sizeof(buf)) {
-		set_err(err, errlen, "'%.60s...' is too long for an address", spec);
+		tsync_set_err(err, errlen, "'%.60s...' is too long for an address", spec);
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", spec);
@@ -142,7 +130,7 @@ int tsync_acl_add_ip(struct tsync_acl *acl, const char *spec, char *err,
 		r.family = AF_INET6;
 		bits = 128;
 	} else {
-		set_err(err, errlen, "'%s' is not an IPv4 or IPv6 address (ADDR[/PREFIX])",
+		tsync_set_err(err, errlen, "'%s' is not an IPv4 or IPv6 address (ADDR[/PREFIX])",
 			spec);
 		return -EINVAL;
 	}
@@ -151,14 +139,14 @@ int tsync_acl_add_ip(struct tsync_acl *acl, const char *spec, char *err,
 		int p = parse_prefix(slash + 1, bits);
 
 		if (p < 0) {
-			set_err(err, errlen, "'%s': prefix '%s' is not a number 0-%u", spec,
+			tsync_set_err(err, errlen, "'%s': prefix '%s' is not a number 0-%u", spec,
 				slash + 1, bits);
 			return -EINVAL;
 		}
 		r.prefix = (unsigned int)p;
 	}
 	if (host_bits_set(r.addr, r.prefix, bits)) {
-		set_err(err, errlen, "'%s' has bits set after the /%u prefix", spec, r.prefix);
+		tsync_set_err(err, errlen, "'%s' has bits set after the /%u prefix", spec, r.prefix);
 		return -EINVAL;
 	}
 	/* ::ffff:a.b.c.d/N is the IPv4 rule a.b.c.d/(N-96) (see acl.h). */
@@ -170,7 +158,7 @@ int tsync_acl_add_ip(struct tsync_acl *acl, const char *spec, char *err,
 		r.prefix -= 96;
 	}
 	if (acl->nip >= TSYNC_ACL_MAX_RULES) {
-		set_err(err, errlen, "more than %d address rules", TSYNC_ACL_MAX_RULES);
+		tsync_set_err(err, errlen, "more than %d address rules", TSYNC_ACL_MAX_RULES);
 		return -ENOSPC;
 	}
 	acl->ip[acl->nip++] = r;
@@ -203,7 +191,7 @@ int tsync_acl_add_cids(struct tsync_acl *acl, const char *list, char *err,
 	const char *p = list;
 
 	if (!list || !*list) {
-		set_err(err, errlen, "empty CID list");
+		tsync_set_err(err, errlen, "empty CID list");
 		return -EINVAL;
 	}
 	for (;;) {
@@ -221,20 +209,20 @@ int tsync_acl_add_cids(struct tsync_acl *acl, const char *list, char *err,
 		} else if (dash) {
 			if (parse_cid(p, dash, &r.lo) || parse_cid(dash + 1, end, &r.hi) ||
 			    r.lo > r.hi) {
-				set_err(err, errlen, "'%.*s' is not a CID range N-M (N <= M)",
+				tsync_set_err(err, errlen, "'%.*s' is not a CID range N-M (N <= M)",
 					len, p);
 				return -EINVAL;
 			}
 		} else {
 			if (parse_cid(p, end, &r.lo)) {
-				set_err(err, errlen, "'%.*s' is not a CID (a number, a range N-M, or any)",
+				tsync_set_err(err, errlen, "'%.*s' is not a CID (a number, a range N-M, or any)",
 					len, p);
 				return -EINVAL;
 			}
 			r.hi = r.lo;
 		}
 		if (acl->ncid >= TSYNC_ACL_MAX_RULES) {
-			set_err(err, errlen, "more than %d CID rules", TSYNC_ACL_MAX_RULES);
+			tsync_set_err(err, errlen, "more than %d CID rules", TSYNC_ACL_MAX_RULES);
 			return -ENOSPC;
 		}
 		acl->cid[acl->ncid++] = r;
@@ -259,7 +247,7 @@ bool tsync_acl_allows(const struct tsync_acl *acl, const struct sockaddr *sa,
 		      socklen_t len, char *why, size_t whylen)
 {
 	if (!acl || !sa) {
-		set_err(why, whylen, "no allow list");
+		tsync_set_err(why, whylen, "no allow list");
 		return false;
 	}
 	switch (sa->sa_family) {
@@ -270,7 +258,7 @@ bool tsync_acl_allows(const struct tsync_acl *acl, const struct sockaddr *sa,
 			break;
 		if (ip_allowed(acl, AF_INET, (const uint8_t *)&in->sin_addr))
 			return true;
-		set_err(why, whylen, "address not in the --allow list");
+		tsync_set_err(why, whylen, "address not in the --allow list");
 		return false;
 	}
 	case AF_INET6: {
@@ -285,7 +273,7 @@ bool tsync_acl_allows(const struct tsync_acl *acl, const struct sockaddr *sa,
 		} else if (ip_allowed(acl, AF_INET6, a)) {
 			return true;
 		}
-		set_err(why, whylen, "address not in the --allow list");
+		tsync_set_err(why, whylen, "address not in the --allow list");
 		return false;
 	}
 	case AF_VSOCK: {
@@ -296,14 +284,14 @@ bool tsync_acl_allows(const struct tsync_acl *acl, const struct sockaddr *sa,
 		for (int i = 0; i < acl->ncid; i++)
 			if (vm->svm_cid >= acl->cid[i].lo && vm->svm_cid <= acl->cid[i].hi)
 				return true;
-		set_err(why, whylen, "CID %u not in the --allow-cid list", vm->svm_cid);
+		tsync_set_err(why, whylen, "CID %u not in the --allow-cid list", vm->svm_cid);
 		return false;
 	}
 	default:
-		set_err(why, whylen, "address family %d not allowed", sa->sa_family);
+		tsync_set_err(why, whylen, "address family %d not allowed", sa->sa_family);
 		return false;
 	}
-	set_err(why, whylen, "truncated peer address (%u bytes)", (unsigned int)len);
+	tsync_set_err(why, whylen, "truncated peer address (%u bytes)", (unsigned int)len);
 	return false;
 }
 

@@ -13,25 +13,13 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "common/errbuf.h"
 #include "common/auth.h"
 
 struct tsync_key {
 	size_t len;
 	uint8_t bytes[TSYNC_KEY_MAX];
 };
-
-/* Formats @fmt into @err if there is one. */
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Reads and checks the key file; see auth.h. */
 int tsync_key_load(const char *path, struct tsync_key **out, char *err,
@@ -46,23 +34,23 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		ret = -errno;
-		set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
 		return ret;
 	}
 	/* fstat of the open file: what is checked is what is read */
 	if (fstat(fd, &st)) {
 		ret = -errno;
-		set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		ret = -EINVAL;
-		set_err(err, errlen, "key file %s is not a regular file", path);
+		tsync_set_err(err, errlen, "key file %s is not a regular file", path);
 		goto fail;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		ret = -EPERM;
-		set_err(err, errlen, "key file %s is accessible by group or others "
+		tsync_set_err(err, errlen, "key file %s is accessible by group or others "
 			"(mode %04o): refused, chmod 600 it", path,
 			(unsigned int)(st.st_mode & 07777));
 		goto fail;
@@ -70,7 +58,7 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 	k = calloc(1, sizeof(*k));
 	if (!k) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "out of memory");
+		tsync_set_err(err, errlen, "out of memory");
 		goto fail;
 	}
 	while (k->len < sizeof(k->bytes)) {
@@ -79,7 +67,7 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 			continue;
 		if (n < 0) {
 			ret = -errno;
-			set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+			tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
 			goto fail;
 		}
 		if (n == 0)
@@ -88,12 +76,12 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 	}
 	if (k->len == sizeof(k->bytes) && read(fd, &extra, 1) == 1) {
 		ret = -EFBIG;
-		set_err(err, errlen, "key file %s is longer than %d bytes", path, TSYNC_KEY_MAX);
+		tsync_set_err(err, errlen, "key file %s is longer than %d bytes", path, TSYNC_KEY_MAX);
 		goto fail;
 	}
 	if (k->len < TSYNC_KEY_MIN) {
 		ret = -EINVAL;
-		set_err(err, errlen, "key file %s has %zu bytes, at least %d needed "
+		tsync_set_err(err, errlen, "key file %s has %zu bytes, at least %d needed "
 			"(head -c 32 /dev/urandom > FILE)", path, k->len, TSYNC_KEY_MIN);
 		goto fail;
 	}

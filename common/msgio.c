@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errbuf.h"
 #include "common/io.h"
 #include "common/log.h"
 #include "common/msgio.h"
@@ -13,19 +14,6 @@
 
 /* Messages up to this size (header included) are encoded on the stack. */
 #define STACK_MSG	(TSYNC_HDR_LEN + TSYNC_SMALL_MAX)
-
-/* Formats @fmt into @err if there is one. */
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Encodes @m into one buffer and writes it with one write call. */
 int tsync_msg_send(int fd, const struct tsync_msg *m, int64_t deadline)
@@ -82,11 +70,11 @@ int tsync_probe_send(int fd, uint8_t type, uint32_t round_id, uint32_t seq,
 static void io_err(char *err, size_t errlen, int ret, const char *what)
 {
 	if (ret == -EPIPE)
-		set_err(err, errlen, "peer closed the connection (%s)", what);
+		tsync_set_err(err, errlen, "peer closed the connection (%s)", what);
 	else if (ret == -ETIMEDOUT)
-		set_err(err, errlen, "timed out waiting for %s", what);
+		tsync_set_err(err, errlen, "timed out waiting for %s", what);
 	else
-		set_err(err, errlen, "reading %s: %s", what, strerror(-ret));
+		tsync_set_err(err, errlen, "reading %s: %s", what, strerror(-ret));
 }
 
 /* Reads, checks and decodes one message; see msgio.h. */
@@ -116,14 +104,14 @@ int tsync_msg_recv(int fd, struct tsync_msg *m,
 			 tsync_msg_name(hdr.type), hdr.len, ctx->max_payload);
 	}
 	if (ret) {
-		set_err(err, errlen, "%s", perr.reason);
+		tsync_set_err(err, errlen, "%s", perr.reason);
 		log_debug("fd %d: bad header: %s", fd, perr.reason);
 		return ret;
 	}
 	if (hdr.len > sizeof(stack)) {
 		payload = malloc(hdr.len);
 		if (!payload) {
-			set_err(err, errlen, "%s: no memory for %u bytes",
+			tsync_set_err(err, errlen, "%s: no memory for %u bytes",
 				tsync_msg_name(hdr.type), hdr.len);
 			return -ENOMEM;
 		}
@@ -137,7 +125,7 @@ int tsync_msg_recv(int fd, struct tsync_msg *m,
 	}
 	ret = tsync_msg_decode(&hdr, payload, hdr.len, ctx, m, &perr);
 	if (ret) {
-		set_err(err, errlen, "%s", perr.reason);
+		tsync_set_err(err, errlen, "%s", perr.reason);
 		log_debug("fd %d: bad %s: %s", fd, tsync_msg_name(hdr.type),
 			  perr.reason);
 		goto out;
@@ -170,12 +158,12 @@ int tsync_msg_recv_idle(int fd, struct tsync_msg *m,
 		return ret;
 	}
 	if (ret == 0) {
-		set_err(err, errlen, "idle: no message within the idle timeout");
+		tsync_set_err(err, errlen, "idle: no message within the idle timeout");
 		return -ETIMEDOUT;
 	}
 	ret = tsync_msg_recv(fd, m, ctx, tsync_deadline_ms(io_ms), err, errlen);
 	if (ret == -ETIMEDOUT)
-		set_err(err, errlen, "peer stalled in the middle of a message (%d ms I/O timeout)",
+		tsync_set_err(err, errlen, "peer stalled in the middle of a message (%d ms I/O timeout)",
 			io_ms);
 	return ret;
 }

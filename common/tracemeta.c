@@ -17,6 +17,7 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
+#include "common/errbuf.h"
 #include "common/tracemeta_priv.h"
 #include "proto/proto.h"
 
@@ -114,17 +115,6 @@ int tm_inst_write(struct tracefs_instance *inst, const char *rel,
 	return ret;
 }
 
-/* snprintf into @err if there is one. */
-void tm_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- metadata ---------------------------------------------------------- */
 

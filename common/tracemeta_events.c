@@ -13,6 +13,7 @@
 
 #include <tracefs.h>
 
+#include "common/errbuf.h"
 #include "common/tracemeta_priv.h"
 
 enum sel_kind { SEL_ALL, SEL_SYSTEM, SEL_EVENT, SEL_FTRACE };
@@ -118,12 +119,12 @@ static int resolve_one(struct tracemeta_events *e, char **systems,
 
 	if (!spec || !*spec || strlen(spec) >= sizeof(sys) ||
 	    strpbrk(spec, "/ \t\n")) {
-		tm_seterr(err, errlen, "malformed event '%s'", spec ? spec : "");
+		tsync_set_err(err, errlen, "malformed event '%s'", spec ? spec : "");
 		return -EINVAL;
 	}
 	if (!strcmp(spec, "all")) {
 		if (sp->filter) {
-			tm_seterr(err, errlen, "a filter needs an event or a "
+			tsync_set_err(err, errlen, "a filter needs an event or a "
 			       "system, not 'all'");
 			return -EINVAL;
 		}
@@ -134,17 +135,17 @@ static int resolve_one(struct tracemeta_events *e, char **systems,
 		memcpy(sys, spec, (size_t)(colon - spec));
 		sys[colon - spec] = '\0';
 		if (!sys[0] || !colon[1] || strchr(colon + 1, ':')) {
-			tm_seterr(err, errlen, "malformed event '%s'", spec);
+			tsync_set_err(err, errlen, "malformed event '%s'", spec);
 			return -EINVAL;
 		}
 		if (!is_system(systems, sys)) {
-			tm_seterr(err, errlen, "unknown event '%s' (no system '%s')",
+			tsync_set_err(err, errlen, "unknown event '%s' (no system '%s')",
 			       spec, sys);
 			return -ENOENT;
 		}
 		ret = add_matching(e, sys, colon + 1, sp->filter);
 		if (ret == 0) {
-			tm_seterr(err, errlen, "unknown event '%s'", spec);
+			tsync_set_err(err, errlen, "unknown event '%s'", spec);
 			return -ENOENT;
 		}
 		return ret < 0 ? ret : 0;
@@ -162,7 +163,7 @@ static int resolve_one(struct tracemeta_events *e, char **systems,
 	if (ret < 0)
 		return ret;
 	if (!ret) {
-		tm_seterr(err, errlen, "unknown event or system '%s'", spec);
+		tsync_set_err(err, errlen, "unknown event or system '%s'", spec);
 		return -ENOENT;
 	}
 	return 0;
@@ -180,7 +181,7 @@ int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,
 		return -EINVAL;
 	systems = tracefs_event_systems(NULL);
 	if (!systems) {
-		tm_seterr(err, errlen, "cannot list the kernel's trace events "
+		tsync_set_err(err, errlen, "cannot list the kernel's trace events "
 		       "(is tracefs mounted?)");
 		return -ENOENT;
 	}
@@ -229,7 +230,7 @@ static int set_filter(struct tracefs_instance *inst, const struct sel *s,
 			if (*nl == '\n')
 				*nl = ' ';
 	}
-	tm_seterr(err, errlen, "filter '%s' rejected for '%s': %s%s%s",
+	tsync_set_err(err, errlen, "filter '%s' rejected for '%s': %s%s%s",
 	       s->filter, name, strerror(-ret), why ? ": " : "",
 	       why ? why : "");
 	free(why);
@@ -263,7 +264,7 @@ int tracemeta_enable_events(struct tracefs_instance *inst,
 		sel_path(s, "enable", rel, sizeof(rel));
 		ret = tm_inst_write(inst, rel, "1");
 		if (ret) {
-			tm_seterr(err, errlen, "cannot enable '%s': %s", name,
+			tsync_set_err(err, errlen, "cannot enable '%s': %s", name,
 			       strerror(-ret));
 			return ret;
 		}

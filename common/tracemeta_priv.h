@@ -15,8 +15,5 @@ int tm_inst_read(struct tracefs_instance *inst, const char *rel, char **out,
 /* Writes @str to @rel of @inst (truncating). Returns 0 or -errno. */
 int tm_inst_write(struct tracefs_instance *inst, const char *rel,
 		  const char *str);
-/* snprintf()s into @err when there is one. */
-void tm_seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 #endif
