@@ -38,6 +38,26 @@ int tsync_wait_readable(int fd, int64_t deadline)
 }
 
 /*
+ * After a socket call on @fd failed with @sock_errno: returns -errno for a
+ * real error (-EAGAIN for "would block"), or, when @fd is not a socket
+ * (pipes and files in tests and callers), 0 once poll() says it is ready
+ * for @events now and -EAGAIN if not, so the plain read/write that follows
+ * cannot block.
+ */
+static int nonsock_ready(int fd, short events, int sock_errno)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int ret;
+
+	if (sock_errno != ENOTSOCK)
+		return sock_errno == EWOULDBLOCK ? -EAGAIN : -sock_errno;
+	ret = poll(&pfd, 1, 0);
+	if (ret < 0)
+		return -errno;
+	return ret ? 0 : -EAGAIN;
+}
+
+/*
  * One read of at most @len bytes that never blocks: recv(MSG_DONTWAIT) on a
  * socket; on anything else (pipes, files) read() only once poll() says it
  * is readable, so a blocking pipe cannot hang past the deadline. Returns the
@@ -45,20 +65,15 @@ int tsync_wait_readable(int fd, int64_t deadline)
  */
 static ssize_t read_some(int fd, void *p, size_t len)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	ssize_t n;
 	int ret;
 
 	n = recv(fd, p, len, MSG_DONTWAIT);
 	if (n >= 0)
 		return n;
-	if (errno != ENOTSOCK)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	ret = poll(&pfd, 1, 0);
-	if (ret < 0)
-		return -errno;
-	if (ret == 0)
-		return -EAGAIN;
+	ret = nonsock_ready(fd, POLLIN, errno);
+	if (ret)
+		return ret;
 	n = read(fd, p, len);
 	if (n < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -133,7 +148,6 @@ static ssize_t writev_nosigpipe(int fd, const struct iovec *iov, int iovcnt)
  */
 static ssize_t write_some(int fd, struct iovec *iov, int iovcnt)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
 	struct iovec one;
 	struct stat st;
@@ -143,13 +157,9 @@ static ssize_t write_some(int fd, struct iovec *iov, int iovcnt)
 	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n >= 0)
 		return n;
-	if (errno != ENOTSOCK)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	ret = poll(&pfd, 1, 0);
-	if (ret < 0)
-		return -errno;
-	if (ret == 0)
-		return -EAGAIN;
+	ret = nonsock_ready(fd, POLLOUT, errno);
+	if (ret)
+		return ret;
 	if (fstat(fd, &st))
 		return -errno;
 	if (S_ISFIFO(st.st_mode)) {
