@@ -33,15 +33,15 @@ int agent_session_send(struct agent_session *s, const struct tsync_msg *m)
 int agent_session_error(struct agent_session *s, uint32_t code,
 			const char *fmt, ...)
 {
-	struct tsync_msg m;
 	char reason[TSYNC_REASON_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	tsync_msg_set_error(&m, code, "%s", reason);
-	return agent_session_send(s, &m);
+	return tsync_msg_send_error(s->fd, code,
+				    tsync_deadline_ms(agent_config(s->agent)->io_timeout_ms),
+				    "%s", reason);
 }
 
 /* Reads the top instance's trace_clock ("local [global] ...") into @buf;
