@@ -30,7 +30,11 @@ PLUGINDIR ?= $(or $(TEP_LIBDIR),$(LIBDIR))/traceevent/plugins
 UNITDIR  ?= /lib/systemd/system
 FUZZ_TIME ?= 30
 
-CC       ?= gcc
+# make predefines CC=cc, so `CC ?= gcc` would never apply: gcc unless CC
+# was given on the command line or in the environment (CC=clang works).
+ifeq ($(origin CC),default)
+CC       = gcc
+endif
 PKGS      = libtracefs libtraceevent
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -40,11 +44,20 @@ CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
+# Hardening, as passt and chrony build: stack protector, PIE programs (the
+# plugin is -fPIC -shared instead), and _FORTIFY_SOURCE, which needs the
+# optimizer (with -O0 glibc warns, and -Werror would fail) and is left out
+# of sanitizer builds, whose interceptors it would bypass.
+HARDEN   = -fstack-protector-strong
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
+else ifneq ($(filter -O -O1 -O2 -O3 -Os -Og -Ofast,$(CFLAGS)),)
+HARDEN  += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
 endif
-ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -pthread -MMD -MP \
+PIE_CFLAGS  = -fPIE
+PIE_LDFLAGS = -pie
+ALL_CFLAGS = $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -D_GNU_SOURCE -pthread -MMD -MP \
 	     -I. $(PKG_CFLAGS)
 LIBS     = $(PKG_LIBS) $(CRYPTO_LIBS) -pthread -lm
 
@@ -83,7 +96,7 @@ deps:
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(PIE_CFLAGS) -c -o $@ $<
 
 $(B)/obj/plugin/%.o: plugin/%.c
 	@mkdir -p $(dir $@)
@@ -91,7 +104,7 @@ $(B)/obj/plugin/%.o: plugin/%.c
 
 $(B)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(PIE_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
 
 $(LIBTSYNC): $(call obj,$(LIB_SRC))
 	@mkdir -p $(dir $@)
@@ -104,22 +117,26 @@ $(LIBAGENT): $(call obj,$(AGENT_SRC))
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/tsync-host: $(call obj,host/main.c) $(ALL_LIBS)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
 $(B)/tsync-agent: $(call obj,agent/main.c) $(ALL_LIBS)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+
+# The objects that only pattern rules ask for (plugin, tests, helpers,
+# benchmarks) would be deleted as intermediates and rebuilt by every make.
+.SECONDARY: $(call obj,$(PLUGIN_SRC) $(UNIT_SRC) $(HELPER_SRC) $(BENCH_SRC))
 
 $(B)/%.so: $(B)/obj/plugin/%.o
 	$(CC) $(LDFLAGS) -shared -o $@ $< $(PKG_LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
 $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
 
 # libFuzzer targets: the pure code (common/ proto/ and the pure host/plugin
 # parsers a target names) rebuilt with clang and the fuzzer sanitizers.

@@ -559,6 +559,7 @@ static int tmpfile_fd(int flags, int *rfd)
 	char path[] = "/tmp/tsync-test-splice-XXXXXX";
 	int fd = mkstemp(path);
 
+	*rfd = -1;
 	if (fd < 0)
 		return -errno;
 	close(fd);
