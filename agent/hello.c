@@ -1,20 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The first exchange on every agent connection, and who may connect. */
+/*
+ * The first exchange on every agent connection, and who may connect.
+ *
+ *   host                           agent
+ *   HELLO (kind, versions, caps,   ---> checked; a data hello also finds
+ *          [nonce], [data ids])          its session and claims its CPU
+ *                                  <--- HELLO_REPLY ([nonce, MAC]) or ERROR
+ *   [AUTH (MAC of both nonces)]    ---> checked (with --key-file)
+ *   then a control session (session.c) or a data stream (data.c)
+ */
 #include <errno.h>
 #include <string.h>
 
+#include "agent/conntab.h"
+#include "agent/data.h"
 #include "agent/hello.h"
+#include "agent/session.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/timeutil.h"
 #include "proto/proto.h"
 
+/* One connection's handshake. */
+struct hello {
+	const struct agent_ctx *ctx;
+	struct agent_conn *conn;
+	int fd;
+	const struct tsync_peer *peer;
+	struct tsync_hello h;		/* the host's HELLO */
+	bool auth;			/* the host must prove it holds the key */
+	uint8_t anonce[TSYNC_NONCE_LEN];	/* our challenge */
+	uint8_t version;		/* negotiated */
+};
+
 /* Checks the allow lists; see hello.h. */
-int agent_check_peer(struct agent *a, const struct tsync_peer *peer)
+int agent_check_peer(const struct agent_ctx *ctx, const struct tsync_peer *peer)
 {
 	char why[128];
 
-	if (tsync_acl_allows(agent_config(a)->acl, (const struct sockaddr *)&peer->addr,
+	if (tsync_acl_allows(ctx->cfg->acl, (const struct sockaddr *)&peer->addr,
 			     peer->addrlen, why, sizeof(why)))
 		return 0;
 	log_warn("%s: refused: %s", peer->name, why);
@@ -22,135 +46,158 @@ int agent_check_peer(struct agent *a, const struct tsync_peer *peer)
 }
 
 /* Sends an ERROR with @code and @reason, best effort. */
-static void send_error(struct agent *a, int fd, uint32_t code, const char *reason)
+static void send_error(const struct hello *hs, uint32_t code, const char *reason)
 {
-	struct tsync_msg m;
-
-	tsync_msg_set_error(&m, code, "%s", reason);
-	tsync_msg_send(fd, &m, tsync_deadline_ms(agent_config(a)->io_timeout_ms));
+	tsync_msg_send_error(hs->fd, code, tsync_deadline_ms(hs->ctx->cfg->io_timeout_ms),
+			     "%s", reason);
 }
 
-/* Receives the host's AUTH and checks it against our nonce @anonce.
- * Returns 0 if the host holds the key, else -EACCES (refusal logged and
- * sent). */
-static int check_auth(struct agent *a, int fd, const struct tsync_peer *peer,
-		      const uint8_t *hnonce, const uint8_t *anonce)
+/* Waits for the HELLO (bounded by the idle timeout) into @hs->h. Returns
+ * 0, or -errno / TSYNC_PERR_* after logging (and telling the peer). */
+static int recv_hello(struct hello *hs)
 {
-	const struct agent_cfg *cfg = agent_config(a);
-	struct tsync_decode_ctx ctx = { .max_payload = TSYNC_SMALL_MAX };
+	const struct agent_cfg *cfg = hs->ctx->cfg;
+	struct tsync_decode_ctx dctx = { .max_payload = 4096 };
+	struct tsync_msg m;
+	char err[256];
+	int ret;
+
+	ret = tsync_msg_recv_idle(hs->fd, &m, &dctx, tsync_deadline_ms(cfg->idle_timeout_ms),
+				  cfg->io_timeout_ms, err, sizeof(err));
+	if (ret) {
+		if (ret == -EPIPE)
+			log_info("%s: closed before hello", hs->peer->name);
+		else
+			log_warn("%s: refused: %s", hs->peer->name, err);
+		if (tsync_perr_is_proto(ret))
+			send_error(hs, TSYNC_ERR_PROTOCOL, err);
+		return ret;
+	}
+	if (m.type != TSYNC_MSG_HELLO) {
+		log_warn("%s: refused: first message is %s, not HELLO", hs->peer->name,
+			 tsync_msg_name(m.type));
+		send_error(hs, TSYNC_ERR_UNEXPECTED, "expected HELLO");
+		tsync_msg_free(&m);
+		return -EPROTO;
+	}
+	hs->h = m.hello;
+	return 0;
+}
+
+/* Builds the HELLO_REPLY for @hs->h in @reply: version, caps, and our
+ * answer and challenge when authenticating. Returns 0, or -errno after
+ * logging and telling the peer. */
+static int build_reply(struct hello *hs, struct tsync_msg *reply)
+{
+	const struct agent_cfg *cfg = hs->ctx->cfg;
+
+	/* With a key, control connections must prove they hold it; a data
+	 * stream may (if it offers to), else its session secret vouches for
+	 * it (common/auth.h). */
+	hs->auth = cfg->key && (hs->h.kind == TSYNC_CONN_CONTROL ||
+				(hs->h.caps & TSYNC_CAP_AUTH_HMAC));
+	if (hs->auth && !(hs->h.caps & TSYNC_CAP_AUTH_HMAC)) {
+		log_warn("%s: refused: no authentication offered (this agent has --key-file)",
+			 hs->peer->name);
+		send_error(hs, TSYNC_ERR_AUTH,
+			   "this agent requires authentication: give tsync-host --key-file");
+		return -EACCES;
+	}
+	tsync_msg_init(reply, TSYNC_MSG_HELLO_REPLY);
+	if (hs->auth) {
+		if (tsync_auth_nonce(hs->anonce) ||
+		    tsync_auth_mac(cfg->key, TSYNC_AUTH_AGENT, hs->h.nonce, hs->anonce,
+				   reply->hello_reply.mac)) {
+			log_err("%s: cannot compute the authentication answer", hs->peer->name);
+			send_error(hs, TSYNC_ERR_INTERNAL, "authentication unavailable");
+			return -EIO;
+		}
+		memcpy(reply->hello_reply.nonce, hs->anonce, sizeof(hs->anonce));
+	}
+	if (tsync_proto_negotiate(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
+				  hs->h.ver_min, hs->h.ver_max, &hs->version, reply)) {
+		log_warn("%s: refused: %s", hs->peer->name, reply->error.reason);
+		tsync_msg_send(hs->fd, reply, tsync_deadline_ms(cfg->io_timeout_ms));
+		return -EPROTO;
+	}
+	reply->hello_reply.version = hs->version;
+	reply->hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
+	reply->hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
+	reply->hello_reply.caps = TSYNC_CAP_TRACE | (hs->auth ? TSYNC_CAP_AUTH_HMAC : 0);
+	return 0;
+}
+
+/* Receives the host's AUTH and checks it against our nonce. Returns 0 if
+ * the host holds the key, else -EACCES (refusal logged and sent). */
+static int check_auth(struct hello *hs)
+{
+	const struct agent_cfg *cfg = hs->ctx->cfg;
+	struct tsync_decode_ctx dctx = { .max_payload = TSYNC_SMALL_MAX };
 	struct tsync_msg m;
 	char err[256];
 	bool ok;
 	int ret;
 
-	ret = tsync_msg_recv_expect(fd, TSYNC_MSG_AUTH, &m, &ctx,
+	ret = tsync_msg_recv_expect(hs->fd, TSYNC_MSG_AUTH, &m, &dctx,
 				    tsync_deadline_ms(cfg->io_timeout_ms), err, sizeof(err));
 	if (ret) {
-		log_warn("%s: refused: no authentication answer: %s", peer->name, err);
+		log_warn("%s: refused: no authentication answer: %s", hs->peer->name, err);
 		if (ret != -EPIPE)
-			send_error(a, fd, TSYNC_ERR_AUTH, "expected AUTH");
+			send_error(hs, TSYNC_ERR_AUTH, "expected AUTH");
 		return -EACCES;
 	}
-	ok = tsync_auth_check(cfg->key, TSYNC_AUTH_HOST, hnonce, anonce, m.auth.mac);
+	ok = tsync_auth_check(cfg->key, TSYNC_AUTH_HOST, hs->h.nonce, hs->anonce,
+			      m.auth.mac);
 	tsync_msg_free(&m);
 	if (!ok) {
 		log_warn("%s: refused: authentication failed (the host's key differs)",
-			 peer->name);
-		send_error(a, fd, TSYNC_ERR_AUTH, "authentication failed: wrong key");
+			 hs->peer->name);
+		send_error(hs, TSYNC_ERR_AUTH, "authentication failed: wrong key");
 		return -EACCES;
 	}
-	log_debug("%s: authenticated", peer->name);
+	log_debug("%s: authenticated", hs->peer->name);
 	return 0;
 }
 
 /* Serves one connection; see hello.h. */
-void agent_handle_connection(struct agent *a, int fd,
-			     const struct tsync_peer *peer)
+void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 {
-	const struct agent_cfg *cfg = agent_config(a);
-	struct tsync_decode_ctx ctx = { .max_payload = 4096 };
+	struct hello hs = {
+		.ctx = ctx,
+		.conn = c,
+		.fd = agent_conn_fd(c),
+		.peer = agent_conn_peer(c),
+	};
 	struct agent_session *ds = NULL;	/* a data stream's session */
-	uint8_t anonce[TSYNC_NONCE_LEN];
-	struct tsync_msg m, reply;
-	uint8_t version;
-	bool auth;
-	char err[256];
+	struct tsync_msg reply;
 	int ret;
 
-	ret = tsync_msg_recv_idle(fd, &m, &ctx, tsync_deadline_ms(cfg->idle_timeout_ms),
-				  cfg->io_timeout_ms, err, sizeof(err));
-	if (ret) {
-		if (ret == -EPIPE)
-			log_info("%s: closed before hello", peer->name);
-		else
-			log_warn("%s: refused: %s", peer->name, err);
-		if (tsync_perr_is_proto(ret))
-			send_error(a, fd, TSYNC_ERR_PROTOCOL, err);
+	if (recv_hello(&hs))
 		return;
-	}
-	if (m.type != TSYNC_MSG_HELLO) {
-		log_warn("%s: refused: first message is %s, not HELLO", peer->name,
-			 tsync_msg_name(m.type));
-		send_error(a, fd, TSYNC_ERR_UNEXPECTED, "expected HELLO");
-		tsync_msg_free(&m);
+	agent_conntab_authenticated(ctx->conns, c);
+	if (build_reply(&hs, &reply))
 		return;
-	}
-	agent_conn_established(a, fd);
-	/* With a key, control connections must prove they hold it; a data
-	 * stream may (if it offers to), else its session secret vouches for
-	 * it (common/auth.h). */
-	auth = cfg->key && (m.hello.kind == TSYNC_CONN_CONTROL ||
-			    (m.hello.caps & TSYNC_CAP_AUTH_HMAC));
-	if (auth && !(m.hello.caps & TSYNC_CAP_AUTH_HMAC)) {
-		log_warn("%s: refused: no authentication offered (this agent has --key-file)",
-			 peer->name);
-		send_error(a, fd, TSYNC_ERR_AUTH,
-			   "this agent requires authentication: give tsync-host --key-file");
-		return;
-	}
-	tsync_msg_init(&reply, TSYNC_MSG_HELLO_REPLY);
-	if (auth) {
-		if (tsync_auth_nonce(anonce) ||
-		    tsync_auth_mac(cfg->key, TSYNC_AUTH_AGENT, m.hello.nonce, anonce,
-				   reply.hello_reply.mac)) {
-			log_err("%s: cannot compute the authentication answer", peer->name);
-			send_error(a, fd, TSYNC_ERR_INTERNAL, "authentication unavailable");
-			return;
-		}
-		memcpy(reply.hello_reply.nonce, anonce, sizeof(anonce));
-	}
-	if (tsync_proto_negotiate(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
-				  m.hello.ver_min, m.hello.ver_max, &version, &reply)) {
-		log_warn("%s: refused: %s", peer->name, reply.error.reason);
-		tsync_msg_send(fd, &reply, tsync_deadline_ms(cfg->io_timeout_ms));
-		return;
-	}
-	reply.hello_reply.version = version;
-	reply.hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
-	reply.hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
-	reply.hello_reply.caps = TSYNC_CAP_TRACE | (auth ? TSYNC_CAP_AUTH_HMAC : 0);
 	/* A data stream is checked and its CPU claimed before the reply: a
 	 * refusal is an ERROR instead of HELLO_REPLY (never bytes inside the
 	 * stream), and HELLO_REPLY means the stream is established. */
-	if (m.hello.kind == TSYNC_CONN_DATA) {
-		ds = agent_data_claim(a, fd, peer, m.hello.session_id, m.hello.cpu,
-				      m.hello.secret);
+	if (hs.h.kind == TSYNC_CONN_DATA) {
+		ds = agent_data_claim(ctx, hs.fd, hs.peer, &hs.h);
 		if (!ds)
 			return;
 	}
-	ret = tsync_msg_send(fd, &reply, tsync_deadline_ms(cfg->io_timeout_ms));
+	ret = tsync_msg_send(hs.fd, &reply, tsync_deadline_ms(ctx->cfg->io_timeout_ms));
 	if (ret) {
-		log_info("%s: hello reply: %s", peer->name, strerror(-ret));
+		log_info("%s: hello reply: %s", hs.peer->name, strerror(-ret));
 		if (ds)
-			agent_serve_data(a, fd, peer, ds, m.hello.cpu, false);
+			agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu, false);
 		return;
 	}
-	if (auth && check_auth(a, fd, peer, m.hello.nonce, anonce))
+	if (hs.auth && check_auth(&hs))
 		return;
-	if (m.hello.kind == TSYNC_CONN_CONTROL)
-		agent_serve_control(a, fd, peer, version);
+	if (hs.h.kind == TSYNC_CONN_CONTROL)
+		agent_serve_control(ctx, hs.fd, hs.peer);
 	else if (ds)
-		agent_serve_data(a, fd, peer, ds, m.hello.cpu, true);
+		agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu, true);
 	else
-		log_warn("%s: refused: unknown connection kind %u", peer->name, m.hello.kind);
+		log_warn("%s: refused: unknown connection kind %u", hs.peer->name, hs.h.kind);
 }

@@ -3,21 +3,24 @@
 #ifndef TSYNC_AGENT_HELLO_H
 #define TSYNC_AGENT_HELLO_H
 
-#include "agent/agent.h"
+#include "agent/context.h"
+#include "common/transport.h"
+
+struct agent_conn;
 
 /*
  * Checks whether @peer may connect at all (allow lists). Returns 0, or
  * -EACCES after logging the refusal with the peer's address.
  */
-int agent_check_peer(struct agent *a, const struct tsync_peer *peer);
+int agent_check_peer(const struct agent_ctx *ctx, const struct tsync_peer *peer);
 
 /*
- * Serves one accepted connection: waits for HELLO (bounded by the idle
- * timeout), negotiates the version, then serves it as a control session or
- * a data stream. Returns when the connection is done; the caller closes
- * @fd.
+ * Serves one accepted connection @c (agent/conntab.h): waits for HELLO
+ * (bounded by the idle timeout), negotiates the version, authenticates
+ * the host where a key is required, then serves it as a control session
+ * or a data stream. Returns when the connection is done; the caller
+ * closes it.
  */
-void agent_handle_connection(struct agent *a, int fd,
-			     const struct tsync_peer *peer);
+void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c);
 
 #endif

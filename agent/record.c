@@ -8,11 +8,12 @@
  * The session's control thread owns the recording state (struct
  * agent_trace, one per session, allocated at the first TRACE_START) and
  * the instance. Each data connection has its own thread (server.c). Before
- * it answers the HELLO (hello.c), agent_data_claim() finds the session with
- * agent_session_get() - a reference that keeps the session alive, because
- * agent_session_unregister() waits for it - checks its secret and claims
- * the CPU under the state's lock; a refusal is an ERROR in place of
- * HELLO_REPLY. After the reply, agent_serve_data() starts a streamer
+ * it answers the HELLO (hello.c), data.c finds the session with
+ * agent_registry_get() - a reference that keeps the session alive, because
+ * agent_registry_remove() waits for it - checks its secret, and
+ * agent_trace_claim() claims the CPU under the state's lock; a refusal is
+ * an ERROR in place of HELLO_REPLY. After the reply, agent_trace_stream()
+ * starts a streamer
  * (agent/streamer.h: its own thread moves the pages) and sleeps until the
  * control side asks the streams to stop. It then stops its streamer
  * itself, so all CPUs flush in parallel, shuts the socket's sending side
@@ -23,7 +24,8 @@
  * Because a data thread may look the state up at any time while it holds
  * its session reference, the state is never freed while the session is
  * registered: agent_trace_destroy() (session cleanup) stops and removes
- * everything, agent_trace_free() (after unregister) frees the memory.
+ * everything, agent_trace_free() (after agent_registry_remove()) frees the
+ * memory.
  * On shutdown the server shuts every socket down: the control thread's
  * wait fails, its cleanup asks the streams to stop, and streams whose
  * socket is gone end at once.
@@ -262,7 +264,7 @@ fail:
 /* Answers TRACE_START; see record.h. */
 int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *rq)
 {
-	const struct agent_cfg *cfg = agent_config(s->agent);
+	const struct agent_cfg *cfg = agent_session_cfg(s);
 	struct tracemeta_event_spec *specs = NULL;
 	struct tracemeta_events *ev = NULL;
 	struct agent_trace *t = trace_of(s);
@@ -310,7 +312,7 @@ int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *r
 	}
 
 	if (!t) {
-		t = trace_alloc((uint32_t)agent_ncpus(s->agent));
+		t = trace_alloc((uint32_t)s->ctx->ncpus);
 		if (!t) {
 			tracemeta_events_free(ev);
 			return -ENOMEM;
@@ -343,7 +345,7 @@ refuse:
 /* Answers TRACE_STOP; see record.h. */
 int agent_trace_stop(struct agent_session *s)
 {
-	const struct agent_cfg *cfg = agent_config(s->agent);
+	const struct agent_cfg *cfg = agent_session_cfg(s);
 	struct agent_trace *t = trace_of(s);
 	struct tsync_cpu_stats *cs;
 	struct tsync_msg m;
@@ -525,7 +527,7 @@ int agent_record_round(struct agent_session *s, const struct tsync_sync_result *
 /* Stops the streams and removes the instance; see record.h. */
 void agent_trace_destroy(struct agent_session *s)
 {
-	const struct agent_cfg *cfg = agent_config(s->agent);
+	const struct agent_cfg *cfg = agent_session_cfg(s);
 	struct agent_trace *t = trace_of(s);
 
 	if (!t)
@@ -554,33 +556,6 @@ void agent_trace_free(struct agent_session *s)
 	free(t);
 }
 
-/* Compares two secrets in time independent of where they differ. */
-static bool secret_equal(const uint8_t *a, const uint8_t *b)
-{
-	volatile uint8_t diff = 0;
-
-	for (size_t i = 0; i < TSYNC_SECRET_LEN; i++)
-		diff |= a[i] ^ b[i];
-	return diff == 0;
-}
-
-/* Refuses a data connection: logs @why and sends ERROR @code. */
-static void __attribute__((format(printf, 5, 6)))
-refuse_data(struct agent *a, int fd, const struct tsync_peer *peer,
-	    uint32_t code, const char *fmt, ...)
-{
-	char why[TSYNC_REASON_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	log_warn("%s: data stream refused: %s", peer->name, why);
-	tsync_msg_send_error(fd, code,
-			     tsync_deadline_ms(agent_config(a)->io_timeout_ms),
-			     "%s", why);
-}
-
 /*
  * Claims @cpu of @t for a stream. Lock held. Returns 0, or an ERROR code
  * (> 0) with @why filled.
@@ -604,49 +579,20 @@ static int claim_cpu(struct agent_trace *t, uint32_t cpu, char *why, size_t whyl
 	return 0;
 }
 
-/* Checks a data hello and claims its CPU; see agent.h. */
-struct agent_session *agent_data_claim(struct agent *a, int fd,
-				       const struct tsync_peer *peer,
-				       uint64_t session_id, uint32_t cpu,
-				       const uint8_t *secret)
+/* Claims @cpu of @s's trace for a data connection; see record.h. */
+int agent_trace_claim(struct agent_session *s, uint32_t cpu, char *why, size_t whylen)
 {
-	static const uint8_t zero[TSYNC_SECRET_LEN];
-	struct agent_session *s;
-	struct agent_trace *t;
-	char why[TSYNC_REASON_MAX];
+	struct agent_trace *t = trace_of(s);
 	int code;
 
-	s = agent_session_get(a, session_id);
-	if (!s) {
-		refuse_data(a, fd, peer, TSYNC_ERR_NO_SESSION, "unknown session %llx",
-			    (unsigned long long)session_id);
-		return NULL;
-	}
-	/* a session not set up yet has an all-zero secret: never a match */
-	if (!secret_equal(secret, s->secret) || secret_equal(secret, zero)) {
-		refuse_data(a, fd, peer, TSYNC_ERR_NO_SESSION,
-			    "wrong secret for session %llx", (unsigned long long)session_id);
-		goto fail;
-	}
-	t = trace_of(s);
 	if (!t) {
-		refuse_data(a, fd, peer, TSYNC_ERR_UNEXPECTED,
-			    "session %llx: no trace is active in this session",
-			    (unsigned long long)session_id);
-		goto fail;
+		snprintf(why, whylen, "no trace is active in this session");
+		return TSYNC_ERR_UNEXPECTED;
 	}
 	pthread_mutex_lock(&t->lock);
-	code = claim_cpu(t, cpu, why, sizeof(why));
+	code = claim_cpu(t, cpu, why, whylen);
 	pthread_mutex_unlock(&t->lock);
-	if (code) {
-		refuse_data(a, fd, peer, (uint32_t)code, "session %llx: %s",
-			    (unsigned long long)session_id, why);
-		goto fail;
-	}
-	return s;
-fail:
-	agent_session_put(a, s);
-	return NULL;
+	return code;
 }
 
 /* Marks claimed @cpu of @t done after @bytes with @result; wakes the
@@ -663,13 +609,12 @@ static void release_cpu(struct agent_trace *t, uint32_t cpu, uint64_t bytes,
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* Serves a claimed data connection; see agent.h and the top of this
- * file. */
-void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
-		      struct agent_session *s, uint32_t cpu, bool replied)
+/* Streams a claimed CPU; see record.h and the top of this file. */
+void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer *peer,
+			uint32_t cpu, bool replied)
 {
 	struct tsync_streamer_opts opts = {
-		.stop_timeout_ms = agent_config(a)->io_timeout_ms,
+		.stop_timeout_ms = agent_session_cfg(s)->io_timeout_ms,
 	};
 	struct agent_trace *t = trace_of(s);
 	struct tsync_streamer *st = NULL;
@@ -678,7 +623,7 @@ void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
 
 	if (!replied) {
 		release_cpu(t, cpu, 0, ret);
-		goto out;
+		return;
 	}
 	/* the instance stays until every claimed CPU is released */
 	pthread_mutex_lock(&t->lock);
@@ -689,7 +634,7 @@ void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
 			strerror(-ret));
 		shutdown(fd, SHUT_RDWR);
 		release_cpu(t, cpu, 0, ret);
-		goto out;
+		return;
 	}
 	log_info("%s: streaming cpu %u of %s", peer->name, cpu, t->name);
 	while (!t->stop_req)
@@ -708,8 +653,6 @@ void agent_serve_data(struct agent *a, int fd, const struct tsync_peer *peer,
 		log_info("%s: stream of cpu %u complete: %llu bytes", peer->name, cpu,
 			 (unsigned long long)bytes);
 	release_cpu(t, cpu, bytes, ret);
-out:
-	agent_session_put(a, s);
 }
 
 /* Removes stale recording instances; see record.h. */

@@ -27,16 +27,19 @@
  * buffer over the limit, STOP or META_REQ without a trace) are answered
  * with ERROR and the session goes on.
  *
- * Data side (one connection thread per CPU): agent_data_claim() before the
- * HELLO_REPLY (a refused data hello gets ERROR instead: unknown session or
- * wrong secret NO_SESSION, no active trace UNEXPECTED, CPU out of range
- * NO_CPU, CPU already streaming BUSY), then agent_serve_data() (agent.h)
+ * Data side (one connection thread per CPU, data.c): agent_trace_claim()
+ * before the HELLO_REPLY (a refused data hello gets ERROR instead: unknown
+ * session or wrong secret NO_SESSION, no active trace UNEXPECTED, CPU out
+ * of range NO_CPU, CPU already streaming BUSY), then agent_trace_stream()
  * streams until TRACE_STOP or the session's end, and closes with EOF.
  */
 #ifndef TSYNC_AGENT_RECORD_H
 #define TSYNC_AGENT_RECORD_H
 
-#include "agent/session.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent/control.h"
 
 /* Prefix of the agent's recording instances (tsync-r<sid hex>-<pid>). */
 #define AGENT_RECORD_INST_PREFIX "tsync-r"
@@ -51,12 +54,26 @@ int agent_record_round(struct agent_session *s, const struct tsync_sync_result *
  * Stops the streams (waiting for their final flush) and removes the
  * recorded instance. The recording state stays allocated for data
  * connections that may still look it up: free it with agent_trace_free()
- * after agent_session_unregister().
+ * after agent_registry_remove().
  */
 void agent_trace_destroy(struct agent_session *s);
 /* Frees the recording state of @s (destroying it first if needed). Only
  * once no data connection can reach the session (after unregister). */
 void agent_trace_free(struct agent_session *s);
+
+/*
+ * Claims @cpu of @s's active trace for a data connection. Returns 0, or
+ * an ERROR code (> 0) with @why filled: no active trace UNEXPECTED, CPU
+ * out of range NO_CPU, CPU already streaming BUSY.
+ */
+int agent_trace_claim(struct agent_session *s, uint32_t cpu, char *why, size_t whylen);
+/*
+ * Streams claimed @cpu of @s into @fd until the session stops the trace
+ * (then EOF), and releases the claim. @replied false (the HELLO_REPLY
+ * could not be sent): only releases.
+ */
+void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer *peer,
+			uint32_t cpu, bool replied);
 
 /*
  * Removes recording instances (AGENT_RECORD_INST_PREFIX) left by agents

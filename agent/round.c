@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/session.h"
+#include "agent/round.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/msgio.h"
@@ -66,7 +66,7 @@ static int send_ready(struct agent_session *s, const struct tsync_sync_start *st
 static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st,
 		      bool busy, struct tsync_stamp *stamps)
 {
-	const struct agent_cfg *cfg = agent_config(s->agent);
+	const struct agent_cfg *cfg = agent_session_cfg(s);
 	uint32_t count = 0, round, seq;
 	struct tsync_msg other;
 	char err[256];
@@ -117,7 +117,7 @@ static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st
 	}
 }
 
-/* Runs the guest side of a round; see session.h. */
+/* Runs the guest side of a round; see round.h. */
 int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 {
 	const struct tsync_sync_start *st = &start->sync_start;
@@ -149,7 +149,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		free(stamps);
 		return send_ready(s, st, TSYNC_ERR_NO_CPU);
 	}
-	ret = tsync_probe_prepare(s->fd, agent_config(s->agent)->io_timeout_ms);
+	ret = tsync_probe_prepare(s->fd, agent_session_cfg(s)->io_timeout_ms);
 	if (!ret)
 		ret = send_ready(s, st, 0);
 	if (ret)

@@ -1,75 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * tsync-agent's server: listeners, the accept loop, one thread per
- * connection, the session registry, and orderly shutdown.
+ * connection, and orderly shutdown. The connection table (conntab.c) and
+ * the session registry (registry.c) are owned here and shared with the
+ * connection threads through struct agent_ctx.
  *
  * Every connection starts with a HELLO saying what it is (control session or
  * data stream); until it arrives the connection is bounded by the idle
  * timeout, and a connection that says anything invalid is closed with a
- * logged reason while the agent keeps serving the others.
+ * logged reason while the agent keeps serving the others (hello.c).
  */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 
 #include "agent/agent.h"
+#include "agent/context.h"
+#include "agent/conntab.h"
 #include "agent/hello.h"
 #include "agent/record.h"
+#include "agent/registry.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
+#include "common/transport.h"
 
-struct agent_conn {
-	struct agent *agent;
-	int fd;
-	struct tsync_peer peer;
-	bool established;	/* its HELLO arrived: never evicted */
-	bool evicted;		/* shut down to make room, thread still ending */
-	struct agent_conn *next;
-};
-
-struct agent_sess_ref {
-	struct agent_session *s;
-	uint64_t id;
-	int refs;
-	struct agent_sess_ref *next;
-};
+/* How long shutdown waits for the connection threads. */
+#define SHUTDOWN_WAIT_MS 10000
 
 struct agent {
 	struct agent_cfg cfg;
+	struct agent_ctx ctx;		/* shared with the connection threads */
 	struct tsync_listener *listeners[AGENT_MAX_LISTEN];
 	int nlisteners;
-	int ncpus;
-
-	pthread_mutex_t lock;
-	pthread_cond_t idle;		/* signalled when nconns drops */
-	struct agent_conn *conns;	/* live connections, newest first */
-	int nconns;
-	int nevicted;			/* of those, shut down and ending */
-	int nsessions;
-	struct agent_sess_ref *sessions;
-	uint64_t next_session_id;
-	bool stopping;
 };
 
-/* Returns the configuration. */
-const struct agent_cfg *agent_config(const struct agent *a)
+/* What a connection thread gets. */
+struct conn_job {
+	struct agent_ctx *ctx;
+	struct agent_conn *conn;
+};
+
+/* Removes the instances killed agents left behind. */
+static void cleanup_stale(void)
 {
-	return &a->cfg;
+	int n = agent_record_cleanup_stale();
+
+	if (n > 0)
+		log_info("removed %d stale recording instance(s) left by a killed agent", n);
+	n = tsync_stamp_cleanup_stale("tsync-a");
+	if (n > 0)
+		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
 }
 
-/* Returns the guest CPU count. */
-int agent_ncpus(const struct agent *a)
+/* Frees @a and what it owns (its connection threads must be gone). */
+static void agent_free(struct agent *a)
 {
-	return a->ncpus;
+	for (int i = 0; i < a->nlisteners; i++)
+		tsync_listener_close(a->listeners[i]);
+	agent_conntab_free(a->ctx.conns);
+	agent_registry_free(a->ctx.reg);
+	free(a);
 }
 
 /* Creates the agent and its listeners; see agent.h. */
@@ -77,23 +74,21 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 {
 	struct agent *a = calloc(1, sizeof(*a));
 	char err[256], epstr[300];
-	int ret, n;
+	int ret;
 
 	if (!a)
 		return -ENOMEM;
 	a->cfg = *cfg;
-	a->ncpus = tsync_cpu_count();
-	a->next_session_id = ((uint64_t)getpid() << 32) | 1;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->idle, NULL);
-
-	n = agent_record_cleanup_stale();
-	if (n > 0)
-		log_info("removed %d stale recording instance(s) left by a killed agent", n);
-	n = tsync_stamp_cleanup_stale("tsync-a");
-	if (n > 0)
-		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
-
+	a->ctx.cfg = &a->cfg;
+	a->ctx.ncpus = tsync_cpu_count();
+	a->ctx.conns = agent_conntab_new(cfg->max_conns);
+	a->ctx.reg = agent_registry_new(cfg->max_sessions,
+					((uint64_t)getpid() << 32) | 1);
+	if (!a->ctx.conns || !a->ctx.reg) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	cleanup_stale();
 	for (int i = 0; i < cfg->nlisten; i++) {
 		ret = tsync_listen(&cfg->listen[i], 256, &a->listeners[i], err, sizeof(err));
 		if (ret) {
@@ -108,9 +103,7 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 	*out = a;
 	return 0;
 fail:
-	for (int i = 0; i < a->nlisteners; i++)
-		tsync_listener_close(a->listeners[i]);
-	free(a);
+	agent_free(a);
 	return ret;
 }
 
@@ -124,133 +117,70 @@ void agent_announce(const struct agent *a, int fd)
 /* Thread body of one connection: hello, then control or data. */
 static void *conn_thread(void *arg)
 {
-	struct agent_conn *c = arg;
-	struct agent *a = c->agent;
+	struct conn_job *job = arg;
 
-	agent_handle_connection(a, c->fd, &c->peer);
-
-	pthread_mutex_lock(&a->lock);
-	for (struct agent_conn **pp = &a->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	a->nconns--;
-	if (c->evicted)
-		a->nevicted--;
-	pthread_cond_broadcast(&a->idle);
-	pthread_mutex_unlock(&a->lock);
-	close(c->fd);
-	free(c);
+	agent_handle_connection(job->ctx, job->conn);
+	agent_conntab_remove(job->ctx->conns, job->conn);
+	free(job);
 	return NULL;
 }
 
-/* Marks the connection on @fd as past its hello; see agent.h. */
-void agent_conn_established(struct agent *a, int fd)
+/* Starts the thread of @job; returns 0 or the pthread error. */
+static int start_thread(struct conn_job *job)
 {
-	pthread_mutex_lock(&a->lock);
-	for (struct agent_conn *c = a->conns; c; c = c->next) {
-		if (c->fd == fd) {
-			c->established = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&a->lock);
-}
+	pthread_attr_t attr;
+	pthread_t th;
+	int ret;
 
-/*
- * With --max-conns connections open, makes room for a new one by shutting
- * down the oldest connection that has not sent a byte yet (its thread then
- * ends on its own). Connections that idle without a hello are what an
- * attacker can open in bulk; a host sends its hello right away, so it
- * still gets in while they are held. Called with the lock held; returns
- * true if one was evicted.
- */
-static bool evict_one(struct agent *a, const struct tsync_peer *newcomer)
-{
-	struct agent_conn *oldest = NULL;
-
-	/* Oldest first (the list is newest first). One whose bytes are
-	 * already waiting is a host whose thread has not run yet: keep it. */
-	for (struct agent_conn *c = a->conns; c; c = c->next) {
-		int pending = 0;
-
-		if (c->established || c->evicted)
-			continue;
-		if (ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0)
-			continue;
-		oldest = c;
-	}
-	if (!oldest)
-		return false;
-	oldest->evicted = true;
-	a->nevicted++;
-	shutdown(oldest->fd, SHUT_RDWR);
-	log_warn("%s: dropped: no hello yet and %d connections open (--max-conns); "
-		 "room made for %s", oldest->peer.name, a->cfg.max_conns, newcomer->name);
-	return true;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	ret = pthread_create(&th, &attr, conn_thread, job);
+	pthread_attr_destroy(&attr);
+	return ret;
 }
 
 /* Accepts one connection on @l and starts its thread. */
 static void accept_one(struct agent *a, struct tsync_listener *l)
 {
-	struct agent_conn *c;
-	pthread_attr_t attr;
-	pthread_t th;
+	struct conn_job *job;
+	struct tsync_peer peer;
 	int fd, ret;
 
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return;
-	fd = tsync_accept(l, &c->peer);
+	fd = tsync_accept(l, &peer);
 	if (fd < 0) {
 		if (fd != -EAGAIN && fd != -ECONNABORTED)
 			log_warn("accept: %s", strerror(-fd));
-		free(c);
 		return;
 	}
-	c->agent = a;
-	c->fd = fd;
-	ret = agent_check_peer(a, &c->peer);
+	job = calloc(1, sizeof(*job));
+	if (!job || agent_check_peer(&a->ctx, &peer) ||
+	    agent_conntab_add(a->ctx.conns, fd, &peer, &job->conn)) {
+		free(job);
+		close(fd);
+		return;
+	}
+	job->ctx = &a->ctx;
+	ret = start_thread(job);
 	if (ret) {
-		close(fd);
-		free(c);
-		return;
+		log_err("%s: cannot start a thread: %s", peer.name, strerror(ret));
+		agent_conntab_remove(a->ctx.conns, job->conn);	/* closes fd */
+		free(job);
 	}
+}
 
-	pthread_mutex_lock(&a->lock);
-	if (a->nconns - a->nevicted >= a->cfg.max_conns && !evict_one(a, &c->peer)) {
-		pthread_mutex_unlock(&a->lock);
-		log_warn("%s: refused: %d connections open (limit --max-conns)",
-			 c->peer.name, a->cfg.max_conns);
-		close(fd);
-		free(c);
-		return;
-	}
-	c->next = a->conns;
-	a->conns = c;
-	a->nconns++;
-	pthread_mutex_unlock(&a->lock);
+/* Accepts a burst of connections on listener @i (bounded, so one listener
+ * cannot starve the other or the signalfd): a client opening connections
+ * faster than one per poll would otherwise overflow the backlog and wait
+ * for SYN retransmits. */
+static void accept_burst(struct agent *a, int i)
+{
+	struct pollfd lp = { .fd = tsync_listener_fd(a->listeners[i]), .events = POLLIN };
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	ret = pthread_create(&th, &attr, conn_thread, c);
-	pthread_attr_destroy(&attr);
-	if (ret) {
-		log_err("%s: cannot start a thread: %s", c->peer.name, strerror(ret));
-		pthread_mutex_lock(&a->lock);
-		for (struct agent_conn **pp = &a->conns; *pp; pp = &(*pp)->next) {
-			if (*pp == c) {
-				*pp = c->next;
-				break;
-			}
-		}
-		a->nconns--;
-		pthread_mutex_unlock(&a->lock);
-		close(fd);
-		free(c);
+	for (int k = 0; k < 64; k++) {
+		accept_one(a, a->listeners[i]);
+		if (poll(&lp, 1, 0) <= 0 || !(lp.revents & POLLIN))
+			break;
 	}
 }
 
@@ -279,140 +209,29 @@ int agent_run(struct agent *a, int sigfd)
 				log_info("signal %u: shutting down", si.ssi_signo);
 			return 0;
 		}
-		/* Drain a burst of connections per wake-up (bounded, so one
-		 * listener cannot starve the other or the signalfd): a client
-		 * opening connections faster than one per poll would otherwise
-		 * overflow the backlog and wait for SYN retransmits. */
-		for (int i = 0; i < n; i++) {
-			struct pollfd lp = { .fd = pfd[i].fd, .events = POLLIN };
-
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			for (int k = 0; k < 64; k++) {
-				accept_one(a, a->listeners[i]);
-				if (poll(&lp, 1, 0) <= 0 || !(lp.revents & POLLIN))
-					break;
-			}
-		}
+		for (int i = 0; i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_burst(a, i);
 	}
 }
 
 /* Shuts every connection down, waits for the threads, frees @a. */
 void agent_destroy(struct agent *a)
 {
-	int64_t deadline = tsync_deadline_ms(10000);
-	struct timespec ts;
+	int left;
 
 	if (!a)
 		return;
 	for (int i = 0; i < a->nlisteners; i++)
 		tsync_listener_close(a->listeners[i]);
-
-	pthread_mutex_lock(&a->lock);
-	a->stopping = true;
-	/* shutdown() wakes threads blocked on these sockets; each thread then
-	 * cleans up its own session (instances included) and exits. */
-	for (struct agent_conn *c = a->conns; c; c = c->next)
-		shutdown(c->fd, SHUT_RDWR);
-	while (a->nconns > 0 && tsync_now_ns() < deadline) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&a->idle, &a->lock, &ts);
-	}
-	if (a->nconns)
-		log_warn("%d connection thread(s) did not finish in time", a->nconns);
-	pthread_mutex_unlock(&a->lock);
-	/* Threads that did not finish still reference @a: leak it then. */
-	if (a->nconns)
+	a->nlisteners = 0;
+	agent_registry_stop(a->ctx.reg);
+	agent_conntab_shutdown(a->ctx.conns);
+	left = agent_conntab_wait_empty(a->ctx.conns, tsync_deadline_ms(SHUTDOWN_WAIT_MS));
+	if (left) {
+		/* Threads that did not finish still reference @a: leak it. */
+		log_warn("%d connection thread(s) did not finish in time", left);
 		return;
-	pthread_mutex_destroy(&a->lock);
-	pthread_cond_destroy(&a->idle);
-	free(a);
-}
-
-/* Registers a new control session; see agent.h. */
-int agent_session_register(struct agent *a, struct agent_session *s,
-			   uint64_t *id)
-{
-	struct agent_sess_ref *r = calloc(1, sizeof(*r));
-	int ret = 0;
-
-	if (!r)
-		return -ENOMEM;
-	pthread_mutex_lock(&a->lock);
-	if (a->stopping) {
-		ret = -ESHUTDOWN;
-	} else if (a->nsessions >= a->cfg.max_sessions) {
-		ret = -EBUSY;
-	} else {
-		r->s = s;
-		r->id = a->next_session_id++;
-		r->refs = 1;
-		r->next = a->sessions;
-		a->sessions = r;
-		a->nsessions++;
-		*id = r->id;
 	}
-	pthread_mutex_unlock(&a->lock);
-	if (ret)
-		free(r);
-	return ret;
-}
-
-/* Unregisters @s and waits until no data connection uses it. */
-void agent_session_unregister(struct agent *a, struct agent_session *s)
-{
-	struct agent_sess_ref *r, **pp;
-
-	pthread_mutex_lock(&a->lock);
-	for (r = a->sessions; r && r->s != s; r = r->next)
-		;
-	if (r) {
-		r->refs--;
-		while (r->refs > 0)
-			pthread_cond_wait(&a->idle, &a->lock);
-		/* Look for the link again: sessions registered during the
-		 * wait were pushed in front of it. */
-		for (pp = &a->sessions; *pp != r; pp = &(*pp)->next)
-			;
-		*pp = r->next;
-		a->nsessions--;
-		free(r);
-	}
-	pthread_mutex_unlock(&a->lock);
-}
-
-/* Finds a session by id and takes a reference. */
-struct agent_session *agent_session_get(struct agent *a, uint64_t id)
-{
-	struct agent_session *s = NULL;
-
-	pthread_mutex_lock(&a->lock);
-	for (struct agent_sess_ref *r = a->sessions; r; r = r->next) {
-		if (r->id == id && r->refs > 0) {
-			r->refs++;
-			s = r->s;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&a->lock);
-	return s;
-}
-
-/* Drops a reference taken by agent_session_get(). */
-void agent_session_put(struct agent *a, struct agent_session *s)
-{
-	pthread_mutex_lock(&a->lock);
-	for (struct agent_sess_ref *r = a->sessions; r; r = r->next) {
-		if (r->s == s) {
-			r->refs--;
-			break;
-		}
-	}
-	pthread_cond_broadcast(&a->idle);
-	pthread_mutex_unlock(&a->lock);
+	agent_free(a);
 }

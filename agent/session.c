@@ -1,60 +1,85 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Control sessions on the agent: session setup, then a loop of requests
- * (sync rounds, tracing control, metadata) until BYE, an error, the idle
- * timeout, or shutdown. Everything the session created (tracefs instances)
- * is removed on every way out.
+ * A control session on the agent.
+ *
+ * Theory of operation
+ * -------------------
+ * hello.c hands over a control connection once HELLO (and AUTH, with a
+ * key) passed. The session registers itself (registry.c: an id, counted
+ * against --max-sessions; over the limit it answers ERROR BUSY and ends),
+ * then serves one request at a time until it ends:
+ *
+ *   state      request        answer                          next state
+ *   NEW        SESSION_REQ    SESSION_REPLY (ids, secret)     SET_UP
+ *   SET_UP     SESSION_REQ    ERROR UNEXPECTED (goes on)      SET_UP
+ *   any        SYNC_START     a round (round.c)               same
+ *   any        SYNC_RESULT    (no answer) round record        same
+ *   any        TRACE_START / TRACE_STOP / META_REQ            same
+ *                             record.c (its own states; in NEW
+ *                             each is refused with ERROR
+ *                             UNEXPECTED and the session goes on)
+ *   any        BYE            (none)                          end
+ *   any        ERROR          (none, logged)                  end
+ *   any        other type     ERROR UNEXPECTED                end
+ *
+ * Every wait is bounded: between requests by the idle timeout, inside a
+ * message by the I/O timeout (common/msgio.h). A malformed message is
+ * answered with ERROR PROTOCOL and ends the session; a refused request
+ * (unknown clock, no trace, ...) is answered with ERROR and the session
+ * goes on. On every way out the session removes what it created (stamp
+ * and recording instances), unregisters (waiting for its data
+ * connections), and logs one line with how it ended.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <tracefs.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/utsname.h>
 
+#include <tracefs.h>
+
+#include "agent/control.h"
 #include "agent/record.h"
+#include "agent/registry.h"
+#include "agent/round.h"
 #include "agent/session.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
 
-/* Sends @m with the I/O deadline. */
-int agent_session_send(struct agent_session *s, const struct tsync_msg *m)
-{
-	return tsync_msg_send(s->fd, m,
-			      tsync_deadline_ms(agent_config(s->agent)->io_timeout_ms));
-}
+/* What the loop does after a request. */
+enum next { NEXT_GO_ON, NEXT_END };
 
-/* Sends an ERROR message built from @fmt. */
-int agent_session_error(struct agent_session *s, uint32_t code,
-			const char *fmt, ...)
-{
-	char reason[TSYNC_REASON_MAX];
-	va_list ap;
+/* Per-session counters for the closing log line. */
+struct outcome {
+	const char *why;
+	int rounds;
+};
 
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return tsync_msg_send_error(s->fd, code,
-				    tsync_deadline_ms(agent_config(s->agent)->io_timeout_ms),
-				    "%s", reason);
-}
-
-/* Reads the top instance's trace_clock ("local [global] ...") into @buf;
- * returns 0 or -errno. */
-static int read_trace_clocks(char *buf, size_t len)
+/* Fills @r's clock list from the top instance's trace_clock ("local
+ * [global] ..."); the bracketed one is the current clock. */
+static void list_clocks(struct tsync_session_reply *r)
 {
 	char *txt = tracefs_instance_file_read(NULL, "trace_clock", NULL);
+	char *save;
 
 	if (!txt)
-		return -errno ? -errno : -ENOENT;
-	snprintf(buf, len, "%s", txt);
+		return;
+	for (char *tok = strtok_r(txt, " \n", &save); tok && r->nclocks < TSYNC_MAX_CLOCKS;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		size_t n = strlen(tok);
+
+		if (tok[0] == '[' && tok[n - 1] == ']') {
+			tok[n - 1] = '\0';
+			tok++;
+			snprintf(r->clock, sizeof(r->clock), "%s", tok);
+		}
+		snprintf(r->clocks[r->nclocks++], TSYNC_CLOCK_NAME_MAX, "%s", tok);
+	}
 	free(txt);
-	return 0;
 }
 
 /* Answers SESSION_REQ: CPUs, page size, clocks, ids, the secret. */
@@ -63,8 +88,6 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	struct tsync_msg m;
 	struct tsync_session_reply *r = &m.session_reply;
 	struct utsname un;
-	char clocks[512];
-	int ret;
 
 	s->host_trace_id = req->trace_id;
 	snprintf(s->host_name, sizeof(s->host_name), "%s", req->name);
@@ -73,7 +96,7 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 		return -EIO;
 
 	tsync_msg_init(&m, TSYNC_MSG_SESSION_REPLY);
-	r->ncpus = (uint32_t)agent_ncpus(s->agent);
+	r->ncpus = (uint32_t)s->ctx->ncpus;
 	r->page_size = (uint32_t)getpagesize();
 	r->trace_id = s->trace_id;
 	r->caps = TSYNC_CAP_TRACE;
@@ -81,132 +104,139 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	memcpy(r->secret, s->secret, sizeof(r->secret));
 	if (uname(&un) == 0)
 		snprintf(r->name, sizeof(r->name), "%s", un.nodename);
-	ret = read_trace_clocks(clocks, sizeof(clocks));
-	if (ret == 0) {
-		/* "local global [mono] ..." */
-		for (char *tok = strtok(clocks, " \n"); tok && r->nclocks < TSYNC_MAX_CLOCKS;
-		     tok = strtok(NULL, " \n")) {
-			size_t n = strlen(tok);
-
-			if (tok[0] == '[' && tok[n - 1] == ']') {
-				tok[n - 1] = '\0';
-				tok++;
-				snprintf(r->clock, sizeof(r->clock), "%s", tok);
-			}
-			snprintf(r->clocks[r->nclocks++], TSYNC_CLOCK_NAME_MAX, "%s", tok);
-		}
-	}
+	list_clocks(r);
 	return agent_session_send(s, &m);
 }
 
-/* Frees what the session holds: recording state, stamp instance. */
-static void session_cleanup(struct agent_session *s)
+/* Answers SESSION_REQ, once: data threads read the secret without a
+ * lock. */
+static int on_session_req(struct agent_session *s, const struct tsync_msg *m)
 {
-	if (s->trace)
-		agent_trace_destroy(s);
-	tsync_stamp_cache_close(&s->stamps);
+	int ret;
+
+	if (s->set_up) {
+		log_warn("%s: second SESSION_REQ refused", s->peer->name);
+		return agent_session_error(s, TSYNC_ERR_UNEXPECTED, "session already set up");
+	}
+	ret = session_setup(s, &m->session_req);
+	s->set_up = true;
+	return ret;
 }
 
-/* Serves a control connection; see agent.h. */
-void agent_serve_control(struct agent *a, int fd, const struct tsync_peer *peer,
-			 uint16_t version)
+/*
+ * Serves one request @m. Returns NEXT_GO_ON or NEXT_END with @o->why set;
+ * a failed answer (-errno in @ret) ends the session too.
+ */
+static enum next dispatch(struct agent_session *s, const struct tsync_msg *m,
+			  struct outcome *o)
 {
-	const struct agent_cfg *cfg = agent_config(a);
+	int ret;
+
+	switch (m->type) {
+	case TSYNC_MSG_SESSION_REQ:
+		ret = on_session_req(s, m);
+		break;
+	case TSYNC_MSG_SYNC_START:
+		ret = agent_sync_round(s, m);
+		o->rounds++;
+		break;
+	case TSYNC_MSG_SYNC_RESULT:
+		ret = agent_record_round(s, &m->sync_result);
+		break;
+	case TSYNC_MSG_TRACE_START:
+		ret = agent_trace_start(s, &m->trace_start);
+		break;
+	case TSYNC_MSG_TRACE_STOP:
+		ret = agent_trace_stop(s);
+		break;
+	case TSYNC_MSG_META_REQ:
+		ret = agent_trace_send_meta(s);
+		break;
+	case TSYNC_MSG_BYE:
+		o->why = "done";
+		return NEXT_END;
+	case TSYNC_MSG_ERROR:
+		log_warn("%s: host error %s: %s", s->peer->name,
+			 tsync_err_name(m->error.code), m->error.reason);
+		o->why = "host error";
+		return NEXT_END;
+	default:
+		log_warn("%s: unexpected %s in a control session", s->peer->name,
+			 tsync_msg_name(m->type));
+		agent_session_error(s, TSYNC_ERR_UNEXPECTED, "unexpected %s",
+				    tsync_msg_name(m->type));
+		ret = -EPROTO;
+		break;
+	}
+	if (ret) {
+		o->why = "error";
+		return NEXT_END;
+	}
+	return NEXT_GO_ON;
+}
+
+/* Receives one request into @m, bounded by the idle and I/O timeouts.
+ * Returns 0, or -errno with @o->why set (and the peer told on a protocol
+ * error). */
+static int next_request(struct agent_session *s, struct tsync_msg *m,
+			struct outcome *o)
+{
+	const struct agent_cfg *cfg = agent_session_cfg(s);
+	char err[256];
+	int ret;
+
+	ret = tsync_msg_recv_idle(s->fd, m, &s->dctx,
+				  tsync_deadline_ms(cfg->idle_timeout_ms),
+				  cfg->io_timeout_ms, err, sizeof(err));
+	if (ret == -EPIPE) {
+		o->why = "host disconnected";
+	} else if (ret) {
+		log_warn("%s: %s", s->peer->name, err);
+		o->why = "error";
+		if (tsync_perr_is_proto(ret))
+			agent_session_error(s, TSYNC_ERR_PROTOCOL, "%s", err);
+	}
+	return ret;
+}
+
+/* Serves a control connection; see session.h. */
+void agent_serve_control(const struct agent_ctx *ctx, int fd,
+			 const struct tsync_peer *peer)
+{
 	struct agent_session s = {
-		.agent = a,
+		.ctx = ctx,
 		.fd = fd,
 		.peer = peer,
 	};
-	const char *outcome = "closed by host";
+	struct outcome o = { .why = "closed by host" };
 	struct tsync_msg m;
-	char err[256];
-	int rounds = 0, ret;
+	enum next next;
+	int ret;
 
-	(void)version;
-	s.dctx.ncpus = (uint32_t)agent_ncpus(a);
-	s.dctx.max_probes = cfg->max_probes;
-	s.dctx.max_payload = cfg->max_msg_kb * 1024;
+	s.dctx.ncpus = (uint32_t)ctx->ncpus;
+	s.dctx.max_probes = ctx->cfg->max_probes;
+	s.dctx.max_payload = ctx->cfg->max_msg_kb * 1024;
 
-	ret = agent_session_register(a, &s, &s.id);
+	ret = agent_registry_add(ctx->reg, &s, &s.id);
 	if (ret) {
 		log_warn("%s: session refused: %s", peer->name,
 			 ret == -EBUSY ? "too many sessions (--max-sessions)" : strerror(-ret));
 		agent_session_error(&s, TSYNC_ERR_BUSY, "too many sessions");
 		return;
 	}
-
-	for (;;) {
-		ret = tsync_msg_recv_idle(fd, &m, &s.dctx,
-					  tsync_deadline_ms(cfg->idle_timeout_ms),
-					  cfg->io_timeout_ms, err, sizeof(err));
-		if (ret) {
-			if (ret == -EPIPE)
-				outcome = "host disconnected";
-			else {
-				log_warn("%s: %s", peer->name, err);
-				outcome = "error";
-				if (tsync_perr_is_proto(ret))
-					agent_session_error(&s, TSYNC_ERR_PROTOCOL, "%s", err);
-			}
+	do {
+		if (next_request(&s, &m, &o))
 			break;
-		}
-		switch (m.type) {
-		case TSYNC_MSG_SESSION_REQ:
-			/* Once: data threads read the secret without a lock. */
-			if (s.set_up) {
-				log_warn("%s: second SESSION_REQ refused", peer->name);
-				ret = agent_session_error(&s, TSYNC_ERR_UNEXPECTED,
-							  "session already set up");
-				break;
-			}
-			ret = session_setup(&s, &m.session_req);
-			s.set_up = true;
-			break;
-		case TSYNC_MSG_SYNC_START:
-			ret = agent_sync_round(&s, &m);
-			rounds++;
-			break;
-		case TSYNC_MSG_SYNC_RESULT:
-			ret = agent_record_round(&s, &m.sync_result);
-			break;
-		case TSYNC_MSG_TRACE_START:
-			ret = agent_trace_start(&s, &m.trace_start);
-			break;
-		case TSYNC_MSG_TRACE_STOP:
-			ret = agent_trace_stop(&s);
-			break;
-		case TSYNC_MSG_META_REQ:
-			ret = agent_trace_send_meta(&s);
-			break;
-		case TSYNC_MSG_BYE:
-			outcome = "done";
-			tsync_msg_free(&m);
-			goto out;
-		case TSYNC_MSG_ERROR:
-			log_warn("%s: host error %s: %s", peer->name,
-				 tsync_err_name(m.error.code), m.error.reason);
-			outcome = "host error";
-			tsync_msg_free(&m);
-			goto out;
-		default:
-			log_warn("%s: unexpected %s in a control session", peer->name,
-				 tsync_msg_name(m.type));
-			agent_session_error(&s, TSYNC_ERR_UNEXPECTED, "unexpected %s",
-					    tsync_msg_name(m.type));
-			ret = -EPROTO;
-			break;
-		}
+		next = dispatch(&s, &m, &o);
 		tsync_msg_free(&m);
-		if (ret) {
-			outcome = "error";
-			break;
-		}
-	}
-out:
-	session_cleanup(&s);
-	agent_session_unregister(a, &s);
+	} while (next == NEXT_GO_ON);
+
+	if (s.trace)
+		agent_trace_destroy(&s);
+	tsync_stamp_cache_close(&s.stamps);
+	agent_registry_remove(ctx->reg, &s);
 	agent_trace_free(&s);	/* no data connection can reach it now */
 	log_info("%s: session %llx (%s) ended: %s, %d sync round(s)", peer->name,
 		 (unsigned long long)s.id, s.host_name[0] ? s.host_name : "?",
-		 outcome, rounds);
+		 o.why, o.rounds);
 }

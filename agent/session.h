@@ -1,45 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A control session on the agent: state shared by its modules. */
+/* A control session on the agent (state machine described in session.c). */
 #ifndef TSYNC_AGENT_SESSION_H
 #define TSYNC_AGENT_SESSION_H
 
-#include <stdbool.h>
-#include <stdint.h>
+#include "agent/context.h"
+#include "common/transport.h"
 
-#include "agent/agent.h"
-#include "common/stamp_round.h"
-#include "proto/proto.h"
-
-struct agent_trace;
-
-struct agent_session {
-	struct agent *agent;
-	int fd;				/* control connection */
-	const struct tsync_peer *peer;
-	uint64_t id;
-	uint8_t secret[TSYNC_SECRET_LEN];
-	uint64_t host_trace_id;
-	uint64_t trace_id;		/* guest trace id */
-	bool set_up;			/* SESSION_REQ answered (once only) */
-	char host_name[TSYNC_NAME_MAX];
-	struct tsync_decode_ctx dctx;
-
-	/* Timestamp source of the last rounds, kept for the session because
-	 * creating a marker instance costs milliseconds (DESIGN.md). */
-	struct tsync_stamp_cache stamps;
-
-	struct agent_trace *trace;	/* recording state, NULL when idle */
-};
-
-/* Runs the guest side of one sync round that @start asks for. Returns 0
- * when the session can go on (also after a failed round that was
- * reported), -errno when the connection must close. */
-int agent_sync_round(struct agent_session *s, const struct tsync_msg *start);
-
-/* Sends @m on the control connection with the I/O deadline. */
-int agent_session_send(struct agent_session *s, const struct tsync_msg *m);
-/* Sends an ERROR; returns the send result. */
-int agent_session_error(struct agent_session *s, uint32_t code,
-			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Serves one authenticated control connection on @fd until it ends (BYE,
+ * an error, the idle timeout or shutdown); removes everything the session
+ * created. Closes nothing. */
+void agent_serve_control(const struct agent_ctx *ctx, int fd,
+			 const struct tsync_peer *peer);
 
 #endif

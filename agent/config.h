@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* tsync-agent's limits and policy, filled from the command line by main. */
+#ifndef TSYNC_AGENT_CONFIG_H
+#define TSYNC_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/acl.h"
+#include "common/auth.h"
+#include "common/endpoint.h"
+
+#define AGENT_MAX_LISTEN 8
+
+/* Limits and policy, from the command line. */
+struct agent_cfg {
+	struct tsync_endpoint listen[AGENT_MAX_LISTEN];
+	int nlisten;
+	int max_sessions;	/* concurrent control sessions */
+	int max_conns;		/* concurrent connections of any kind */
+	int idle_timeout_ms;	/* a peer that sends nothing for this long */
+	int io_timeout_ms;	/* deadline of one message once it started */
+	uint32_t max_probes;	/* per sync round */
+	uint32_t max_buffer_kb;	/* per-CPU buffer a host may ask for */
+	uint32_t max_msg_kb;	/* largest message payload a host may send */
+	struct tsync_acl *acl;	/* who may connect (common/acl.h); owned by main */
+	struct tsync_key *key;	/* --key-file (common/auth.h) or NULL; owned by main */
+	bool daemonize;
+	const char *pidfile;
+	int verbose;
+};
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What every connection thread of the agent shares: the configuration and
+ * the tables the server owns. Set up by server.c before the first thread
+ * starts; the pointers never change afterwards.
+ */
+#ifndef TSYNC_AGENT_CONTEXT_H
+#define TSYNC_AGENT_CONTEXT_H
+
+#include "agent/config.h"
+
+struct agent_conntab;
+struct agent_registry;
+
+struct agent_ctx {
+	const struct agent_cfg *cfg;
+	int ncpus;			/* the guest's CPUs */
+	struct agent_conntab *conns;	/* agent/conntab.h */
+	struct agent_registry *reg;	/* agent/registry.h */
+};
+
+#endif

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A data connection on the agent; see data.h. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "agent/control.h"
+#include "agent/data.h"
+#include "agent/record.h"
+#include "agent/registry.h"
+#include "common/log.h"
+#include "common/msgio.h"
+#include "common/timeutil.h"
+
+/* Compares two secrets in time independent of where they differ. */
+static bool secret_equal(const uint8_t *a, const uint8_t *b)
+{
+	volatile uint8_t diff = 0;
+
+	for (size_t i = 0; i < TSYNC_SECRET_LEN; i++)
+		diff |= a[i] ^ b[i];
+	return diff == 0;
+}
+
+/* Refuses a data connection: logs @why and sends ERROR @code. */
+static void __attribute__((format(printf, 5, 6)))
+refuse_data(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer,
+	    uint32_t code, const char *fmt, ...)
+{
+	char why[TSYNC_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warn("%s: data stream refused: %s", peer->name, why);
+	tsync_msg_send_error(fd, code, tsync_deadline_ms(ctx->cfg->io_timeout_ms),
+			     "%s", why);
+}
+
+/* Checks a data hello and claims its CPU; see data.h. */
+struct agent_session *agent_data_claim(const struct agent_ctx *ctx, int fd,
+				       const struct tsync_peer *peer,
+				       const struct tsync_hello *h)
+{
+	static const uint8_t zero[TSYNC_SECRET_LEN];
+	unsigned long long sid = (unsigned long long)h->session_id;
+	char why[TSYNC_REASON_MAX];
+	struct agent_session *s;
+	int code;
+
+	s = agent_registry_get(ctx->reg, h->session_id);
+	if (!s) {
+		refuse_data(ctx, fd, peer, TSYNC_ERR_NO_SESSION, "unknown session %llx", sid);
+		return NULL;
+	}
+	/* a session not set up yet has an all-zero secret: never a match */
+	if (!secret_equal(h->secret, s->secret) || secret_equal(h->secret, zero)) {
+		refuse_data(ctx, fd, peer, TSYNC_ERR_NO_SESSION,
+			    "wrong secret for session %llx", sid);
+		goto fail;
+	}
+	code = agent_trace_claim(s, h->cpu, why, sizeof(why));
+	if (code) {
+		refuse_data(ctx, fd, peer, (uint32_t)code, "session %llx: %s", sid, why);
+		goto fail;
+	}
+	return s;
+fail:
+	agent_registry_put(ctx->reg, s);
+	return NULL;
+}
+
+/* Streams a claimed CPU, then lets go of the session; see data.h. */
+void agent_data_serve(const struct agent_ctx *ctx, int fd,
+		      const struct tsync_peer *peer, struct agent_session *s,
+		      uint32_t cpu, bool replied)
+{
+	agent_trace_stream(s, fd, peer, cpu, replied);
+	agent_registry_put(ctx->reg, s);
+}
