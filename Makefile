@@ -89,10 +89,7 @@ ALL_LIBS  = $(LIBHOST) $(LIBAGENT) $(LIBTSYNC)
 
 all: $(PROGS) $(PLUGINS)
 
-# Root runs scripts/install-deps first so that `make demo` and `make check`
-# work on a fresh machine; others are told what is missing by the compiler.
-deps:
-	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps; fi
+deps: deps-build
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -150,7 +147,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) $(PLUGIN_SRC)
 
 build-tests: all $(UNITS) $(HELPERS)
 
-check: deps
+check: deps-test
 	$(MAKE) build-tests
 	B=$(B) tests/run-tests.sh $(UNITS)
 	$(if $(filter 1,$(SAN)),,$(MAKE) fuzz FUZZ_TIME=$(FUZZ_TIME))
@@ -177,11 +174,11 @@ fuzz: $(FUZZERS)
 bench: all $(BENCHES) $(HELPERS)
 	@for b in $(BENCHES); do echo "== $$b"; B=$(B) $$b || exit 1; done
 
-demo: deps
+demo: deps-build
 	$(MAKE) all
 	B=$(B) scripts/demo
 
-check-vm: all $(HELPERS)
+check-vm: deps-vm all $(HELPERS)
 	B=$(B) tests/vm/run-vm-tests.sh
 
 install: all
@@ -203,5 +200,17 @@ lint:
 
 clean:
 	rm -rf build build-asan $(B)
+
+# --- dependencies, packages, static agent, uninstall (scripts/install-deps,
+# debian/) ---
+
+# Root runs `scripts/install-deps SET` first so that each target works on a
+# fresh machine with only what it needs (`make demo` no test tools, only
+# `make check-vm` a kernel package); others are told what is missing by
+# the compiler or the test.
+DEPS_TARGETS = $(addprefix deps-,run build doc deb test analysis vm all)
+.PHONY: $(DEPS_TARGETS)
+$(DEPS_TARGETS):
+	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps $(@:deps-%=%); fi
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
