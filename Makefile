@@ -181,11 +181,10 @@ demo: deps-build
 check-vm: deps-vm all $(HELPERS)
 	B=$(B) tests/vm/run-vm-tests.sh
 
-install: all
+install: all install-plugin
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PLUGINDIR)
 	install -m 755 $(B)/tsync-host $(DESTDIR)$(BINDIR)/tsync-host
 	install -m 755 $(B)/tsync-agent $(DESTDIR)$(SBINDIR)/tsync-agent
-	$(if $(PLUGINS),install -m 644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/)
 	@if [ -f Documentation/Makefile.inc ]; then $(MAKE) -f Documentation/Makefile.inc install-doc B=$(B) DESTDIR=$(DESTDIR) MANDIR=$(MANDIR) UNITDIR=$(UNITDIR) SBINDIR=$(SBINDIR); fi
 
 install-user-plugin: $(PLUGINS)
@@ -212,5 +211,19 @@ DEPS_TARGETS = $(addprefix deps-,run build doc deb test analysis vm all)
 .PHONY: $(DEPS_TARGETS)
 $(DEPS_TARGETS):
 	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps $(@:deps-%=%); fi
+
+# The plugin goes into libtraceevent's system directory, and a link to it
+# into its tsync-last/ subdirectory: when the plugin is loaded there before
+# Debian's plugin_function.so, it asks libtraceevent to load it once more
+# from tsync-last/ after every other directory (plugin/plugin_tsync.c).
+install-plugin: $(PLUGINS)
+	install -d $(DESTDIR)$(PLUGINDIR)/tsync-last
+	$(foreach p,$(PLUGINS),install -m 644 $(p) $(DESTDIR)$(PLUGINDIR)/ && \
+		ln -sf ../$(notdir $(p)) $(DESTDIR)$(PLUGINDIR)/tsync-last/$(notdir $(p));)
+
+# Prints libtraceevent's system plugin directory (for tests and packaging).
+print-plugindir:
+	@echo $(PLUGINDIR)
+.PHONY: install-plugin print-plugindir
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -11,10 +11,9 @@
  * A record is tsync's only if id, magic, version, type and length all match
  * and the whole record lies inside the event; anything else is somebody
  * else's raw_data and prints exactly as it would without this plugin:
- *  - if Debian's plugin_function.so was loaded before us (it is in the
- *    system plugin directory, which libtraceevent loads first), its
- *    "# <id> <bytes>" output, reproduced here byte for byte, because our
- *    registration replaces its handler;
+ *  - if Debian's plugin_function.so is loaded, its "# <id> <bytes>"
+ *    output, reproduced here byte for byte, because our registration
+ *    replaces its handler;
  *  - otherwise the event's print fmt ("id:%04x %08x"), by returning non-zero
  *    so libtraceevent prints it after our (empty) output.
  * The deliberate differences are where the stock code would read past the
@@ -22,18 +21,37 @@
  * "# <truncated raw_data: N bytes>", and with the print fmt a record with an
  * id but no data byte prints as "id:<id> <no data>".
  *
+ * Load order. plugin_function.so registers a raw_data handler too, and the
+ * handler registered last is the one used. libtraceevent loads its system
+ * directory first, then $TRACEEVENT_PLUGIN_DIR, then
+ * ~/.local/lib/traceevent/plugins, then the directories added with
+ * tep_add_plugin_path(TEP_PLUGIN_LAST); inside one directory, in readdir
+ * order. A copy in a later directory than plugin_function.so always comes
+ * after it. A copy in the same (system) directory may come first: then
+ * tep_plugin_loader() adds DIR/tsync-last, which holds a link to this .so
+ * (`make install`, the Debian package), as a last directory, and
+ * libtraceevent calls our loader again after every other plugin. On that
+ * second call we register again, now last, unless a copy from a later
+ * directory already replaced plugin_function.so's handler (that copy is
+ * the one libtraceevent's order prefers). libtraceevent skips the last
+ * directories when $HOME is unset (as it skips ~/.local).
+ *
  * Every read is bounds-checked against record->size and goes through
  * tep_read_number, which converts from the file's byte order.
  *
  * The .so links no library: libtraceevent's symbols come from the process
  * that loads it (trace-cmd, KernelShark), as for Debian's own plugins.
- * tep_plugin_options is the plugin's only mutable state; libtraceevent's
- * plugin API requires it to be a global array.
+ * The options array (exported as tep_plugin_options) is the plugin's only
+ * mutable state; libtraceevent's plugin API requires it to be global.
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event-parse.h>
 #include <trace-seq.h>
@@ -43,7 +61,14 @@
 
 const char tep_plugin_alias[] = "tsync";
 
-struct tep_plugin_option tep_plugin_options[] = {
+/*
+ * The options, under a local name: code in this file uses tsync_options,
+ * which binds to this copy. A reference to the exported name would, when
+ * two copies of the plugin are loaded (system directory and ~/.local),
+ * resolve to the first copy's array (libtraceevent loads plugins with
+ * RTLD_GLOBAL).
+ */
+static struct tep_plugin_option tsync_options[] = {
 	{
 		.name = "probes",
 		.plugin_alias = "tsync",
@@ -53,8 +78,11 @@ struct tep_plugin_option tep_plugin_options[] = {
 	},
 	{ .name = NULL },
 };
+extern struct tep_plugin_option
+	tep_plugin_options[sizeof(tsync_options) / sizeof(tsync_options[0])]
+	__attribute__((alias("tsync_options")));
 
-#define OPT_PROBES (&tep_plugin_options[0])
+#define OPT_PROBES (&tsync_options[0])
 
 /*
  * How foreign raw_data records are printed; the address is the handler's
@@ -317,50 +345,122 @@ static int tsync_raw_data_handler(struct trace_seq *s, struct tep_record *record
 	return print_foreign(s, record, event, context);
 }
 
-/* dl_iterate_phdr callback: returns 1 for a loaded plugin_function.so. */
-static int is_function_plugin(struct dl_phdr_info *info, size_t size,
-			      void *data)
+/* The subdirectory of this plugin's directory with a link to it. */
+#define LATE_SUBDIR "tsync-last"
+
+/* What the loaded objects say about the load order (see the top). */
+struct load_scan {
+	const void *self;	/* our load address */
+	int self_pos;		/* our place in load order, -1 if not seen */
+	int function_pos;	/* plugin_function.so's, -1 if not loaded */
+	int other_after_function; /* another plugin_tsync.so came after it */
+	int pos;
+};
+
+/* Returns the file name part of @path. */
+static const char *base_name(const char *path)
 {
-	const char *name = info->dlpi_name, *base;
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * dl_iterate_phdr callback: notes where this plugin, plugin_function.so and
+ * other copies of this plugin are in load order (the link map is in load
+ * order). Returns 0 to see every object.
+ */
+static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct load_scan *sc = data;
+	const char *base;
+	int pos = sc->pos++;
 
 	(void)size;
-	(void)data;
-	if (!name)
+	if (!info->dlpi_name)
 		return 0;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	return strcmp(base, "plugin_function.so") == 0;
+	base = base_name(info->dlpi_name);
+	if ((const void *)info->dlpi_addr == sc->self) {
+		sc->self_pos = pos;
+	} else if (strcmp(base, "plugin_function.so") == 0) {
+		sc->function_pos = pos;
+		sc->other_after_function = 0;
+	} else if (strcmp(base, "plugin_tsync.so") == 0 &&
+		   sc->function_pos >= 0) {
+		sc->other_after_function = 1;
+	}
+	return 0;
+}
+
+/*
+ * If plugin_function.so lies in this plugin's directory (@self_path's), so
+ * that libtraceevent will load it after us, adds DIR/tsync-last (when it
+ * holds plugin_tsync.so) as a last plugin directory. Returns 1 if added.
+ */
+static int defer_past_function(struct tep_handle *tep, const char *self_path)
+{
+	char path[PATH_MAX];
+	int dirlen, n;
+
+	dirlen = (int)(base_name(self_path) - self_path);
+	n = snprintf(path, sizeof(path), "%.*splugin_function.so", dirlen,
+		     self_path);
+	if (n < 0 || (size_t)n >= sizeof(path) || access(path, F_OK))
+		return 0;
+	n = snprintf(path, sizeof(path), "%.*s" LATE_SUBDIR "/plugin_tsync.so",
+		     dirlen, self_path);
+	if (n < 0 || (size_t)n >= sizeof(path) || access(path, F_OK))
+		return 0;
+	path[n - strlen("/plugin_tsync.so")] = '\0';
+	return tep_add_plugin_path(tep, path, TEP_PLUGIN_LAST) == 0;
 }
 
 int tep_plugin_loader(struct tep_handle *tep)
 {
+	struct load_scan sc = { .self_pos = -1, .function_pos = -1 };
+	int saved[sizeof(tsync_options) / sizeof(tsync_options[0])] = { 0 };
 	const void *ctx = &fallback_fmt;
-	int saved[sizeof(tep_plugin_options) / sizeof(tep_plugin_options[0])] = { 0 };
+	Dl_info self;
 	size_t i;
 
-	/*
-	 * libtraceevent loads the system directory (where plugin_function.so
-	 * lives) before $TRACEEVENT_PLUGIN_DIR and ~/.local: if it is loaded
-	 * now, its raw_data handler is the one ours replaces.
-	 */
-	if (dl_iterate_phdr(is_function_plugin, NULL))
+	/* (a static function: its address is this copy's) */
+	if (!dladdr((void *)tsync_raw_data_handler, &self) || !self.dli_fname)
+		return -1;
+	sc.self = self.dli_fbase;
+	dl_iterate_phdr(scan_object, &sc);
+
+	if (sc.function_pos < 0) {
+		/* It may come after us: have us loaded again after it. */
+		defer_past_function(tep, self.dli_fname);
+	} else {
 		ctx = &fallback_function;
+		/*
+		 * Loaded before plugin_function.so, so this is the second
+		 * call (from tsync-last): a copy from a later directory
+		 * already holds the handler.
+		 */
+		if (sc.self_pos >= 0 && sc.self_pos < sc.function_pos &&
+		    sc.other_after_function)
+			return 0;
+	}
 
 	/*
 	 * load_plugin() already applied the user's -O values to our exported
 	 * options; registering them (so `trace-cmd list -O` shows them) applies
 	 * them again, which would undo a bare toggle (-O tsync:probes). Keep
-	 * the first result.
+	 * the first result. Removing them first keeps a second call from
+	 * listing them twice.
 	 */
-	for (i = 0; tep_plugin_options[i].name; i++)
-		saved[i] = tep_plugin_options[i].set;
-	tep_plugin_add_options("tsync", tep_plugin_options);
-	for (i = 0; tep_plugin_options[i].name; i++)
-		tep_plugin_options[i].set = saved[i];
+	for (i = 0; tsync_options[i].name; i++)
+		saved[i] = tsync_options[i].set;
+	tep_plugin_remove_options(tsync_options);
+	tep_plugin_add_options("tsync", tsync_options);
+	for (i = 0; tsync_options[i].name; i++)
+		tsync_options[i].set = saved[i];
 
 	if (tep_register_event_handler(tep, -1, "ftrace", "raw_data",
 				       tsync_raw_data_handler, (void *)ctx) < 0) {
-		tep_plugin_remove_options(tep_plugin_options);
+		tep_plugin_remove_options(tsync_options);
 		return -1;
 	}
 	return 0;
@@ -374,6 +474,6 @@ int tep_plugin_unloader(struct tep_handle *tep)
 	tep_unregister_event_handler(tep, -1, "ftrace", "raw_data",
 				     tsync_raw_data_handler,
 				     (void *)&fallback_fmt);
-	tep_plugin_remove_options(tep_plugin_options);
+	tep_plugin_remove_options(tsync_options);
 	return 0;
 }
