@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The host's connection to one agent: hello and version negotiation,
- * session setup, and the host side of sync rounds.
+ * The host's connection to one agent: every exchange of the protocol on
+ * the host side. Hello (the same code for the control and the data
+ * connections), authentication, session setup, sync rounds, trace start
+ * and stop, stream hellos and the metadata transfer, each with a
+ * deadline; callers (host/guest.c, host/sync_cmd.c) never see a message.
  *
  * Theory of operation of a sync round (host side; see agent/round.c for the
  * guest side): the host pins its thread to one host CPU for the whole
@@ -23,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "common/auth.h"
+#include "common/errbuf.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/msgio.h"
@@ -32,11 +37,13 @@
 #include "common/stamp_round.h"
 #include "common/timeutil.h"
 #include "common/transport.h"
+#include "common/tracemeta.h"
 #include "common/tsync_record.h"
 #include "host/client.h"
 
 struct tsync_client {
 	int fd;
+	struct tsync_endpoint ep;	/* data connections go there too */
 	struct tsync_peer peer;
 	struct client_opts opts;
 	struct tsync_session_reply session;
@@ -52,24 +59,9 @@ const struct tsync_session_reply *client_session(const struct tsync_client *c)
 	return &c->session;
 }
 
-int client_fd(const struct tsync_client *c)
-{
-	return c->fd;
-}
-
 const char *client_peer(const struct tsync_client *c)
 {
 	return c->peer.name;
-}
-
-const struct tsync_decode_ctx *client_dctx(const struct tsync_client *c)
-{
-	return &c->dctx;
-}
-
-int client_io_timeout(const struct tsync_client *c)
-{
-	return c->opts.io_timeout_ms;
 }
 
 /* Returns the deadline of one message exchange. */
@@ -91,6 +83,31 @@ unsigned int client_default_source(const char *clock)
 	return TSYNC_STAMP_MARKER;
 }
 
+/* Sends @m on @fd; on failure says which message in @err. */
+static int send_msg(const struct tsync_client *c, int fd, const struct tsync_msg *m,
+		    char *err, size_t errlen)
+{
+	int ret = tsync_msg_send(fd, m, io_deadline(c));
+
+	if (ret)
+		tsync_set_err(err, errlen, "%s: sending %s: %s", c->peer.name,
+			      tsync_msg_name(m->type), strerror(-ret));
+	return ret;
+}
+
+/* Receives a message of @type on @fd by @deadline into @m; on failure the
+ * reason in @err names the agent. */
+static int recv_msg(const struct tsync_client *c, int fd, uint8_t type, struct tsync_msg *m,
+		    int64_t deadline, char *err, size_t errlen)
+{
+	char why[256];
+	int ret = tsync_msg_recv_expect(fd, type, m, &c->dctx, deadline, why, sizeof(why));
+
+	if (ret)
+		tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
+	return ret;
+}
+
 /* Checks the agent's answer to our nonce @hnonce in @r and sends ours to
  * its nonce. Returns 0, or -EACCES / -errno with the reason in @err. */
 static int client_auth(struct tsync_client *c, const struct tsync_key *key,
@@ -101,21 +118,110 @@ static int client_auth(struct tsync_client *c, const struct tsync_key *key,
 	int ret;
 
 	if (!(r->caps & TSYNC_CAP_AUTH_HMAC)) {
-		snprintf(err, errlen, "%s: the agent does not authenticate itself (it has no "
-			 "--key-file) but we were given a key: refusing it", c->peer.name);
+		tsync_set_err(err, errlen, "%s: the agent does not authenticate itself (it has no "
+			      "--key-file) but we were given a key: refusing it", c->peer.name);
 		return -EACCES;
 	}
 	if (!tsync_auth_check(key, TSYNC_AUTH_AGENT, hnonce, r->nonce, r->mac)) {
-		snprintf(err, errlen, "%s: authentication failed: the agent's key differs "
-			 "from --key-file", c->peer.name);
+		tsync_set_err(err, errlen, "%s: authentication failed: the agent's key differs "
+			      "from --key-file", c->peer.name);
 		return -EACCES;
 	}
 	tsync_msg_init(&m, TSYNC_MSG_AUTH);
 	ret = tsync_auth_mac(key, TSYNC_AUTH_HOST, hnonce, r->nonce, m.auth.mac);
+	if (ret) {
+		tsync_set_err(err, errlen, "%s: AUTH: %s", c->peer.name, strerror(-ret));
+		return ret;
+	}
+	return send_msg(c, c->fd, &m, err, errlen);
+}
+
+/*
+ * Says HELLO on @fd (a control connection when @data is NULL, else the
+ * data connection of CPU *@data) and checks the HELLO_REPLY, which is
+ * returned in @reply. The one hello of both kinds of connection.
+ */
+static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
+		     const uint8_t *nonce, struct tsync_hello_reply *reply,
+		     char *err, size_t errlen)
+{
+	struct tsync_msg m;
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_HELLO);
+	m.hello.ver_min = TSYNC_PROTO_VERSION_MIN;
+	m.hello.ver_max = TSYNC_PROTO_VERSION_MAX;
+	m.hello.kind = data ? TSYNC_CONN_DATA : TSYNC_CONN_CONTROL;
+	m.hello.caps = TSYNC_CAP_TRACE | (nonce ? TSYNC_CAP_AUTH_HMAC : 0);
+	if (nonce)
+		memcpy(m.hello.nonce, nonce, TSYNC_NONCE_LEN);
+	if (data) {
+		m.hello.session_id = c->session.session_id;
+		m.hello.cpu = *data;
+		memcpy(m.hello.secret, c->session.secret, TSYNC_SECRET_LEN);
+	}
+	ret = send_msg(c, fd, &m, err, errlen);
 	if (!ret)
-		ret = tsync_msg_send(c->fd, &m, io_deadline(c));
+		ret = recv_msg(c, fd, TSYNC_MSG_HELLO_REPLY, &m, io_deadline(c), err, errlen);
 	if (ret)
-		snprintf(err, errlen, "%s: sending AUTH: %s", c->peer.name, strerror(-ret));
+		return ret;
+	*reply = m.hello_reply;
+	if (reply->version < TSYNC_PROTO_VERSION_MIN || reply->version > TSYNC_PROTO_VERSION_MAX) {
+		tsync_set_err(err, errlen, "%s: agent chose protocol version %u, we speak %u-%u",
+			      c->peer.name, reply->version, (unsigned int)TSYNC_PROTO_VERSION_MIN,
+			      (unsigned int)TSYNC_PROTO_VERSION_MAX);
+		return TSYNC_PERR_NO_COMMON_VERSION;
+	}
+	return 0;
+}
+
+/* SESSION_REQ / SESSION_REPLY: fills c->session and checks its CPU count. */
+static int open_session(struct tsync_client *c, char *err, size_t errlen)
+{
+	struct tsync_msg m;
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
+	m.session_req.trace_id = c->opts.host_trace_id;
+	snprintf(m.session_req.name, sizeof(m.session_req.name), "%s",
+		 c->opts.host_name ? c->opts.host_name : "host");
+	ret = send_msg(c, c->fd, &m, err, errlen);
+	if (!ret)
+		ret = recv_msg(c, c->fd, TSYNC_MSG_SESSION_REPLY, &m, io_deadline(c), err, errlen);
+	if (ret)
+		return ret;
+	c->session = m.session_reply;
+	tsync_msg_free(&m);
+	if (!c->session.ncpus || c->session.ncpus > TSYNC_MAX_CPUS) {
+		tsync_set_err(err, errlen, "%s: agent reports %u CPUs", c->peer.name,
+			      c->session.ncpus);
+		return -EPROTO;
+	}
+	c->dctx.ncpus = c->session.ncpus;
+	log_debug("%s: session %llx, %u CPUs, clock %s", c->peer.name,
+		  (unsigned long long)c->session.session_id, c->session.ncpus,
+		  c->session.clock);
+	return 0;
+}
+
+/* Hello (and authentication with @key) on the control connection. */
+static int control_hello(struct tsync_client *c, const struct tsync_key *key,
+			 char *err, size_t errlen)
+{
+	uint8_t hnonce[TSYNC_NONCE_LEN] = { 0 };
+	struct tsync_hello_reply r;
+	int ret;
+
+	if (key) {
+		ret = tsync_auth_nonce(hnonce);
+		if (ret) {
+			tsync_set_err(err, errlen, "nonce: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	ret = say_hello(c, c->fd, NULL, key ? hnonce : NULL, &r, err, errlen);
+	if (!ret && key)
+		ret = client_auth(c, key, hnonce, &r, err, errlen);
 	return ret;
 }
 
@@ -124,101 +230,43 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		struct tsync_client **out, char *err, size_t errlen)
 {
 	struct tsync_client *c = calloc(1, sizeof(*c));
-	uint8_t hnonce[TSYNC_NONCE_LEN] = { 0 };
 	struct tsync_key *key = NULL;
-	struct tsync_msg m;
-	char why[256];
 	int ret;
 
 	if (!c)
 		return -ENOMEM;
-	if (o->key_file) {
-		ret = tsync_key_load(o->key_file, &key, err, errlen);
-		if (!ret)
-			ret = tsync_auth_nonce(hnonce);
-		if (ret) {
-			tsync_key_free(key);
-			free(c);
-			return ret;
-		}
-	}
 	c->opts = *o;
+	c->ep = *ep;
+	if (!c->opts.connect)
+		c->opts.connect = tsync_connect;
 	c->next_round = 1;
 	c->dctx.max_payload = TSYNC_MSG_MAX;
-	/* Marker instances of host processes that were killed. */
-	if (tsync_stamp_cleanup_stale("tsync-h") > 0)
-		log_debug("removed stale host marker instances");
-	c->fd = tsync_connect(ep, o->connect_timeout_ms, &c->peer, err, errlen);
-	if (c->fd < 0) {
-		ret = c->fd;
-		tsync_key_free(key);
-		free(c);
-		return ret;
-	}
-
-	tsync_msg_init(&m, TSYNC_MSG_HELLO);
-	m.hello.ver_min = TSYNC_PROTO_VERSION_MIN;
-	m.hello.ver_max = TSYNC_PROTO_VERSION_MAX;
-	m.hello.kind = TSYNC_CONN_CONTROL;
-	m.hello.caps = TSYNC_CAP_TRACE | (key ? TSYNC_CAP_AUTH_HMAC : 0);
-	memcpy(m.hello.nonce, hnonce, sizeof(hnonce));
-	ret = tsync_msg_send(c->fd, &m, io_deadline(c));
-	if (ret) {
-		snprintf(err, errlen, "%s: sending HELLO: %s", c->peer.name, strerror(-ret));
-		goto fail;
-	}
-	ret = tsync_msg_recv_expect(c->fd, TSYNC_MSG_HELLO_REPLY, &m, &c->dctx,
-				    io_deadline(c), why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", c->peer.name, why);
-		goto fail;
-	}
-	if (m.hello_reply.version < TSYNC_PROTO_VERSION_MIN ||
-	    m.hello_reply.version > TSYNC_PROTO_VERSION_MAX) {
-		snprintf(err, errlen, "%s: agent chose protocol version %u, we speak %u-%u",
-			 c->peer.name, m.hello_reply.version, (unsigned int)TSYNC_PROTO_VERSION_MIN,
-			 (unsigned int)TSYNC_PROTO_VERSION_MAX);
-		ret = TSYNC_PERR_NO_COMMON_VERSION;
-		goto fail;
-	}
-	if (key) {
-		ret = client_auth(c, key, hnonce, &m.hello_reply, err, errlen);
+	c->fd = -1;
+	if (o->key_file) {
+		ret = tsync_key_load(o->key_file, &key, err, errlen);
 		if (ret)
 			goto fail;
 	}
-
-	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
-	m.session_req.trace_id = o->host_trace_id;
-	snprintf(m.session_req.name, sizeof(m.session_req.name), "%s",
-		 o->host_name ? o->host_name : "host");
-	ret = tsync_msg_send(c->fd, &m, io_deadline(c));
-	if (ret) {
-		snprintf(err, errlen, "%s: sending SESSION_REQ: %s", c->peer.name, strerror(-ret));
+	/* Marker instances of host processes that were killed. */
+	if (tsync_stamp_cleanup_stale("tsync-h") > 0)
+		log_debug("removed stale host marker instances");
+	c->fd = c->opts.connect(ep, o->connect_timeout_ms, &c->peer, err, errlen);
+	if (c->fd < 0) {
+		ret = c->fd;
 		goto fail;
 	}
-	ret = tsync_msg_recv_expect(c->fd, TSYNC_MSG_SESSION_REPLY, &m, &c->dctx,
-				    io_deadline(c), why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", c->peer.name, why);
+	ret = control_hello(c, key, err, errlen);
+	if (!ret)
+		ret = open_session(c, err, errlen);
+	if (ret)
 		goto fail;
-	}
-	c->session = m.session_reply;
-	tsync_msg_free(&m);
-	if (!c->session.ncpus || c->session.ncpus > TSYNC_MAX_CPUS) {
-		snprintf(err, errlen, "%s: agent reports %u CPUs", c->peer.name, c->session.ncpus);
-		ret = -EPROTO;
-		goto fail;
-	}
-	c->dctx.ncpus = c->session.ncpus;
-	log_debug("%s: session %llx, %u CPUs, clock %s", c->peer.name,
-		  (unsigned long long)c->session.session_id, c->session.ncpus,
-		  c->session.clock);
 	tsync_key_free(key);
 	*out = c;
 	return 0;
 fail:
 	tsync_key_free(key);
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	free(c);
 	return ret;
 }
@@ -281,148 +329,330 @@ static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 	return 0;
 }
 
-/* Runs one round on guest CPU @cpu; see client.h. */
-int client_sync_round(struct tsync_client *c, uint32_t cpu,
-		      const struct round_opts *o, struct round_result *res)
+/* One round in progress. */
+struct round_ctx {
+	const struct round_opts *o;
+	uint32_t round, cpu;
+	int host_cpu;
+	bool busy;
+	struct tsync_host_probe *hp;	/* [o->nprobes] host stamps */
+};
+
+/* Sends @m of the round; a failure is fatal for the session. */
+static int round_send(struct tsync_client *c, const struct tsync_msg *m,
+		      struct round_result *res)
 {
-	int nhost = tsync_cpu_count();
-	int host_cpu = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)nhost);
-	bool busy = o->busy > 0;
-	struct tsync_host_probe *hp = NULL;
-	struct tsync_guest_probe *gp = NULL;
-	uint32_t round = c->next_round++;
-	int64_t start = tsync_now_ns();
+	int ret = tsync_msg_send(c->fd, m, io_deadline(c));
+
+	if (ret)
+		snprintf(res->error, sizeof(res->error), "sending %s: %s",
+			 tsync_msg_name(m->type), strerror(-ret));
+	return ret;
+}
+
+/* SYNC_START and SYNC_READY. Returns 0, 1 when the agent refused the
+ * round (res->status set), or a fatal error. */
+static int round_start(struct tsync_client *c, const struct round_ctx *rc,
+		       struct round_result *res)
+{
 	struct tsync_msg m;
-	cpu_set_t old;
 	int ret;
 
-	memset(res, 0, sizeof(*res));
-	res->round_id = round;
-	res->cpu = cpu;
-	res->host_cpu = host_cpu;
-	if (cpu >= c->session.ncpus)
-		return round_fail(res, -EINVAL, "guest CPU %u does not exist (%u CPUs)",
-				  cpu, c->session.ncpus);
-	{
-		char tag[32];
-
-		snprintf(tag, sizeof(tag), "h%d", c->fd);
-		ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock, tag);
-	}
-	if (ret)
-		return round_fail(res, ret, "host timestamps for clock %s (%s): %s", o->clock,
-				  tsync_stamp_source_name(o->source), strerror(-ret));
-	hp = calloc(o->nprobes, sizeof(*hp));
-	if (!hp)
-		return -ENOMEM;
-	ret = tsync_cpu_pin(host_cpu, &old);
-	if (ret) {
-		free(hp);
-		return round_fail(res, ret, "cannot pin the host thread to CPU %d: %s",
-				  host_cpu, strerror(-ret));
-	}
-
-	ret = tsync_probe_prepare(c->fd, c->opts.io_timeout_ms);
-	if (ret) {
-		snprintf(res->error, sizeof(res->error), "SO_RCVTIMEO: %s", strerror(-ret));
-		goto fatal;
-	}
 	tsync_msg_init(&m, TSYNC_MSG_SYNC_START);
-	m.flags = busy ? TSYNC_SYNC_F_BUSY : 0;
-	m.sync_start.round_id = round;
-	m.sync_start.cpu = cpu;
-	m.sync_start.nprobes = o->nprobes;
-	m.sync_start.source = (uint8_t)o->source;
-	snprintf(m.sync_start.clock, sizeof(m.sync_start.clock), "%s", o->clock);
-	ret = tsync_msg_send(c->fd, &m, io_deadline(c));
-	if (ret) {
-		snprintf(res->error, sizeof(res->error), "sending SYNC_START: %s", strerror(-ret));
-		goto fatal;
-	}
-	ret = tsync_msg_recv_expect(c->fd, TSYNC_MSG_SYNC_READY, &m, &c->dctx,
-				    io_deadline(c), res->error, sizeof(res->error));
+	m.flags = rc->busy ? TSYNC_SYNC_F_BUSY : 0;
+	m.sync_start.round_id = rc->round;
+	m.sync_start.cpu = rc->cpu;
+	m.sync_start.nprobes = rc->o->nprobes;
+	m.sync_start.source = (uint8_t)rc->o->source;
+	snprintf(m.sync_start.clock, sizeof(m.sync_start.clock), "%s", rc->o->clock);
+	ret = round_send(c, &m, res);
+	if (!ret)
+		ret = tsync_msg_recv_expect(c->fd, TSYNC_MSG_SYNC_READY, &m, &c->dctx,
+					    io_deadline(c), res->error, sizeof(res->error));
 	if (ret)
-		goto fatal;
+		return ret;
 	if (m.sync_ready.status) {
-		round_fail(res, -EIO, "agent cannot run round on CPU %u: %s", cpu,
+		round_fail(res, -EIO, "agent cannot run round on CPU %u: %s", rc->cpu,
 			   tsync_err_name(m.sync_ready.status));
-		ret = 0;
-		goto out;
+		return 1;
 	}
+	return 0;
+}
 
-	ret = probe_loop(c, round, cpu, o->nprobes, busy, hp, res->error, sizeof(res->error));
-	if (ret)
-		goto fatal;
+/* Estimates the round from the host stamps and the agent's SYNC_STAMPS
+ * @st. Returns 0, 1 for a round-level failure (res->status set), or a
+ * fatal error. */
+static int round_estimate(struct tsync_client *c, const struct round_ctx *rc,
+			  const struct tsync_sync_stamps *st, struct round_result *res)
+{
+	struct tsync_guest_probe *gp;
+	int ret;
 
-	tsync_msg_init(&m, TSYNC_MSG_SYNC_END);
-	m.sync_end.round_id = round;
-	ret = tsync_msg_send(c->fd, &m, io_deadline(c));
-	if (ret) {
-		snprintf(res->error, sizeof(res->error), "sending SYNC_END: %s", strerror(-ret));
-		goto fatal;
-	}
-	ret = tsync_msg_recv_expect(c->fd, TSYNC_MSG_SYNC_STAMPS, &m, &c->dctx,
-				    io_deadline(c), res->error, sizeof(res->error));
-	if (ret)
-		goto fatal;
-	if (m.sync_stamps.round_id != round || m.sync_stamps.cpu != cpu) {
-		snprintf(res->error, sizeof(res->error), "stamps of round %u CPU %u, expected %u CPU %u",
-			 m.sync_stamps.round_id, m.sync_stamps.cpu, round, cpu);
-		tsync_msg_free(&m);
-		ret = -EPROTO;
-		goto fatal;
-	}
-	ret = TSYNC_STAMP_RESOLVE_PAIRS(c->stamps.stamper, host_cpu, round, hp,
-					o->nprobes, t1, TSYNC_DIR_HOST_SEND,
+	ret = TSYNC_STAMP_RESOLVE_PAIRS(c->stamps.stamper, rc->host_cpu, rc->round, rc->hp,
+					rc->o->nprobes, t1, TSYNC_DIR_HOST_SEND,
 					t4, TSYNC_DIR_HOST_RECV);
 	if (ret) {
-		tsync_msg_free(&m);
-		round_fail(res, ret, "host timestamps of round %u lost: %s", round, strerror(-ret));
-		ret = 0;
-		goto out;
+		round_fail(res, ret, "host timestamps of round %u lost: %s", rc->round,
+			   strerror(-ret));
+		return 1;
 	}
-	gp = calloc(m.sync_stamps.count ? m.sync_stamps.count : 1, sizeof(*gp));
-	if (!gp) {
-		tsync_msg_free(&m);
-		ret = -ENOMEM;
-		goto fatal;
-	}
-	for (uint32_t i = 0; i < m.sync_stamps.count; i++)
-		gp[i] = (struct tsync_guest_probe){ m.sync_stamps.stamps[i].seq,
-						    m.sync_stamps.stamps[i].t2,
-						    m.sync_stamps.stamps[i].t3 };
-	ret = tsync_estimate_round(hp, o->nprobes, gp, m.sync_stamps.count,
-				   o->estimator, &res->est);
-	tsync_msg_free(&m);
-	res->round_ns = tsync_now_ns() - start;
+	gp = calloc(st->count ? st->count : 1, sizeof(*gp));
+	if (!gp)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < st->count; i++)
+		gp[i] = (struct tsync_guest_probe){ st->stamps[i].seq, st->stamps[i].t2,
+						    st->stamps[i].t3 };
+	ret = tsync_estimate_round(rc->hp, rc->o->nprobes, gp, st->count, rc->o->estimator,
+				   &res->est);
+	free(gp);
 	if (ret) {
-		round_fail(res, ret, "no usable probe in round %u: %s", round,
+		round_fail(res, ret, "no usable probe in round %u: %s", rc->round,
 			   ret == -ENODATA ? "all probes invalid" : strerror(-ret));
-		ret = 0;
-		goto out;
+		return 1;
 	}
+	return 0;
+}
+
+/* SYNC_END, SYNC_STAMPS and the estimate. Returns 0, 1 for a round-level
+ * failure (res->status set), or a fatal error. */
+static int round_finish(struct tsync_client *c, const struct round_ctx *rc,
+			struct round_result *res)
+{
+	struct tsync_msg m;
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_END);
+	m.sync_end.round_id = rc->round;
+	ret = round_send(c, &m, res);
+	if (!ret)
+		ret = tsync_msg_recv_expect(c->fd, TSYNC_MSG_SYNC_STAMPS, &m, &c->dctx,
+					    io_deadline(c), res->error, sizeof(res->error));
+	if (ret)
+		return ret;
+	if (m.sync_stamps.round_id != rc->round || m.sync_stamps.cpu != rc->cpu) {
+		snprintf(res->error, sizeof(res->error), "stamps of round %u CPU %u, expected %u CPU %u",
+			 m.sync_stamps.round_id, m.sync_stamps.cpu, rc->round, rc->cpu);
+		ret = -EPROTO;
+	} else {
+		ret = round_estimate(c, rc, &m.sync_stamps, res);
+	}
+	tsync_msg_free(&m);
+	return ret;
+}
+
+/* Tells the agent the round's result (SYNC_RESULT). */
+static int round_report(struct tsync_client *c, const struct round_ctx *rc,
+			struct round_result *res)
+{
+	struct tsync_msg m;
 
 	tsync_msg_init(&m, TSYNC_MSG_SYNC_RESULT);
-	m.sync_result.round_id = round;
-	m.sync_result.cpu = cpu;
+	m.sync_result.round_id = rc->round;
+	m.sync_result.cpu = rc->cpu;
 	m.sync_result.offset_ns = res->est.offset_ns;
 	m.sync_result.error_ns = (uint64_t)res->est.error_ns;
 	m.sync_result.delay_ns = (uint64_t)res->est.delay_ns;
 	m.sync_result.used = res->est.used;
 	m.sync_result.sent = res->est.sent;
-	ret = tsync_msg_send(c->fd, &m, io_deadline(c));
+	return round_send(c, &m, res);
+}
+
+/* The pinned part of a round: start, probes, finish, report. Returns 0
+ * (res->status may say the round failed) or a fatal error. */
+static int round_run(struct tsync_client *c, const struct round_ctx *rc,
+		     struct round_result *res, int64_t start)
+{
+	int ret = tsync_probe_prepare(c->fd, c->opts.io_timeout_ms);
+
 	if (ret) {
-		snprintf(res->error, sizeof(res->error), "sending SYNC_RESULT: %s", strerror(-ret));
-		goto fatal;
+		snprintf(res->error, sizeof(res->error), "SO_RCVTIMEO: %s", strerror(-ret));
+		return ret;
 	}
-	goto out;
-fatal:
-	res->status = ret;
-out:
+	ret = round_start(c, rc, res);
+	if (!ret)
+		ret = probe_loop(c, rc->round, rc->cpu, rc->o->nprobes, rc->busy, rc->hp,
+				 res->error, sizeof(res->error));
+	if (!ret) {
+		ret = round_finish(c, rc, res);
+		res->round_ns = tsync_now_ns() - start;
+	}
+	if (!ret)
+		ret = round_report(c, rc, res);
+	return ret > 0 ? 0 : ret;
+}
+
+/* Runs one round on guest CPU @cpu; see client.h. */
+int client_sync_round(struct tsync_client *c, uint32_t cpu,
+		      const struct round_opts *o, struct round_result *res)
+{
+	int nhost = tsync_cpu_count();
+	struct round_ctx rc = { .o = o, .round = c->next_round++, .cpu = cpu,
+				.host_cpu = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)nhost),
+				.busy = o->busy > 0 };
+	int64_t start = tsync_now_ns();
+	char tag[32];
+	cpu_set_t old;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->round_id = rc.round;
+	res->cpu = cpu;
+	res->host_cpu = rc.host_cpu;
+	if (cpu >= c->session.ncpus)
+		return round_fail(res, -EINVAL, "guest CPU %u does not exist (%u CPUs)",
+				  cpu, c->session.ncpus);
+	snprintf(tag, sizeof(tag), "h%d", c->fd);
+	ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock, tag);
+	if (ret)
+		return round_fail(res, ret, "host timestamps for clock %s (%s): %s", o->clock,
+				  tsync_stamp_source_name(o->source), strerror(-ret));
+	rc.hp = calloc(o->nprobes, sizeof(*rc.hp));
+	if (!rc.hp)
+		return -ENOMEM;
+	ret = tsync_cpu_pin(rc.host_cpu, &old);
+	if (ret) {
+		free(rc.hp);
+		return round_fail(res, ret, "cannot pin the host thread to CPU %d: %s",
+				  rc.host_cpu, strerror(-ret));
+	}
+	ret = round_run(c, &rc, res, start);
+	if (ret)
+		res->status = ret;
 	tsync_cpu_unpin(&old);
-	free(hp);
-	free(gp);
-	return res->status && ret ? ret : 0;
+	free(rc.hp);
+	return ret;
+}
+
+/* Starts tracing on the agent; see client.h. */
+int client_trace_start(struct tsync_client *c, const struct client_trace_opts *o,
+		       uint32_t *nstreams, char *err, size_t errlen)
+{
+	struct tsync_msg m;
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "%s", o->clock);
+	m.trace_start.buffer_kb = o->buffer_kb;
+	m.trace_start.nevents = o->nevents;
+	/* encoding only reads the events */
+	m.trace_start.events = (struct tsync_trace_event *)o->events;
+	ret = send_msg(c, c->fd, &m, err, errlen);
+	/* Creating the instance and enabling events takes the agent a while. */
+	if (!ret)
+		ret = recv_msg(c, c->fd, TSYNC_MSG_TRACE_STARTED, &m,
+			       tsync_deadline_ms(c->opts.io_timeout_ms + 10000), err, errlen);
+	if (!ret)
+		*nstreams = m.trace_started.ncpus;
+	return ret;
+}
+
+/* Opens the data connection of @cpu; see client.h. */
+int client_stream_open(struct tsync_client *c, uint32_t cpu, int *fd,
+		       char *err, size_t errlen)
+{
+	struct tsync_hello_reply r;
+	char why[256];
+	int sock, ret;
+
+	sock = c->opts.connect(&c->ep, c->opts.io_timeout_ms, NULL, why, sizeof(why));
+	if (sock < 0) {
+		tsync_set_err(err, errlen, "%s: data connection for CPU %u: %s", c->peer.name,
+			      cpu, why);
+		return sock;
+	}
+	ret = say_hello(c, sock, &cpu, NULL, &r, why, sizeof(why));
+	if (ret) {
+		tsync_set_err(err, errlen, "data connection for CPU %u: %s", cpu, why);
+		close(sock);
+		return ret;
+	}
+	*fd = sock;
+	return 0;
+}
+
+/* Stops tracing; see client.h. */
+int client_trace_stop(struct tsync_client *c, int timeout_ms,
+		      struct tsync_trace_stopped *st, char *err, size_t errlen)
+{
+	struct tsync_msg m;
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_STOP);
+	ret = send_msg(c, c->fd, &m, err, errlen);
+	if (!ret)
+		ret = recv_msg(c, c->fd, TSYNC_MSG_TRACE_STOPPED, &m, tsync_deadline_ms(timeout_ms),
+			       err, errlen);
+	if (!ret)
+		*st = m.trace_stopped;	/* the caller owns m's array now */
+	return ret;
+}
+
+/* Receives the META_CHUNKs up to META_END into @tm. */
+static int meta_receive(struct tsync_client *c, struct tracemeta *tm, char *err, size_t errlen)
+{
+	struct tsync_msg m;
+	char why[256];
+	int ret;
+
+	for (;;) {
+		ret = tsync_msg_recv(c->fd, &m, &c->dctx, io_deadline(c) + 10000 * NSEC_PER_MSEC,
+				     why, sizeof(why));
+		if (ret) {
+			tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
+			return ret;
+		}
+		if (m.type == TSYNC_MSG_META_END)
+			return 0;
+		if (m.type != TSYNC_MSG_META_CHUNK) {
+			ret = tsync_msg_expect(&m, TSYNC_MSG_META_CHUNK, why, sizeof(why));
+			tsync_msg_free(&m);
+			tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
+			return ret ? ret : -EPROTO;
+		}
+		ret = tracemeta_add_part(tm, m.meta_chunk.kind, m.meta_chunk.system,
+					 m.meta_chunk.data, m.meta_chunk.len, m.meta_chunk.more);
+		if (ret)
+			tsync_set_err(err, errlen, "%s: bad metadata (%s part): %s", c->peer.name,
+				      tsync_meta_kind_name(m.meta_chunk.kind), strerror(-ret));
+		tsync_msg_free(&m);
+		if (ret)
+			return ret;
+	}
+}
+
+/* Fetches the guest's metadata; see client.h. */
+int client_fetch_meta(struct tsync_client *c, struct tracemeta **out,
+		      char *err, size_t errlen)
+{
+	struct tracemeta *tm = tracemeta_new();
+	struct tsync_msg m;
+	int ret;
+
+	if (!tm)
+		return -ENOMEM;
+	tsync_msg_init(&m, TSYNC_MSG_META_REQ);
+	ret = send_msg(c, c->fd, &m, err, errlen);
+	if (!ret)
+		ret = meta_receive(c, tm, err, errlen);
+	if (!ret) {
+		ret = tracemeta_finish(tm, c->session.page_size);
+		if (ret)
+			tsync_set_err(err, errlen, "%s: incomplete metadata: %s", c->peer.name,
+				      strerror(-ret));
+	}
+	if (ret) {
+		tracemeta_free(tm);
+		return ret;
+	}
+	*out = tm;
+	return 0;
+}
+
+/* Shuts the connection down so that every call fails at once. */
+void client_abort(struct tsync_client *c)
+{
+	if (c)
+		shutdown(c->fd, SHUT_RDWR);
 }
 
 /* Says goodbye and frees @c. */

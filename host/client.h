@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The host's connection to one agent: hello, session, sync rounds. */
+/*
+ * The host's connection to one agent. The client owns every exchange of
+ * the protocol (Documentation/protocol.md): hello and authentication,
+ * session setup, sync rounds, trace start and stop, the per-CPU data
+ * streams' hellos and the metadata. Its callers orchestrate and never see
+ * a message.
+ *
+ * Every call returns 0, -errno (I/O: -ETIMEDOUT, -EPIPE...) or a
+ * TSYNC_PERR_* code (the agent sent something wrong or an ERROR), with a
+ * reason in @err that names the agent.
+ */
 #ifndef TSYNC_HOST_CLIENT_H
 #define TSYNC_HOST_CLIENT_H
 
@@ -7,10 +17,16 @@
 #include <stdint.h>
 
 #include "common/endpoint.h"
+#include "common/transport.h"
 #include "host/estimate.h"
 #include "proto/proto.h"
 
 struct tsync_client;
+struct tracemeta;
+
+/* Opens a connection to @ep (tsync_connect()'s contract). */
+typedef int (*client_connect_fn)(const struct tsync_endpoint *ep, int timeout_ms,
+				 struct tsync_peer *peer, char *err, size_t errlen);
 
 struct client_opts {
 	int connect_timeout_ms;
@@ -18,6 +34,9 @@ struct client_opts {
 	uint64_t host_trace_id;
 	const char *host_name;
 	const char *key_file;	/* shared key (common/auth.h); NULL: none */
+	/* How connections are made; NULL: tsync_connect() (tests pass
+	 * their own to speak over socketpairs). */
+	client_connect_fn connect;
 };
 
 /* Result of one round on one guest CPU. */
@@ -40,22 +59,24 @@ struct round_opts {
 	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
 };
 
+/* What TRACE_START asks for. */
+struct client_trace_opts {
+	const char *clock;
+	uint32_t buffer_kb;		/* 0: the agent's default */
+	uint32_t nevents;
+	const struct tsync_trace_event *events;
+};
+
 /*
- * Connects to @ep, says hello and sets up a control session. Returns 0 and
- * the client in @out, or -errno / TSYNC_PERR_* with a reason in @err.
+ * Connects to @ep, says hello (authenticating with the key file if one is
+ * given) and sets up a control session. Returns 0 and the client in @out.
  */
 int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		struct tsync_client **out, char *err, size_t errlen);
 /* Returns the agent's SESSION_REPLY (CPU count, clocks, ids, secret). */
 const struct tsync_session_reply *client_session(const struct tsync_client *c);
-/* Returns the control socket. */
-int client_fd(const struct tsync_client *c);
 /* Returns the agent's name for logs ("tcp:127.0.0.1:8823"). */
 const char *client_peer(const struct tsync_client *c);
-/* Returns the decode context for this session. */
-const struct tsync_decode_ctx *client_dctx(const struct tsync_client *c);
-/* Returns the I/O timeout in ms. */
-int client_io_timeout(const struct tsync_client *c);
 
 /*
  * Runs one sync round on guest CPU @cpu. Returns 0 with @res filled (and
@@ -65,6 +86,39 @@ int client_io_timeout(const struct tsync_client *c);
 int client_sync_round(struct tsync_client *c, uint32_t cpu,
 		      const struct round_opts *o, struct round_result *res);
 
+/*
+ * Starts tracing on the agent (TRACE_START, TRACE_STARTED). Returns 0 with
+ * the number of streams the agent will open in @nstreams.
+ */
+int client_trace_start(struct tsync_client *c, const struct client_trace_opts *o,
+		       uint32_t *nstreams, char *err, size_t errlen);
+/*
+ * Opens the data connection of guest CPU @cpu (a data HELLO with the
+ * session's secret). Returns 0 and the connected socket in @fd (the
+ * caller's to close), whose bytes are the CPU's raw ring-buffer pages.
+ */
+int client_stream_open(struct tsync_client *c, uint32_t cpu, int *fd,
+		       char *err, size_t errlen);
+/*
+ * Stops tracing (TRACE_STOP), waiting up to @timeout_ms for TRACE_STOPPED.
+ * Returns 0 and the agent's per-CPU statistics in @st (free st->cpus).
+ */
+int client_trace_stop(struct tsync_client *c, int timeout_ms,
+		      struct tsync_trace_stopped *st, char *err, size_t errlen);
+/*
+ * Fetches the guest's metadata (META_REQ, META_CHUNKs, META_END), rebuilt
+ * and checked by tracemeta. Returns 0
+ * and the metadata in @out (tracemeta_free()).
+ */
+int client_fetch_meta(struct tsync_client *c, struct tracemeta **out,
+		      char *err, size_t errlen);
+
+/*
+ * Makes every call in progress or to come on @c fail at once (the
+ * connection is shut down); safe from another thread, for aborting on a
+ * signal. client_close() is still needed.
+ */
+void client_abort(struct tsync_client *c);
 /* Sends BYE (best effort), closes and frees @c (NULL is fine). */
 void client_close(struct tsync_client *c);
 

@@ -19,10 +19,8 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
-#include "common/msgio.h"
 #include "common/splice.h"
 #include "common/timeutil.h"
-#include "common/transport.h"
 #include "common/tracemeta.h"
 #include "common/tsync_record.h"
 #include "host/guest.h"
@@ -151,10 +149,7 @@ static void *rx_thread(void *arg)
 /* Opens the data connection of @cpu and starts its receiver. */
 static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 {
-	const struct tsync_session_reply *sr = client_session(g->client);
 	struct guest_rx *rx = calloc(1, sizeof(*rx));
-	struct tsync_msg m;
-	char why[256];
 	int ret;
 
 	if (!rx)
@@ -170,29 +165,9 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 	rx->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (rx->stop_fd < 0)
 		return -errno;
-	rx->sock = tsync_connect(&g->ep, client_io_timeout(g->client), NULL, why, sizeof(why));
-	if (rx->sock < 0) {
-		snprintf(g->error, sizeof(g->error), "data connection for CPU %u: %s", cpu, why);
-		return rx->sock;
-	}
-	tsync_msg_init(&m, TSYNC_MSG_HELLO);
-	m.hello.ver_min = TSYNC_PROTO_VERSION_MIN;
-	m.hello.ver_max = TSYNC_PROTO_VERSION_MAX;
-	m.hello.kind = TSYNC_CONN_DATA;
-	m.hello.caps = TSYNC_CAP_TRACE;
-	m.hello.session_id = sr->session_id;
-	m.hello.cpu = cpu;
-	memcpy(m.hello.secret, sr->secret, TSYNC_SECRET_LEN);
-	ret = tsync_msg_send(rx->sock, &m, tsync_deadline_ms(client_io_timeout(g->client)));
-	if (!ret)
-		ret = tsync_msg_recv_expect(rx->sock, TSYNC_MSG_HELLO_REPLY, &m, client_dctx(g->client),
-					    tsync_deadline_ms(client_io_timeout(g->client)),
-					    why, sizeof(why));
-	if (ret) {
-		snprintf(g->error, sizeof(g->error), "data connection for CPU %u: %s", cpu,
-			 ret < 0 && !tsync_perr_is_proto(ret) ? strerror(-ret) : why);
+	ret = client_stream_open(g->client, cpu, &rx->sock, g->error, sizeof(g->error));
+	if (ret)
 		return ret;
-	}
 	ret = pthread_create(&rx->th, NULL, rx_thread, rx);
 	if (ret)
 		return -ret;
@@ -200,33 +175,32 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 	return 0;
 }
 
-static int fetch_meta(struct guest *g);
+/* Fetches the metadata into g->meta (replacing what it held). */
+static int fetch_meta(struct guest *g)
+{
+	struct tracemeta *tm;
+	int ret = client_fetch_meta(g->client, &tm, g->error, sizeof(g->error));
+
+	if (ret)
+		return ret;
+	tracemeta_free(g->meta);
+	g->meta = tm;
+	return 0;
+}
 
 /* Starts tracing and the data receivers; see guest.h. */
 int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 {
-	struct tsync_msg m;
+	struct client_trace_opts to = { .clock = clock, .buffer_kb = g->buffer_kb,
+					.nevents = (uint32_t)g->nevents, .events = g->events };
+	uint32_t nstreams;
 	int ret;
 
-	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
-	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "%s", clock);
-	m.trace_start.buffer_kb = g->buffer_kb;
-	m.trace_start.nevents = (uint32_t)g->nevents;
-	m.trace_start.events = g->events;
-	ret = tsync_msg_send(client_fd(g->client), &m,
-			     tsync_deadline_ms(client_io_timeout(g->client)));
-	if (ret) {
-		snprintf(g->error, sizeof(g->error), "sending TRACE_START: %s", strerror(-ret));
-		return g->status = ret;
-	}
-	ret = tsync_msg_recv_expect(client_fd(g->client), TSYNC_MSG_TRACE_STARTED, &m,
-				    client_dctx(g->client),
-				    tsync_deadline_ms(client_io_timeout(g->client) + 10000),
-				    g->error, sizeof(g->error));
+	ret = client_trace_start(g->client, &to, &nstreams, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;
-	if (m.trace_started.ncpus != g->ncpus)
-		log_warn("guest %s: streams %u CPUs of %u", g->name, m.trace_started.ncpus, g->ncpus);
+	if (nstreams != g->ncpus)
+		log_warn("guest %s: streams %u CPUs of %u", g->name, nstreams, g->ncpus);
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
 		ret = start_rx(g, cpu, dir);
 		if (ret)
@@ -296,77 +270,16 @@ void guest_join_sync_thread(struct guest *g)
 	g->sync_running = false;
 }
 
-/*
- * Asks for and receives the metadata, rebuilt and checked by tracemeta's
- * receiving side (parts, limits, names); replaces g->meta on success.
- * Returns 0 or -errno / TSYNC_PERR_* with g->error set.
- */
-static int fetch_meta(struct guest *g)
-{
-	int fd = client_fd(g->client);
-	struct tracemeta *tm = tracemeta_new();
-	struct tsync_msg m;
-	int ret;
-
-	if (!tm)
-		return -ENOMEM;
-	tsync_msg_init(&m, TSYNC_MSG_META_REQ);
-	ret = tsync_msg_send(fd, &m, tsync_deadline_ms(client_io_timeout(g->client)));
-	while (!ret) {
-		ret = tsync_msg_recv(fd, &m, client_dctx(g->client),
-				     tsync_deadline_ms(client_io_timeout(g->client) + 10000),
-				     g->error, sizeof(g->error));
-		if (ret)
-			break;
-		if (m.type == TSYNC_MSG_META_END) {
-			tsync_msg_free(&m);
-			ret = tracemeta_finish(tm, client_session(g->client)->page_size);
-			if (ret)
-				snprintf(g->error, sizeof(g->error), "incomplete metadata: %s",
-					 strerror(-ret));
-			break;
-		}
-		if (m.type != TSYNC_MSG_META_CHUNK) {
-			ret = tsync_msg_expect(&m, TSYNC_MSG_META_CHUNK, g->error, sizeof(g->error));
-			tsync_msg_free(&m);
-			if (!ret)
-				ret = -EPROTO;
-			break;
-		}
-		ret = tracemeta_add_part(tm, m.meta_chunk.kind, m.meta_chunk.system,
-					 m.meta_chunk.data, m.meta_chunk.len, m.meta_chunk.more);
-		if (ret)
-			snprintf(g->error, sizeof(g->error), "bad metadata (%s part): %s",
-				 tsync_meta_kind_name(m.meta_chunk.kind), strerror(-ret));
-		tsync_msg_free(&m);
-	}
-	if (ret) {
-		tracemeta_free(tm);
-		return ret;
-	}
-	tracemeta_free(g->meta);
-	g->meta = tm;
-	return 0;
-}
-
 /* Stops tracing, ends the streams, fetches metadata; see guest.h. */
 int guest_stop_trace(struct guest *g, int timeout_ms)
 {
 	int64_t deadline;
-	int fd = client_fd(g->client);
-	struct tsync_msg m;
-	int ret = g->status;
+	int ret;
 
-	if (!ret) {
-		tsync_msg_init(&m, TSYNC_MSG_TRACE_STOP);
-		ret = tsync_msg_send(fd, &m, tsync_deadline_ms(client_io_timeout(g->client)));
-		if (!ret)
-			ret = tsync_msg_recv_expect(fd, TSYNC_MSG_TRACE_STOPPED, &m, client_dctx(g->client),
-						    tsync_deadline_ms(timeout_ms), g->error,
-						    sizeof(g->error));
-		if (!ret)
-			g->stopped = m.trace_stopped;	/* owns m's array now */
-		else
+	if (!g->status) {
+		ret = client_trace_stop(g->client, timeout_ms, &g->stopped, g->error,
+					sizeof(g->error));
+		if (ret)
 			g->status = ret;
 	}
 	/* The agent closes each stream after its final flush: EOF ends the

@@ -443,169 +443,219 @@ static int wait_for_end(const struct rec_cfg *cfg, int sigfd, pid_t child, int *
 	}
 }
 
-int host_cmd_record(int argc, char **argv)
-{
-	struct rec_cfg cfg = { .clock = "local", .output = "trace.dat", .interval_ms = 1000 };
-	struct client_opts co = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
-	struct host_rec h = { 0 };
+/* One run of `record`: the configuration and everything it started. */
+struct recorder {
+	struct rec_cfg cfg;
+	struct client_opts co;
 	struct round_opts ro;
-	char err[512], dir[PATH_MAX], gpath[PATH_MAX + 64];
+	struct host_rec h;
+	char dir[PATH_MAX];		/* where the output and temporary files go */
 	uint64_t trace_id;
-	int stop_fd = -1, sigfd = -1, ret = 1, child_status = 0, failed = 0;
-	pid_t child = -1;
-	sigset_t mask;
+	sigset_t mask;			/* signals handled through sigfd */
+	int sigfd, stop_fd;
+	pid_t child;
+	int child_status;
+};
 
-	parse_args(argc, argv, &cfg);
-	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
-	if (getrandom(&trace_id, sizeof(trace_id), 0) != sizeof(trace_id))
-		trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
-	co.host_trace_id = trace_id;
-	co.key_file = cfg.key_file;
-	co.host_name = "host";
-	ro = (struct round_opts){ .clock = cfg.clock, .source = cfg.source, .nprobes = 339,
-				  .estimator = TSYNC_EST_ROBUST, .host_cpu = -1, .busy = -1 };
-	{
-		const char *slash = strrchr(cfg.output, '/');
+/* Fills in what follows from the parsed options: ids, options, directory. */
+static void rec_init(struct recorder *r)
+{
+	const char *slash = strrchr(r->cfg.output, '/');
 
-		if (slash)
-			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - cfg.output), cfg.output);
-		else
-			snprintf(dir, sizeof(dir), ".");
-		if (!*dir)
-			snprintf(dir, sizeof(dir), "/");
-	}
+	if (getrandom(&r->trace_id, sizeof(r->trace_id), 0) != sizeof(r->trace_id))
+		r->trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
+	r->co = (struct client_opts){ .connect_timeout_ms = 5000, .io_timeout_ms = 5000,
+				      .host_trace_id = r->trace_id, .host_name = "host",
+				      .key_file = r->cfg.key_file };
+	r->ro = (struct round_opts){ .clock = r->cfg.clock, .source = r->cfg.source,
+				     .nprobes = 339, .estimator = TSYNC_EST_ROBUST,
+				     .host_cpu = -1, .busy = -1 };
+	if (slash)
+		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.output), r->cfg.output);
+	else
+		snprintf(r->dir, sizeof(r->dir), ".");
+	if (!*r->dir)
+		snprintf(r->dir, sizeof(r->dir), "/");
+	r->sigfd = r->stop_fd = -1;
+	r->child = -1;
+}
 
-	/* Host events are checked before anything starts. */
-	if (cfg.nevents && tracemeta_resolve_events(cfg.events, cfg.nevents, &h.events,
-						    err, sizeof(err))) {
-		fprintf(stderr, "tsync-host record: %s\n", err);
-		return 2;
-	}
+/* Prints "guest NAME (AGENT): error" for @g. */
+static void guest_error(const struct guest *g)
+{
+	fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name, g->agent_str, g->error);
+}
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (sigfd < 0 || stop_fd < 0) {
-		fprintf(stderr, "tsync-host record: %s\n", strerror(errno));
-		goto out;
-	}
+/* Connects and syncs every guest, starts the host's recording and then
+ * the guests' (with their sync threads). Returns 0 or 1 (said why). */
+static int rec_start(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+	char err[512];
 
-	for (int i = 0; i < cfg.nguests; i++) {
-		struct guest *g = &cfg.guests[i];
+	for (int i = 0; i < cfg->nguests; i++) {
+		struct guest *g = &cfg->guests[i];
 
-		if (guest_connect(g, &co) || guest_sync_all(g, &ro)) {
-			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
-				g->agent_str, g->error);
-			goto out;
+		if (guest_connect(g, &r->co) || guest_sync_all(g, &r->ro)) {
+			guest_error(g);
+			return 1;
 		}
 	}
-	ret = host_start(&h, &cfg, dir, err, sizeof(err));
-	if (ret) {
+	if (host_start(&r->h, cfg, r->dir, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: host: %s\n", err);
-		ret = 1;
-		goto out;
+		return 1;
 	}
-	for (int i = 0; i < cfg.nguests; i++) {
-		struct guest *g = &cfg.guests[i];
-
-		if (guest_start_trace(g, dir, cfg.clock)) {
-			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
-				g->agent_str, g->error);
-			ret = 1;
-			goto out;
+	for (int i = 0; i < cfg->nguests; i++) {
+		if (guest_start_trace(&cfg->guests[i], r->dir, cfg->clock)) {
+			guest_error(&cfg->guests[i]);
+			return 1;
 		}
 	}
-	for (int i = 0; i < cfg.nguests; i++) {
-		struct guest_sync_opts so = { .round = ro, .interval_ms = cfg.interval_ms,
-					      .stop_fd = stop_fd };
+	for (int i = 0; i < cfg->nguests; i++) {
+		struct guest_sync_opts so = { .round = r->ro, .interval_ms = cfg->interval_ms,
+					      .stop_fd = r->stop_fd };
 
-		cfg.guests[i].host_marker_fd = h.marker_fd;
-		guest_start_sync_thread(&cfg.guests[i], &so);
+		cfg->guests[i].host_marker_fd = r->h.marker_fd;
+		guest_start_sync_thread(&cfg->guests[i], &so);
 	}
-	if (cfg.command) {
-		child = fork();
-		if (child == 0) {
-			pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
-			execvp(cfg.command[0], cfg.command);
-			fprintf(stderr, "tsync-host record: %s: %s\n", cfg.command[0], strerror(errno));
-			_exit(127);
-		}
-	}
-	fprintf(stderr, "tsync-host record: recording%s\n",
-		cfg.command ? "" : cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
-	if (wait_for_end(&cfg, sigfd, child, &child_status)) {
-		fprintf(stderr, "tsync-host record: aborted\n");
-		ret = 130;
-		goto out;
-	}
+	return 0;
+}
 
-	/* Stop: final sync rounds (tracing still on), then stop and drain. */
-	{
-		uint64_t one = 1;
+/* Starts COMMAND, if one was given, with the signals unblocked. */
+static void rec_fork_command(struct recorder *r)
+{
+	if (!r->cfg.command)
+		return;
+	r->child = fork();
+	if (r->child == 0) {
+		pthread_sigmask(SIG_UNBLOCK, &r->mask, NULL);
+		execvp(r->cfg.command[0], r->cfg.command);
+		fprintf(stderr, "tsync-host record: %s: %s\n", r->cfg.command[0], strerror(errno));
+		_exit(127);
+	}
+}
 
-		if (write(stop_fd, &one, sizeof(one)) < 0)
-			log_warn("eventfd: %s", strerror(errno));
-	}
-	for (int i = 0; i < cfg.nguests; i++) {
-		guest_join_sync_thread(&cfg.guests[i]);
-		cfg.guests[i].host_marker_fd = -1;
-	}
-	host_stop(&h);
-	for (int i = 0; i < cfg.nguests; i++) {
-		struct guest *g = &cfg.guests[i];
+/* Wakes the sync threads for their final round (and stops them). */
+static void rec_signal_stop(struct recorder *r)
+{
+	uint64_t one = 1;
 
-		if (guest_stop_trace(g, 30000))
-			fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name,
-				g->agent_str, g->error);
+	if (r->stop_fd >= 0 && write(r->stop_fd, &one, sizeof(one)) < 0)
+		log_warn("eventfd: %s", strerror(errno));
+}
+
+/* Final sync rounds (tracing still on), then stops host and guests and
+ * drains their streams. */
+static void rec_stop(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+
+	rec_signal_stop(r);
+	for (int i = 0; i < cfg->nguests; i++) {
+		guest_join_sync_thread(&cfg->guests[i]);
+		cfg->guests[i].host_marker_fd = -1;
 	}
-	ret = host_write(&h, &cfg, trace_id, err, sizeof(err));
-	if (ret) {
+	host_stop(&r->h);
+	for (int i = 0; i < cfg->nguests; i++)
+		if (guest_stop_trace(&cfg->guests[i], 30000))
+			guest_error(&cfg->guests[i]);
+}
+
+/* Writes the host's file, then each guest's. Returns the exit code. */
+static int rec_write(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+	char err[512], gpath[PATH_MAX + 64];
+	int failed = 0;
+
+	if (host_write(&r->h, cfg, r->trace_id, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);
 		failed++;
 	} else {
-		printf("  wrote %s\n", cfg.output);
+		printf("  wrote %s\n", cfg->output);
 	}
-	for (int i = 0; i < cfg.nguests; i++) {
-		struct guest *g = &cfg.guests[i];
+	for (int i = 0; i < cfg->nguests; i++) {
+		struct guest *g = &cfg->guests[i];
 
-		guest_path(cfg.output, g->name, gpath, sizeof(gpath));
+		guest_path(cfg->output, g->name, gpath, sizeof(gpath));
 		guest_print_summary(g);
 		if (g->status)
 			failed++;
-		if (guest_write_file(g, gpath, trace_id)) {
+		if (guest_write_file(g, gpath, r->trace_id)) {
 			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
 			failed++;
 		} else {
 			printf("  wrote %s\n", gpath);
 		}
 	}
-	ret = failed ? 1 : 0;
-	if (!ret && child > 0 && WIFEXITED(child_status) && WEXITSTATUS(child_status))
+	if (!failed && r->child > 0 && WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status))
 		fprintf(stderr, "tsync-host record: command exited with %d\n",
-			WEXITSTATUS(child_status));
-out:
-	if (child > 0 && waitpid(child, &child_status, WNOHANG) == 0)
-		kill(child, SIGTERM);
-	if (stop_fd >= 0) {
-		uint64_t one = 1;
+			WEXITSTATUS(r->child_status));
+	return failed ? 1 : 0;
+}
 
-		if (write(stop_fd, &one, sizeof(one)) < 0)
-			log_warn("eventfd: %s", strerror(errno));
+/* Ends COMMAND and every thread, frees everything. */
+static void rec_cleanup(struct recorder *r)
+{
+	if (r->child > 0 && waitpid(r->child, &r->child_status, WNOHANG) == 0)
+		kill(r->child, SIGTERM);
+	rec_signal_stop(r);
+	for (int i = 0; i < r->cfg.nguests; i++) {
+		guest_join_sync_thread(&r->cfg.guests[i]);
+		guest_free(&r->cfg.guests[i]);
+		free(r->cfg.gevents[i]);
 	}
-	for (int i = 0; i < cfg.nguests; i++) {
-		guest_join_sync_thread(&cfg.guests[i]);
-		guest_free(&cfg.guests[i]);
-		free(cfg.gevents[i]);
+	host_stop(&r->h);
+	host_free(&r->h);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
+}
+
+int host_cmd_record(int argc, char **argv)
+{
+	struct recorder rec = { .cfg = { .clock = "local", .output = "trace.dat",
+					 .interval_ms = 1000 } };
+	struct recorder *r = &rec;
+	char err[512];
+	int ret = 1;
+
+	parse_args(argc, argv, &r->cfg);
+	tsync_log_init("tsync-host", r->cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
+	rec_init(r);
+
+	/* Host events are checked before anything starts. */
+	if (r->cfg.nevents && tracemeta_resolve_events(r->cfg.events, r->cfg.nevents,
+						       &r->h.events, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		return 2;
 	}
-	host_stop(&h);
-	host_free(&h);
-	if (sigfd >= 0)
-		close(sigfd);
-	if (stop_fd >= 0)
-		close(stop_fd);
+
+	sigemptyset(&r->mask);
+	sigaddset(&r->mask, SIGINT);
+	sigaddset(&r->mask, SIGTERM);
+	sigaddset(&r->mask, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &r->mask, NULL);
+	r->sigfd = signalfd(-1, &r->mask, SFD_CLOEXEC);
+	r->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (r->sigfd < 0 || r->stop_fd < 0) {
+		fprintf(stderr, "tsync-host record: %s\n", strerror(errno));
+		goto out;
+	}
+	if (rec_start(r))
+		goto out;
+	rec_fork_command(r);
+	fprintf(stderr, "tsync-host record: recording%s\n",
+		r->cfg.command ? "" : r->cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (wait_for_end(&r->cfg, r->sigfd, r->child, &r->child_status)) {
+		fprintf(stderr, "tsync-host record: aborted\n");
+		ret = 130;
+		goto out;
+	}
+	rec_stop(r);
+	ret = rec_write(r);
+out:
+	rec_cleanup(r);
 	return ret;
 }

@@ -205,6 +205,143 @@ static void print_json_round(const struct round_result *r, bool last)
 	       (long long)r->est.guest_ts, r->round_ns / 1e6, last ? "" : ",");
 }
 
+/*
+ * Makes the list of guest CPUs to sync (--cpus, or all @ncpus) in
+ * @list/@nlist. Returns 0, or the exit code after saying why.
+ */
+static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **list,
+		       uint32_t *nlist)
+{
+	char err[300];
+	cpu_set_t set;
+
+	if (cfg->cpus) {
+		if (tsync_cpu_list_parse(cfg->cpus, (int)ncpus, &set, err, sizeof(err)) < 0) {
+			fprintf(stderr, "tsync-host sync: --cpus: %s (guest)\n", err);
+			return 2;
+		}
+	} else {
+		CPU_ZERO(&set);
+		for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	}
+	/* ncpus >= 1: client_open() refuses a session without CPUs */
+	*list = calloc(ncpus, sizeof(**list));	// NOLINT(clang-analyzer-optin.portability.UnixAPI)
+	if (!*list) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		return 1;
+	}
+	*nlist = 0;
+	for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			(*list)[(*nlist)++] = i;
+	return 0;
+}
+
+/* Prints the table's header line. */
+static void print_header(const struct sync_cfg *cfg, const struct tsync_client *c)
+{
+	printf("agent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %u probes\n"
+	       "%4s %6s %20s %10s %10s %11s %9s\n", client_peer(c),
+	       client_session(c)->name, client_session(c)->ncpus, cfg->round.clock,
+	       tsync_stamp_source_name(cfg->round.source),
+	       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
+	       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
+}
+
+/*
+ * Runs the rounds on every CPU of @cpulist into @res ([rounds][nlist]),
+ * printing table rows. Returns 0 (@failed counts the failed rounds) or 1
+ * when the connection broke (said why).
+ */
+static int run_rounds(const struct sync_cfg *cfg, struct tsync_client *c,
+		      const uint32_t *cpulist, uint32_t nlist, struct round_result *res,
+		      int *failed)
+{
+	for (int r = 0; r < cfg->rounds; r++) {
+		if (r && cfg->interval_ms) {
+			struct timespec ts = { cfg->interval_ms / 1000,
+					       (cfg->interval_ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		for (uint32_t i = 0; i < nlist; i++) {
+			struct round_result *rr = &res[(size_t)r * nlist + i];
+			int ret = client_sync_round(c, cpulist[i], &cfg->round, rr);
+
+			if (rr->status)
+				(*failed)++;
+			if (!cfg->json)
+				print_row(rr, cfg->round.nprobes);
+			if (ret) {
+				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Prints CPU @cpu's result over the rounds @res (one per round, @stride
+ * apart): its JSON object, or with several rounds its drift line. */
+static void print_cpu(const struct sync_cfg *cfg, uint32_t cpu, const struct round_result *res,
+		      size_t stride, bool last_cpu)
+{
+	struct tsync_shift_sample *s = calloc((size_t)cfg->rounds, sizeof(*s));
+	const struct round_result *last = NULL;
+	double ppm = 0;
+	int n = 0, have_drift = 0;
+
+	for (int r = 0; s && r < cfg->rounds; r++) {
+		const struct round_result *rr = &res[(size_t)r * stride];
+
+		if (rr->status)
+			continue;
+		last = rr;
+		tsync_estimate_shift_sample(&rr->est, &s[n++]);
+	}
+	if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
+		have_drift = 1;
+	if (cfg->json) {
+		printf("    {\"cpu\": %u, ", cpu);
+		if (last)
+			printf("\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+			       "\"used\": %u, \"sent\": %u, \"round_ms\": %.3f, ",
+			       (long long)last->est.offset_ns, (long long)last->est.error_ns,
+			       (long long)last->est.delay_ns, last->est.used, last->est.sent,
+			       last->round_ns / 1e6);
+		if (have_drift)
+			printf("\"drift_ppm\": %.4f, ", ppm);
+		printf("\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
+		for (int r = 0; r < cfg->rounds; r++)
+			print_json_round(&res[(size_t)r * stride], r == cfg->rounds - 1);
+		printf("    ]}%s\n", last_cpu ? "" : ",");
+	} else if (cfg->rounds > 1) {
+		if (have_drift)
+			printf("  cpu %u: %.4f ppm (%d rounds)\n", cpu, ppm, n);
+		else
+			printf("  cpu %u: not enough successful rounds\n", cpu);
+	}
+	free(s);
+}
+
+/* Prints the JSON document or the drift per CPU, fitted over the rounds. */
+static void print_results(const struct sync_cfg *cfg, const struct tsync_client *c,
+			  const uint32_t *cpulist, uint32_t nlist, const struct round_result *res)
+{
+	if (cfg->json) {
+		printf("{\n  \"agent\": \"%s\", \"clock\": \"%s\", \"stamp\": \"%s\", "
+		       "\"estimator\": \"%s\", \"probes\": %u,\n  \"cpus\": [\n",
+		       client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
+		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes);
+	} else if (cfg->rounds > 1) {
+		printf("drift over %d rounds:\n", cfg->rounds);
+	}
+	for (uint32_t i = 0; i < nlist; i++)
+		print_cpu(cfg, cpulist[i], &res[i], nlist, i + 1 == nlist);
+	if (cfg->json)
+		printf("  ]\n}\n");
+}
+
 int host_cmd_sync(int argc, char **argv)
 {
 	struct sync_cfg cfg = {
@@ -215,9 +352,8 @@ int host_cmd_sync(int argc, char **argv)
 	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
 	struct tsync_client *c = NULL;
 	struct round_result *res = NULL;
-	uint32_t ncpus, *cpulist = NULL, nlist = 0;
+	uint32_t *cpulist = NULL, nlist = 0;
 	char err[300];
-	cpu_set_t set;
 	int ret, failed = 0;
 
 	parse_args(argc, argv, &cfg);
@@ -231,109 +367,21 @@ int host_cmd_sync(int argc, char **argv)
 		fprintf(stderr, "tsync-host sync: %s\n", err);
 		return 1;
 	}
-	ncpus = client_session(c)->ncpus;
-	if (cfg.cpus) {
-		ret = tsync_cpu_list_parse(cfg.cpus, (int)ncpus, &set, err, sizeof(err));
-		if (ret < 0) {
-			fprintf(stderr, "tsync-host sync: --cpus: %s (guest)\n", err);
-			client_close(c);
-			return 2;
-		}
-	} else {
-		CPU_ZERO(&set);
-		for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
-			CPU_SET(i, &set);
-	}
-	/* ncpus >= 1: client_open() refuses a session without CPUs */
-	cpulist = calloc(ncpus, sizeof(*cpulist));	// NOLINT(clang-analyzer-optin.portability.UnixAPI)
-	res = calloc((size_t)ncpus * (size_t)cfg.rounds, sizeof(*res));
-	if (!cpulist || !res) {
+	ret = select_cpus(&cfg, client_session(c)->ncpus, &cpulist, &nlist);
+	if (ret)
+		goto out;
+	res = calloc((size_t)nlist * (size_t)cfg.rounds, sizeof(*res));
+	if (!res) {
 		fprintf(stderr, "tsync-host sync: out of memory\n");
 		ret = 1;
 		goto out;
 	}
-	for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			cpulist[nlist++] = i;
-
 	if (!cfg.json)
-		printf("agent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %u probes\n"
-		       "%4s %6s %20s %10s %10s %11s %9s\n", client_peer(c),
-		       client_session(c)->name, ncpus, cfg.round.clock,
-		       tsync_stamp_source_name(cfg.round.source),
-		       tsync_estimator_name(cfg.round.estimator), cfg.round.nprobes,
-		       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
-	for (int r = 0; r < cfg.rounds; r++) {
-		if (r && cfg.interval_ms) {
-			struct timespec ts = { cfg.interval_ms / 1000,
-					       (cfg.interval_ms % 1000) * 1000000L };
-			nanosleep(&ts, NULL);
-		}
-		for (uint32_t i = 0; i < nlist; i++) {
-			struct round_result *rr = &res[(size_t)r * nlist + i];
-
-			ret = client_sync_round(c, cpulist[i], &cfg.round, rr);
-			if (rr->status)
-				failed++;
-			if (!cfg.json)
-				print_row(rr, cfg.round.nprobes);
-			if (ret) {
-				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
-				ret = 1;
-				goto out;
-			}
-		}
-	}
-
-	/* Drift per CPU, fitted over the rounds. */
-	if (cfg.json) {
-		printf("{\n  \"agent\": \"%s\", \"clock\": \"%s\", \"stamp\": \"%s\", "
-		       "\"estimator\": \"%s\", \"probes\": %u,\n  \"cpus\": [\n",
-		       client_peer(c), cfg.round.clock, tsync_stamp_source_name(cfg.round.source),
-		       tsync_estimator_name(cfg.round.estimator), cfg.round.nprobes);
-	} else if (cfg.rounds > 1) {
-		printf("drift over %d rounds:\n", cfg.rounds);
-	}
-	for (uint32_t i = 0; i < nlist; i++) {
-		struct tsync_shift_sample *s = calloc((size_t)cfg.rounds, sizeof(*s));
-		struct round_result *last = NULL;
-		double ppm = 0;
-		int n = 0, have_drift = 0;
-
-		for (int r = 0; s && r < cfg.rounds; r++) {
-			struct round_result *rr = &res[(size_t)r * nlist + i];
-
-			if (rr->status)
-				continue;
-			last = rr;
-			tsync_estimate_shift_sample(&rr->est, &s[n++]);
-		}
-		if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
-			have_drift = 1;
-		if (cfg.json) {
-			printf("    {\"cpu\": %u, ", cpulist[i]);
-			if (last)
-				printf("\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
-				       "\"used\": %u, \"sent\": %u, \"round_ms\": %.3f, ",
-				       (long long)last->est.offset_ns, (long long)last->est.error_ns,
-				       (long long)last->est.delay_ns, last->est.used, last->est.sent,
-				       last->round_ns / 1e6);
-			if (have_drift)
-				printf("\"drift_ppm\": %.4f, ", ppm);
-			printf("\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
-			for (int r = 0; r < cfg.rounds; r++)
-				print_json_round(&res[(size_t)r * nlist + i], r == cfg.rounds - 1);
-			printf("    ]}%s\n", i + 1 == nlist ? "" : ",");
-		} else if (cfg.rounds > 1) {
-			if (have_drift)
-				printf("  cpu %u: %.4f ppm (%d rounds)\n", cpulist[i], ppm, n);
-			else
-				printf("  cpu %u: not enough successful rounds\n", cpulist[i]);
-		}
-		free(s);
-	}
-	if (cfg.json)
-		printf("  ]\n}\n");
+		print_header(&cfg, c);
+	ret = run_rounds(&cfg, c, cpulist, nlist, res, &failed);
+	if (ret)
+		goto out;
+	print_results(&cfg, c, cpulist, nlist, res);
 	ret = failed ? 1 : 0;
 	if (failed)
 		fprintf(stderr, "tsync-host sync: %d round(s) failed\n", failed);
