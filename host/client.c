@@ -239,6 +239,8 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	c->ep = *ep;
 	if (!c->opts.connect)
 		c->opts.connect = tsync_connect;
+	if (c->opts.meta_timeout_ms <= 0)
+		c->opts.meta_timeout_ms = CLIENT_META_DEADLINE_MS;
 	c->next_round = 1;
 	c->dctx.max_payload = TSYNC_MSG_MAX;
 	c->fd = -1;
@@ -587,18 +589,31 @@ int client_trace_stop(struct tsync_client *c, int timeout_ms,
 	return ret;
 }
 
-/* Receives the META_CHUNKs up to META_END into @tm. */
-static int meta_receive(struct tsync_client *c, struct tracemeta *tm, char *err, size_t errlen)
+/*
+ * Receives the META_CHUNKs up to META_END into @tm, all by @deadline and
+ * within the CLIENT_META_* limits: a lying agent can send chunks of kinds
+ * we skip, or empty ones, without end.
+ */
+static int meta_receive(struct tsync_client *c, struct tracemeta *tm, int64_t deadline,
+			char *err, size_t errlen)
 {
+	uint64_t bytes = 0;
+	uint32_t chunks = 0;
 	struct tsync_msg m;
 	char why[256];
 	int ret;
 
 	for (;;) {
-		ret = tsync_msg_recv(c->fd, &m, &c->dctx, io_deadline(c) + 10000 * NSEC_PER_MSEC,
+		int64_t io = io_deadline(c) + 10000 * NSEC_PER_MSEC;
+
+		ret = tsync_msg_recv(c->fd, &m, &c->dctx, io < deadline ? io : deadline,
 				     why, sizeof(why));
 		if (ret) {
-			tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
+			if (ret == -ETIMEDOUT && tsync_now_ns() >= deadline)
+				tsync_set_err(err, errlen, "%s: metadata not complete after %d ms: "
+					      "giving up", c->peer.name, c->opts.meta_timeout_ms);
+			else
+				tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
 			return ret;
 		}
 		if (m.type == TSYNC_MSG_META_END)
@@ -608,6 +623,14 @@ static int meta_receive(struct tsync_client *c, struct tracemeta *tm, char *err,
 			tsync_msg_free(&m);
 			tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
 			return ret ? ret : -EPROTO;
+		}
+		bytes += m.meta_chunk.len;
+		if (++chunks > CLIENT_META_MAX_CHUNKS || bytes > CLIENT_META_MAX_BYTES) {
+			tsync_msg_free(&m);
+			tsync_set_err(err, errlen, "%s: metadata over the limit of %u chunks or "
+				      "%u MiB: refusing it", c->peer.name, CLIENT_META_MAX_CHUNKS,
+				      CLIENT_META_MAX_BYTES >> 20);
+			return -E2BIG;
 		}
 		ret = tracemeta_add_part(tm, m.meta_chunk.kind, m.meta_chunk.system,
 					 m.meta_chunk.data, m.meta_chunk.len, m.meta_chunk.more);
@@ -633,7 +656,7 @@ int client_fetch_meta(struct tsync_client *c, struct tracemeta **out,
 	tsync_msg_init(&m, TSYNC_MSG_META_REQ);
 	ret = send_msg(c, c->fd, &m, err, errlen);
 	if (!ret)
-		ret = meta_receive(c, tm, err, errlen);
+		ret = meta_receive(c, tm, tsync_deadline_ms(c->opts.meta_timeout_ms), err, errlen);
 	if (!ret) {
 		ret = tracemeta_finish(tm, c->session.page_size);
 		if (ret)

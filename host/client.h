@@ -34,6 +34,7 @@ struct client_opts {
 	uint64_t host_trace_id;
 	const char *host_name;
 	const char *key_file;	/* shared key (common/auth.h); NULL: none */
+	int meta_timeout_ms;	/* whole metadata transfer; 0: CLIENT_META_DEADLINE_MS */
 	/* How connections are made; NULL: tsync_connect() (tests pass
 	 * their own to speak over socketpairs). */
 	client_connect_fn connect;
@@ -66,6 +67,11 @@ struct client_trace_opts {
 	uint32_t nevents;
 	const struct tsync_trace_event *events;
 };
+
+/* Limits of one metadata transfer: a lying agent cannot keep it going. */
+#define CLIENT_META_DEADLINE_MS	60000		/* default: the whole transfer */
+#define CLIENT_META_MAX_CHUNKS	(1u << 18)	/* META_CHUNK messages */
+#define CLIENT_META_MAX_BYTES	(320u << 20)	/* their data, all kinds */
 
 /*
  * Connects to @ep, says hello (authenticating with the key file if one is
@@ -107,7 +113,7 @@ int client_trace_stop(struct tsync_client *c, int timeout_ms,
 		      struct tsync_trace_stopped *st, char *err, size_t errlen);
 /*
  * Fetches the guest's metadata (META_REQ, META_CHUNKs, META_END), rebuilt
- * and checked by tracemeta. Returns 0
+ * and checked by tracemeta, within the CLIENT_META_* limits. Returns 0
  * and the metadata in @out (tracemeta_free()).
  */
 int client_fetch_meta(struct tsync_client *c, struct tracemeta **out,
