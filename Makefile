@@ -113,10 +113,12 @@ $(LIBAGENT): $(call obj,$(AGENT_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/tsync-host: $(call obj,host/main.c) $(ALL_LIBS)
-	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
-$(B)/tsync-agent: $(call obj,agent/main.c) $(ALL_LIBS)
-	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+# Each program links its own layer and the shared one, never the other
+# program's: tsync-host does not link libagent.a nor the reverse.
+$(B)/tsync-host: $(call obj,host/main.c) $(LIBHOST) $(LIBTSYNC)
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(LIBHOST) $(LIBTSYNC) $(LIBS)
+$(B)/tsync-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBTSYNC)
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(LIBAGENT) $(LIBTSYNC) $(LIBS)
 
 # The objects that only pattern rules ask for (plugin, tests, helpers,
 # benchmarks) would be deleted as intermediates and rebuilt by every make.

@@ -14,7 +14,7 @@
  * agent_trace_claim() claims the CPU under the state's lock; a refusal is
  * an ERROR in place of HELLO_REPLY. After the reply, agent_trace_stream()
  * starts a streamer
- * (agent/streamer.h: its own thread moves the pages) and sleeps until the
+ * (common/streamer.h: its own thread moves the pages) and sleeps until the
  * control side asks the streams to stop. It then stops its streamer
  * itself, so all CPUs flush in parallel, shuts the socket's sending side
  * (EOF: the host knows the stream is complete), records its result and
@@ -48,7 +48,7 @@
 #include <tracefs.h>
 
 #include "agent/record.h"
-#include "agent/streamer.h"
+#include "common/streamer.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/timeutil.h"

@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <tracefs.h>
 
-#include "agent/streamer.h"
+#include "common/streamer.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/stamp.h"

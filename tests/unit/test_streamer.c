@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Tests of the per-CPU trace streamer (agent/streamer.c) against the real
+ * Tests of the per-CPU trace streamer (common/streamer.c) against the real
  * tracefs: a private instance, N markers written to its trace_marker_raw
  * by a thread pinned to one CPU, that CPU's trace_pipe_raw streamed to a
  * loopback socket, and every marker decoded back from the received pages
@@ -26,7 +26,7 @@
 #include <kbuffer.h>
 #include <tracefs.h>
 
-#include "agent/streamer.h"
+#include "common/streamer.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "tests/helpers/splice_rig.h"

@@ -62,7 +62,7 @@
 
 #include <tracefs.h>
 
-#include "agent/streamer.h"
+#include "common/streamer.h"
 #include "common/io.h"
 #include "common/log.h"
 #include "common/splice.h"
@@ -72,7 +72,6 @@
 #define STREAMER_STOP_MS	5000
 
 struct tsync_streamer {
-	int cpu;
 	int trace_fd;		/* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK */
 	int sock;
 	int stop_fd;		/* eventfd: stop requested */
@@ -196,7 +195,6 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->cpu = cpu;
 	s->sock = sock;
 	s->trace_fd = s->stop_fd = -1;
 	s->joined = true;
@@ -254,12 +252,6 @@ int tsync_streamer_stop(struct tsync_streamer *s)
 uint64_t tsync_streamer_bytes(const struct tsync_streamer *s)
 {
 	return atomic_load(&((struct tsync_streamer *)s)->bytes);
-}
-
-/* Returns the CPU of @s. */
-int tsync_streamer_cpu(const struct tsync_streamer *s)
-{
-	return s->cpu;
 }
 
 /* Stops and frees @s; see streamer.h. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Per-CPU trace streamer of the agent: one thread per traced CPU moving
+ * Per-CPU trace streamer: one thread per traced CPU moving
  * whole ring-buffer pages from per_cpu/cpuN/trace_pipe_raw of a tracefs
  * instance to that CPU's data connection with splice, and on stop flushing
  * the last partial page so that nothing recorded is lost. The theory of
@@ -48,9 +48,6 @@ int tsync_streamer_stop(struct tsync_streamer *s);
 /* Returns the bytes sent to the socket so far (updated at least every
  * poll_ms while running; exact after tsync_streamer_stop()). */
 uint64_t tsync_streamer_bytes(const struct tsync_streamer *s);
-
-/* Returns the CPU @s streams. */
-int tsync_streamer_cpu(const struct tsync_streamer *s);
 
 /* Stops @s if needed and frees it (NULL is fine). */
 void tsync_streamer_free(struct tsync_streamer *s);
