@@ -53,7 +53,7 @@
 #include "common/msgio.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 /* Margin on top of the streams' own flush deadline before the control
  * side gives up waiting for them. */

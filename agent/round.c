@@ -46,7 +46,7 @@
 #include "common/probeio.h"
 #include "common/stamp_round.h"
 #include "common/timeutil.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 /* Sends SYNC_READY with @status. */
 static int send_ready(struct agent_session *s, const struct tsync_sync_start *st,

@@ -27,7 +27,7 @@
 #include "common/log.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 /* Reader state of one CPU's ring buffer, created on first resolve. */
 struct stamp_cpu {

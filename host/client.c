@@ -38,7 +38,7 @@
 #include "common/timeutil.h"
 #include "common/transport.h"
 #include "common/tracemeta.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 #include "host/client.h"
 
 struct tsync_client {

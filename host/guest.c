@@ -22,7 +22,7 @@
 #include "common/splice.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 #include "host/guest.h"
 
 struct guest_rx {

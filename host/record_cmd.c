@@ -36,7 +36,7 @@
 #include "common/stamp.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 #include "host/commands.h"
 #include "host/guest.h"
 

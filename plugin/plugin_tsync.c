@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * plugin_tsync.so: prints tsync's records (common/tsync_record.h), which
+ * plugin_tsync.so: prints tsync's records (proto/tsync_record.h), which
  * tsync writes with trace_marker_raw and the kernel stores as ftrace
  * "raw_data" events, in words:
  *
@@ -56,7 +56,7 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 #include "plugin/plugin_tsync.h"
 
 const char tep_plugin_alias[] = "tsync";

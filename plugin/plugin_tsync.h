@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * plugin_tsync.so: a libtraceevent plugin that prints tsync's own
- * trace_marker_raw records (common/tsync_record.h) in words in
+ * trace_marker_raw records (proto/tsync_record.h) in words in
  * `trace-cmd report` and KernelShark. libtraceevent finds these symbols with
  * dlsym; they are declared here only so the sources build with
  * -Wmissing-prototypes.

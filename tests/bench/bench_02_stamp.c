@@ -22,7 +22,7 @@
 
 #include "common/stamp.h"
 #include "common/timeutil.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 #define REPS 30
 #define TAKES 678

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * tsync_write_rec: writes one record to a trace_marker_raw file with a single
- * write(2), so tests can put tsync's records (common/tsync_record.h) and
+ * write(2), so tests can put tsync's records (proto/tsync_record.h) and
  * other users' raw_data records into a real ring buffer.
  *
  *   tsync_write_rec FILE round ROUND CPU PEER OFFSET ERR DELAY USED SENT
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 /* Prints usage and exits 2. */
 static void __attribute__((noreturn)) usage(void)

@@ -26,7 +26,7 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 #define TRACING "/sys/kernel/tracing"
 

@@ -21,7 +21,7 @@
 
 #include "common/stamp.h"
 #include "common/timeutil.h"
-#include "common/tsync_record.h"
+#include "proto/tsync_record.h"
 
 #define NPROBES 339
 #define INSTANCES "/sys/kernel/tracing/instances"
