@@ -9,6 +9,13 @@
 #include "proto/proto.h"
 
 /*
+ * Prepares @fd for the probe loop: a receive timeout of @timeout_ms bounds
+ * the blocking receives of sleeping mode (msgio's receives do not block and
+ * are unaffected). Returns 0 or -errno.
+ */
+int tsync_probe_prepare(int fd, int timeout_ms);
+
+/*
  * Receives one message, expected to be a PROBE or PROBE_REPLY (@type).
  * With @busy the socket is polled without sleeping (for the few ms a round
  * lasts, when both ends run on different CPUs this halves the round trip);
@@ -16,16 +23,6 @@
  * set; 1 when another valid message arrived instead (in @other, which the
  * caller frees); -errno or a TSYNC_PERR_* code with @err set.
  */
-/* SYNC_START header flag: both ends on different CPUs, busy-poll. */
-#define TSYNC_SYNC_F_BUSY 0x0001
-
-/*
- * Prepares @fd for the probe loop: a receive timeout of @timeout_ms bounds
- * the blocking receives of sleeping mode (msgio's receives do not block and
- * are unaffected). Returns 0 or -errno.
- */
-int tsync_probe_prepare(int fd, int timeout_ms);
-
 int tsync_probe_recv(int fd, uint8_t type, bool busy, int64_t deadline,
 		     uint32_t *round_id, uint32_t *seq, struct tsync_msg *other,
 		     const struct tsync_decode_ctx *ctx, char *err, size_t errlen);

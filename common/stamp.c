@@ -37,7 +37,7 @@ struct stamp_cpu {
 };
 
 struct tsync_stamper {
-	enum tsync_stamp_kind kind;
+	enum tsync_stamp_source source;
 	clockid_t clk;			/* clock kind */
 	/* marker kind */
 	char *dir;			/* instance directory */
@@ -77,60 +77,32 @@ static int posix_clock_of(const char *name, clockid_t *clk)
 	return -EINVAL;
 }
 
-/* Parses a source kind name; see stamp.h. */
-int tsync_stamp_kind_parse(const char *name, enum tsync_stamp_kind *kind)
-{
-	if (!kind)
-		return -EINVAL;
-	if (!name || !strcmp(name, "auto"))
-		*kind = TSYNC_STAMPK_AUTO;
-	else if (!strcmp(name, "marker"))
-		*kind = TSYNC_STAMPK_MARKER;
-	else if (!strcmp(name, "clock"))
-		*kind = TSYNC_STAMPK_CLOCK;
-	else if (!strcmp(name, "tsc"))
-		*kind = TSYNC_STAMPK_TSC;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/* Returns the name of a source kind; see stamp.h. */
-const char *tsync_stamp_kind_name(enum tsync_stamp_kind kind)
-{
-	switch (kind) {
-	case TSYNC_STAMPK_AUTO:
-		return "auto";
-	case TSYNC_STAMPK_MARKER:
-		return "marker";
-	case TSYNC_STAMPK_CLOCK:
-		return "clock";
-	case TSYNC_STAMPK_TSC:
-		return "tsc";
-	}
-	return "?";
-}
-
-/* Resolves the kind for a clock; see stamp.h. */
-int tsync_stamp_choose(enum tsync_stamp_kind kind, const char *clock_name)
+/* Picks the default source of a clock; see stamp.h. */
+enum tsync_stamp_source tsync_stamp_default(const char *clock_name)
 {
 	clockid_t clk;
-	bool posix, tsc;
 
+	if (!clock_name)
+		return TSYNC_STAMP_MARKER;
+	if (posix_clock_of(clock_name, &clk) == 0)
+		return TSYNC_STAMP_CLOCK;
+	if (HAVE_TSC && !strcmp(clock_name, "x86-tsc"))
+		return TSYNC_STAMP_TSC;
+	return TSYNC_STAMP_MARKER;
+}
+
+/* Checks a source against a clock; see stamp.h. */
+int tsync_stamp_check(unsigned int source, const char *clock_name)
+{
 	if (!clock_name || !*clock_name)
 		return -EINVAL;
-	posix = posix_clock_of(clock_name, &clk) == 0;
-	tsc = HAVE_TSC && !strcmp(clock_name, "x86-tsc");
-	switch (kind) {
-	case TSYNC_STAMPK_AUTO:
-		return posix ? TSYNC_STAMPK_CLOCK :
-		       tsc ? TSYNC_STAMPK_TSC : TSYNC_STAMPK_MARKER;
-	case TSYNC_STAMPK_MARKER:
-		return TSYNC_STAMPK_MARKER;
-	case TSYNC_STAMPK_CLOCK:
-		return posix ? TSYNC_STAMPK_CLOCK : -EINVAL;
-	case TSYNC_STAMPK_TSC:
-		return tsc ? TSYNC_STAMPK_TSC : -EINVAL;
+	switch (source) {
+	case TSYNC_STAMP_MARKER:
+		return 0;
+	case TSYNC_STAMP_CLOCK:
+	case TSYNC_STAMP_TSC:
+		/* possible exactly where it is the default */
+		return tsync_stamp_default(clock_name) == source ? 0 : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -337,28 +309,27 @@ static int open_marker(struct tsync_stamper *s, const char *clock_name,
 }
 
 /* Opens a timestamp source; see stamp.h. */
-int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
+int tsync_stamp_open(unsigned int source, const char *clock_name,
 		     const char *tag, struct tsync_stamper **out)
 {
 	struct tsync_stamper *s;
-	int k, ret = 0;
+	int ret;
 
 	if (!out)
 		return -EINVAL;
-	k = tsync_stamp_choose(kind, clock_name);
-	if (k < 0)
-		return k;
-	if (k == TSYNC_STAMPK_TSC && !HAVE_TSC)
-		return -EOPNOTSUPP;
+	ret = tsync_stamp_check(source, clock_name);
+	if (ret)
+		return ret;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->kind = (enum tsync_stamp_kind)k;
+	s->source = source == TSYNC_STAMP_CLOCK ? TSYNC_STAMP_CLOCK :
+		  source == TSYNC_STAMP_TSC ? TSYNC_STAMP_TSC : TSYNC_STAMP_MARKER;
 	s->marker_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
-	if (s->kind == TSYNC_STAMPK_CLOCK)
+	if (s->source == TSYNC_STAMP_CLOCK)
 		ret = posix_clock_of(clock_name, &s->clk);
-	else if (s->kind == TSYNC_STAMPK_MARKER)
+	else if (s->source == TSYNC_STAMP_MARKER)
 		ret = open_marker(s, clock_name, tag);
 	if (ret) {
 		tsync_stamp_close(s);
@@ -368,16 +339,16 @@ int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
 	return 0;
 }
 
-/* Returns the kind of an open source; see stamp.h. */
-enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamper *s)
+/* Returns the source of an open stamper; see stamp.h. */
+enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s)
 {
-	return s->kind;
+	return s->source;
 }
 
 /* Returns the marker instance name; see stamp.h. */
 const char *tsync_stamp_instance(const struct tsync_stamper *s)
 {
-	return s && s->kind == TSYNC_STAMPK_MARKER ? s->name : NULL;
+	return s && s->source == TSYNC_STAMP_MARKER ? s->name : NULL;
 }
 
 /* Returns the TSC now, ordered after earlier loads (as rdtsc_ordered). */
@@ -399,16 +370,16 @@ int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 	struct tsync_rec_probe rec;
 	ssize_t n;
 
-	switch (s->kind) {
-	case TSYNC_STAMPK_CLOCK:
+	switch (s->source) {
+	case TSYNC_STAMP_CLOCK:
 		if (clock_gettime(s->clk, &t))
 			return -errno;
 		*ts = (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
 		return 0;
-	case TSYNC_STAMPK_TSC:
+	case TSYNC_STAMP_TSC:
 		*ts = read_tsc();
 		return 0;
-	case TSYNC_STAMPK_MARKER:
+	case TSYNC_STAMP_MARKER:
 		break;
 	default:
 		return -EINVAL;
@@ -559,7 +530,7 @@ int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
 
 	if (!s || (n && !slots))
 		return -EINVAL;
-	if (s->kind != TSYNC_STAMPK_MARKER)
+	if (s->source != TSYNC_STAMP_MARKER)
 		return 0;
 	if (cpu < 0 || cpu >= s->ncpu)
 		return -EINVAL;

@@ -29,19 +29,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/proto.h"
+
 /* Ring-buffer size per CPU of a marker instance: room for a round of 4096
  * probes, two stamps each, on one CPU (40 bytes per record). */
 #define TSYNC_STAMP_BUFFER_KB 512
 
 /* Longest instance tag accepted by tsync_stamp_open(). */
 #define TSYNC_STAMP_TAG_MAX 32
-
-enum tsync_stamp_kind {
-	TSYNC_STAMPK_AUTO = 0,	/* choose from the clock name */
-	TSYNC_STAMPK_MARKER,
-	TSYNC_STAMPK_CLOCK,
-	TSYNC_STAMPK_TSC,
-};
 
 /* One timestamp resolve() must find: probe seq, direction, result. */
 struct tsync_stamp_slot {
@@ -52,32 +47,32 @@ struct tsync_stamp_slot {
 
 struct tsync_stamper;
 
-/* Parses "auto", "marker", "clock", "tsc" (NULL: auto). 0 or -EINVAL. */
-int tsync_stamp_kind_parse(const char *name, enum tsync_stamp_kind *kind);
-
-/* Returns the name of @kind ("?" if unknown). */
-const char *tsync_stamp_kind_name(enum tsync_stamp_kind kind);
+/*
+ * The source used for trace clock @clock_name when none is asked for (the
+ * only place this is decided): clock for mono, mono_raw, boot and tai, tsc
+ * for x86-tsc on x86, marker otherwise (and for NULL).
+ */
+enum tsync_stamp_source tsync_stamp_default(const char *clock_name);
 
 /*
- * Resolves @kind for trace clock @clock_name: AUTO picks clock for mono,
- * mono_raw, boot and tai, tsc for x86-tsc on x86, marker otherwise; an
- * explicit kind is checked against the clock. Returns the kind (> 0) or
- * -EINVAL (clock or tsc kind not possible for that clock, bad name).
+ * Checks that @source (a wire value, enum tsync_stamp_source) can stamp in
+ * trace clock @clock_name. Returns 0, or -EINVAL (unknown source, empty
+ * clock name, clock or tsc source not possible for that clock).
  */
-int tsync_stamp_choose(enum tsync_stamp_kind kind, const char *clock_name);
+int tsync_stamp_check(unsigned int source, const char *clock_name);
 
 /*
- * Opens a timestamp source of @kind for trace clock @clock_name (see
- * tsync_stamp_choose()). For marker, @tag (letters, digits, '_', at most
- * TSYNC_STAMP_TAG_MAX) names the private instance. Returns 0 and *@out, or
- * -errno (-EINVAL bad arguments or unknown clock, -ENODEV no tracefs,
- * -EOPNOTSUPP tsc on a non-x86 machine).
+ * Opens a timestamp source @source for trace clock @clock_name (checked
+ * with tsync_stamp_check()). For marker, @tag (letters, digits, '_', at
+ * most TSYNC_STAMP_TAG_MAX) names the private instance. Returns 0 and
+ * *@out, or -errno (-EINVAL bad arguments or unknown clock, -ENODEV no
+ * tracefs).
  */
-int tsync_stamp_open(enum tsync_stamp_kind kind, const char *clock_name,
+int tsync_stamp_open(unsigned int source, const char *clock_name,
 		     const char *tag, struct tsync_stamper **out);
 
-/* Returns the kind an open source @s (not NULL) uses (never AUTO). */
-enum tsync_stamp_kind tsync_stamp_kind_of(const struct tsync_stamper *s);
+/* Returns the source an open @s (not NULL) uses. */
+enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s);
 
 /* Returns the name of the marker instance, or NULL for other kinds. */
 const char *tsync_stamp_instance(const struct tsync_stamper *s);

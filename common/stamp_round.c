@@ -16,10 +16,10 @@ int tsync_stamp_cache_get(struct tsync_stamp_cache *c, unsigned int source,
 	if (c->stamper && c->source == source && !strcmp(c->clock, clock))
 		return 0;
 	tsync_stamp_cache_close(c);
-	ret = tsync_stamp_open((enum tsync_stamp_kind)source, clock, tag, &c->stamper);
+	ret = tsync_stamp_open(source, clock, tag, &c->stamper);
 	if (ret)
 		return ret;
-	c->source = source;
+	c->source = tsync_stamp_source_of(c->stamper);
 	snprintf(c->clock, sizeof(c->clock), "%s", clock);
 	return 0;
 }
@@ -41,7 +41,7 @@ int tsync_stamp_resolve_pairs(struct tsync_stamper *sp, int cpu, uint32_t round,
 	struct tsync_stamp_slot *slots;
 	int ret;
 
-	if (tsync_stamp_kind_of(sp) != TSYNC_STAMPK_MARKER || !n)
+	if (tsync_stamp_source_of(sp) != TSYNC_STAMP_MARKER || !n)
 		return 0;
 	slots = calloc(2 * n, sizeof(*slots));
 	if (!slots)

@@ -15,14 +15,14 @@
 
 struct tsync_stamp_cache {
 	struct tsync_stamper *stamper;
-	unsigned int source;
+	enum tsync_stamp_source source;
 	char clock[32];
 };
 
 /*
- * Makes @c hold a source of @source (enum tsync_stamp_kind values) for
- * @clock, reopening it with instance tag @tag if it holds another. Returns
- * 0 or -errno.
+ * Makes @c hold a source of @source (enum tsync_stamp_source, a wire
+ * value checked by tsync_stamp_open()) for @clock, reopening it with
+ * instance tag @tag if it holds another. Returns 0 or -errno.
  */
 int tsync_stamp_cache_get(struct tsync_stamp_cache *c, unsigned int source,
 			  const char *clock, const char *tag);

@@ -70,19 +70,6 @@ static int64_t io_deadline(const struct tsync_client *c)
 	return tsync_deadline_ms(c->opts.io_timeout_ms);
 }
 
-/* Picks the stamp source for a trace clock; see client.h. */
-unsigned int client_default_source(const char *clock)
-{
-	static const char *const direct[] = { "mono", "mono_raw", "boot", "tai" };
-
-	for (size_t i = 0; i < sizeof(direct) / sizeof(direct[0]); i++)
-		if (!strcmp(clock, direct[i]))
-			return TSYNC_STAMP_CLOCK;
-	if (!strcmp(clock, "x86-tsc"))
-		return TSYNC_STAMP_TSC;
-	return TSYNC_STAMP_MARKER;
-}
-
 /* Sends @m on @fd; on failure says which message in @err. */
 static int send_msg(const struct tsync_client *c, int fd, const struct tsync_msg *m,
 		    char *err, size_t errlen)

@@ -53,7 +53,7 @@ struct round_result {
 
 struct round_opts {
 	const char *clock;		/* trace clock name */
-	unsigned int source;		/* enum tsync_stamp_source */
+	enum tsync_stamp_source source;
 	uint32_t nprobes;
 	enum tsync_estimator estimator;
 	int host_cpu;			/* -1: same number as the guest CPU */
@@ -128,7 +128,5 @@ void client_abort(struct tsync_client *c);
 /* Sends BYE (best effort), closes and frees @c (NULL is fine). */
 void client_close(struct tsync_client *c);
 
-/* Returns the trace clock's stamp source: marker, clock or tsc. */
-unsigned int client_default_source(const char *clock);
 
 #endif

@@ -50,7 +50,7 @@ struct rec_cfg {
 	int interval_ms;
 	double duration;
 	int verbose;
-	unsigned int source;
+	enum tsync_stamp_source source;
 	int stamp_forced;
 	/* host */
 	struct tracemeta_event_spec events[MAX_EVENTS];
@@ -196,13 +196,7 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 				die_usage("invalid --duration '%s' (seconds)", optarg);
 			break;
 		case O_STAMP:
-			if (!strcmp(optarg, "marker"))
-				cfg->source = TSYNC_STAMP_MARKER;
-			else if (!strcmp(optarg, "clock"))
-				cfg->source = TSYNC_STAMP_CLOCK;
-			else if (!strcmp(optarg, "tsc"))
-				cfg->source = TSYNC_STAMP_TSC;
-			else
+			if (tsync_stamp_source_parse(optarg, &cfg->source))
 				die_usage("invalid --stamp '%s' (marker, clock or tsc)", optarg);
 			cfg->stamp_forced = 1;
 			break;
@@ -216,7 +210,7 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 	if (optind < argc)
 		cfg->command = argv + optind;
 	if (!cfg->stamp_forced)
-		cfg->source = client_default_source(cfg->clock);
+		cfg->source = tsync_stamp_default(cfg->clock);
 }
 
 struct host_rec {

@@ -14,6 +14,7 @@
 
 #include "common/cpu.h"
 #include "common/log.h"
+#include "common/stamp.h"
 #include "common/timeutil.h"
 #include "host/client.h"
 #include "host/commands.h"
@@ -78,15 +79,13 @@ static long parse_range(const char *opt, const char *val, long lo, long hi)
 }
 
 /* Parses "marker" / "clock" / "tsc" or exits. */
-static unsigned int parse_source(const char *val)
+static enum tsync_stamp_source parse_source(const char *val)
 {
-	if (!strcmp(val, "marker"))
-		return TSYNC_STAMP_MARKER;
-	if (!strcmp(val, "clock"))
-		return TSYNC_STAMP_CLOCK;
-	if (!strcmp(val, "tsc"))
-		return TSYNC_STAMP_TSC;
-	bad_value("--stamp", val, "expected marker, clock or tsc");
+	enum tsync_stamp_source src;
+
+	if (tsync_stamp_source_parse(val, &src))
+		bad_value("--stamp", val, "expected marker, clock or tsc");
+	return src;
 }
 
 /* Parses the command line into @cfg or exits. */
@@ -167,7 +166,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 		exit(2);
 	}
 	if (!cfg->stamp_forced)
-		cfg->round.source = client_default_source(cfg->round.clock);
+		cfg->round.source = tsync_stamp_default(cfg->round.clock);
 }
 
 /* Prints one table row. */

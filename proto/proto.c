@@ -112,6 +112,22 @@ const char *tsync_stamp_source_name(unsigned int source)
 	return "unknown";
 }
 
+/* Parses a stamp source name; see proto.h. */
+int tsync_stamp_source_parse(const char *name, enum tsync_stamp_source *out)
+{
+	static const enum tsync_stamp_source all[] = {
+		TSYNC_STAMP_MARKER, TSYNC_STAMP_CLOCK, TSYNC_STAMP_TSC,
+	};
+
+	for (size_t i = 0; name && i < sizeof(all) / sizeof(all[0]); i++) {
+		if (!strcmp(name, tsync_stamp_source_name(all[i]))) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /* Returns the name of a META_CHUNK kind or "unknown". */
 const char *tsync_meta_kind_name(unsigned int kind)
 {

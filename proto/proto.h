@@ -171,6 +171,9 @@ enum tsync_stamp_source {
 	TSYNC_STAMP_TSC = 3,		/* rdtsc */
 };
 
+/* SYNC_START header flag: both ends on different CPUs, busy-poll. */
+#define TSYNC_SYNC_F_BUSY 0x0001
+
 /* META_CHUNK kinds. Receivers skip kinds they do not know. */
 enum tsync_meta_kind {
 	TSYNC_META_HEADER_PAGE = 1,
@@ -376,6 +379,9 @@ int tsync_perr_is_proto(int code);
 const char *tsync_err_name(uint32_t code);
 /* Returns the name of a stamp source / META kind, or "unknown". */
 const char *tsync_stamp_source_name(unsigned int source);
+/* Parses a stamp source name ("marker", "clock", "tsc") into @out, the
+ * inverse of tsync_stamp_source_name(). Returns 0 or -EINVAL. */
+int tsync_stamp_source_parse(const char *name, enum tsync_stamp_source *out);
 const char *tsync_meta_kind_name(unsigned int kind);
 
 /* Zeroes @m and sets its type. */

@@ -88,7 +88,7 @@ static int iter_cb(struct tep_event *ev, struct tep_record *rec, int cpu, void *
 }
 
 /* Measures take() for one source; prints and returns ns per take. */
-static double bench_take(enum tsync_stamp_kind kind, const char *clock, double base)
+static double bench_take(enum tsync_stamp_source kind, const char *clock, double base)
 {
 	double v[REPS];
 	struct tsync_stamper *s;
@@ -97,7 +97,7 @@ static double bench_take(enum tsync_stamp_kind kind, const char *clock, double b
 
 	ret = tsync_stamp_open(kind, clock, "bench", &s);
 	if (ret) {
-		printf("take %-7s %-8s unavailable: %s\n", tsync_stamp_kind_name(kind),
+		printf("take %-7s %-8s unavailable: %s\n", tsync_stamp_source_name(kind),
 		       clock, strerror(-ret));
 		return 0;
 	}
@@ -107,7 +107,7 @@ static double bench_take(enum tsync_stamp_kind kind, const char *clock, double b
 		tsync_stamp_resolve(s, 0, (uint32_t)r + 1, slots, TAKES);
 	}
 	tsync_stamp_close(s);
-	printf("take %-7s %-8s %8.1f ns/take (median of %d x %d)", tsync_stamp_kind_name(kind),
+	printf("take %-7s %-8s %8.1f ns/take (median of %d x %d)", tsync_stamp_source_name(kind),
 	       clock, median(v, REPS), REPS, TAKES);
 	if (base > 0)
 		printf("  %.1fx clock", median(v, REPS) / base);
@@ -125,7 +125,7 @@ static void bench_resolve(int n, struct tep_handle *tep, int raw_id, int id_off)
 	cpu_set_t mask;
 	int r, bad = 0;
 
-	if (tsync_stamp_open(TSYNC_STAMPK_MARKER, "mono", "bench", &s))
+	if (tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "bench", &s))
 		return;
 	inst = tracefs_instance_alloc(NULL, tsync_stamp_instance(s));
 	CPU_ZERO(&mask);
@@ -170,7 +170,7 @@ static void bench_open_close(const char *clock)
 		struct tsync_stamper *s;
 		int64_t t0 = tsync_now_ns(), t1;
 
-		if (tsync_stamp_open(TSYNC_STAMPK_MARKER, clock, "bench", &s))
+		if (tsync_stamp_open(TSYNC_STAMP_MARKER, clock, "bench", &s))
 			return;
 		t1 = tsync_now_ns();
 		tsync_stamp_close(s);
@@ -200,10 +200,10 @@ int main(void)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		perror("sched_setaffinity");
 
-	base = bench_take(TSYNC_STAMPK_CLOCK, "mono", 0);
-	bench_take(TSYNC_STAMPK_TSC, "x86-tsc", base);
-	bench_take(TSYNC_STAMPK_MARKER, "mono", base);
-	bench_take(TSYNC_STAMPK_MARKER, "local", base);
+	base = bench_take(TSYNC_STAMP_CLOCK, "mono", 0);
+	bench_take(TSYNC_STAMP_TSC, "x86-tsc", base);
+	bench_take(TSYNC_STAMP_MARKER, "mono", base);
+	bench_take(TSYNC_STAMP_MARKER, "local", base);
 
 	t0 = tsync_now_ns();
 	tep = tracefs_local_events_system(NULL, systems);

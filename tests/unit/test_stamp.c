@@ -60,40 +60,46 @@ static void unpin(void)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* Kinds are chosen from the clock and checked when given. */
+/* Sources are chosen from the clock and checked when given. */
 static void test_choose(void **state)
 {
-	enum tsync_stamp_kind k;
+	enum tsync_stamp_source k;
 
 	(void)state;
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "mono"), TSYNC_STAMPK_CLOCK);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "mono_raw"), TSYNC_STAMPK_CLOCK);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "boot"), TSYNC_STAMPK_CLOCK);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "tai"), TSYNC_STAMPK_CLOCK);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "local"), TSYNC_STAMPK_MARKER);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "global"), TSYNC_STAMPK_MARKER);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "counter"), TSYNC_STAMPK_MARKER);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "perf"), TSYNC_STAMPK_MARKER);
+	assert_int_equal(tsync_stamp_default("mono"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_default("mono_raw"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_default("boot"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_default("tai"), TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_default("local"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_default("global"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_default("counter"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_default("perf"), TSYNC_STAMP_MARKER);
 #if defined(__x86_64__) || defined(__i386__)
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, "x86-tsc"), TSYNC_STAMPK_TSC);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_TSC, "x86-tsc"), TSYNC_STAMPK_TSC);
+	assert_int_equal(tsync_stamp_default("x86-tsc"), TSYNC_STAMP_TSC);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_TSC, "x86-tsc"), 0);
+#else
+	assert_int_equal(tsync_stamp_default("x86-tsc"), TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_TSC, "x86-tsc"), -EINVAL);
 #endif
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_MARKER, "mono"), TSYNC_STAMPK_MARKER);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_CLOCK, "local"), -EINVAL);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_TSC, "mono"), -EINVAL);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, ""), -EINVAL);
-	assert_int_equal(tsync_stamp_choose(TSYNC_STAMPK_AUTO, NULL), -EINVAL);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_MARKER, "mono"), 0);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_CLOCK, "mono"), 0);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_CLOCK, "local"), -EINVAL);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_TSC, "mono"), -EINVAL);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_MARKER, ""), -EINVAL);
+	assert_int_equal(tsync_stamp_check(TSYNC_STAMP_MARKER, NULL), -EINVAL);
+	assert_int_equal(tsync_stamp_check(0, "mono"), -EINVAL);
+	assert_int_equal(tsync_stamp_check(4, "mono"), -EINVAL);
 
-	assert_int_equal(tsync_stamp_kind_parse("marker", &k), 0);
-	assert_int_equal(k, TSYNC_STAMPK_MARKER);
-	assert_int_equal(tsync_stamp_kind_parse("tsc", &k), 0);
-	assert_int_equal(k, TSYNC_STAMPK_TSC);
-	assert_int_equal(tsync_stamp_kind_parse("clock", &k), 0);
-	assert_int_equal(k, TSYNC_STAMPK_CLOCK);
-	assert_int_equal(tsync_stamp_kind_parse(NULL, &k), 0);
-	assert_int_equal(k, TSYNC_STAMPK_AUTO);
-	assert_int_equal(tsync_stamp_kind_parse("ptp", &k), -EINVAL);
-	assert_string_equal(tsync_stamp_kind_name(TSYNC_STAMPK_MARKER), "marker");
+	assert_int_equal(tsync_stamp_source_parse("marker", &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_MARKER);
+	assert_int_equal(tsync_stamp_source_parse("tsc", &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_TSC);
+	assert_int_equal(tsync_stamp_source_parse("clock", &k), 0);
+	assert_int_equal(k, TSYNC_STAMP_CLOCK);
+	assert_int_equal(tsync_stamp_source_parse(NULL, &k), -EINVAL);
+	assert_int_equal(tsync_stamp_source_parse("auto", &k), -EINVAL);
+	assert_int_equal(tsync_stamp_source_parse("ptp", &k), -EINVAL);
+	assert_string_equal(tsync_stamp_source_name(TSYNC_STAMP_MARKER), "marker");
 }
 
 /* The clock source reads the matching POSIX clock, at once. */
@@ -111,8 +117,8 @@ static void test_clock_source(void **state)
 		struct tsync_stamp_slot slot = { 1, TSYNC_DIR_GUEST_RECV, 42 };
 		int64_t before, after, ts = 0;
 
-		assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_AUTO, c[i].name, "t", &s), 0);
-		assert_int_equal(tsync_stamp_kind_of(s), TSYNC_STAMPK_CLOCK);
+		assert_int_equal(tsync_stamp_open(tsync_stamp_default(c[i].name), c[i].name, "t", &s), 0);
+		assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_CLOCK);
 		assert_null(tsync_stamp_instance(s));
 		before = tsync_clock_ns(c[i].clk);
 		assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_GUEST_RECV, 0, &ts), 0);
@@ -127,7 +133,7 @@ static void test_clock_source(void **state)
 	{
 		struct tsync_stamper *s = NULL;
 
-		assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_CLOCK, "local", "t", &s), -EINVAL);
+		assert_int_equal(tsync_stamp_open(TSYNC_STAMP_CLOCK, "local", "t", &s), -EINVAL);
 		assert_null(s);
 	}
 }
@@ -141,8 +147,8 @@ static void test_tsc_source(void **state)
 	struct timespec nap = { 0, 1000000 };
 
 	(void)state;
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_AUTO, "x86-tsc", "t", &s), 0);
-	assert_int_equal(tsync_stamp_kind_of(s), TSYNC_STAMPK_TSC);
+	assert_int_equal(tsync_stamp_open(tsync_stamp_default("x86-tsc"), "x86-tsc", "t", &s), 0);
+	assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_TSC);
 	assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_HOST_SEND, 0, &a), 0);
 	nanosleep(&nap, NULL);
 	assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_HOST_RECV, 0, &b), 0);
@@ -174,8 +180,8 @@ static void marker_round_on(int cpu)
 		printf("cannot pin to cpu %d (%s): skipped\n", cpu, strerror(-ret));
 		return;
 	}
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "mono", "test", &s), 0);
-	assert_int_equal(tsync_stamp_kind_of(s), TSYNC_STAMPK_MARKER);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "test", &s), 0);
+	assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_MARKER);
 
 	/* leftovers of another round on this CPU are skipped */
 	for (i = 1; i <= 10; i++) {
@@ -267,7 +273,7 @@ static void test_marker_clocks(void **state)
 	assert_int_equal(pin(0), 0);
 	cpu = 0;
 	for (c = 0; c < sizeof(clocks) / sizeof(clocks[0]); c++) {
-		int ret = tsync_stamp_open(TSYNC_STAMPK_MARKER, clocks[c], "test", &s);
+		int ret = tsync_stamp_open(TSYNC_STAMP_MARKER, clocks[c], "test", &s);
 
 		if (ret == -EINVAL && !strcmp(clocks[c], "x86-tsc"))
 			continue;	/* not an x86 kernel */
@@ -288,14 +294,14 @@ static void test_marker_clocks(void **state)
 	unpin();
 
 	s = NULL;
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "no_such_clock", "badclk", &s),
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "no_such_clock", "badclk", &s),
 			 -EINVAL);
 	assert_null(s);
 	/* bad tags */
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", "a-b", &s), -EINVAL);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", "", &s), -EINVAL);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", NULL, &s), -EINVAL);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", "../x", &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "a-b", &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "", &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", NULL, &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "../x", &s), -EINVAL);
 }
 
 /* Every open gets its own instance; close removes it. */
@@ -305,8 +311,8 @@ static void test_instances_unique_and_removed(void **state)
 	char na[256], nb[256], want[64];
 
 	(void)state;
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", "uniq", &a), 0);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", "uniq", &b), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", &a), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", &b), 0);
 	snprintf(na, sizeof(na), "%s", tsync_stamp_instance(a));
 	snprintf(nb, sizeof(nb), "%s", tsync_stamp_instance(b));
 	snprintf(want, sizeof(want), "tsync-uniq-%d-", (int)getpid());
@@ -343,7 +349,7 @@ static void test_cleanup_stale(void **state)
 		struct tsync_stamper *s;
 
 		close(fds[0]);
-		if (tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", tag, &s))
+		if (tsync_stamp_open(TSYNC_STAMP_MARKER, "local", tag, &s))
 			_exit(1);
 		n = write(fds[1], tsync_stamp_instance(s), strlen(tsync_stamp_instance(s)));
 		_exit(n > 0 ? 0 : 1);	/* dies without closing: a stale instance */
@@ -358,7 +364,7 @@ static void test_cleanup_stale(void **state)
 	assert_true(instance_exists(name));
 
 	/* a live owner: ourselves, and pid 1 */
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMPK_MARKER, "local", tag, &mine), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", tag, &mine), 0);
 	snprintf(live, sizeof(live), "%s", tsync_stamp_instance(mine));
 	snprintf(fake, sizeof(fake), INSTANCES "/%s1-0", prefix);
 	assert_int_equal(mkdir(fake, 0750), 0);
