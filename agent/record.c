@@ -31,11 +31,7 @@
  * socket is gone end at once.
  */
 #include <errno.h>
-#include <dirent.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,10 +41,10 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include <tracefs.h>
 
 #include "agent/record.h"
 #include "common/streamer.h"
+#include "common/instance.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/timeutil.h"
@@ -77,9 +73,8 @@ struct agent_trace {
 	pthread_cond_t cond;		/* state changes (CLOCK_MONOTONIC) */
 	enum trace_state state;
 	bool stop_req;			/* streams must stop */
-	struct tracefs_instance *inst;
-	char name[64];
-	int marker_fd;			/* trace_marker_raw, or -1 */
+	struct tsync_instance *ti;	/* NULL when idle */
+	const char *name;		/* ti's name, "" when idle */
 	uint32_t ncpus;
 	int nclaimed, ndone;
 	struct trace_cpu *cpus;
@@ -117,7 +112,7 @@ static struct agent_trace *trace_alloc(uint32_t ncpus)
 		return NULL;
 	}
 	t->ncpus = ncpus;
-	t->marker_fd = -1;
+	t->name = "";
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -146,20 +141,9 @@ static int stop_streams(struct agent_trace *t, int timeout_ms)
  * streams must be done. Lock held. */
 static void remove_instance(struct agent_trace *t)
 {
-	if (t->marker_fd >= 0)
-		close(t->marker_fd);
-	t->marker_fd = -1;
-	if (t->inst) {
-		tracefs_trace_off(t->inst);
-		tracemeta_disable_events(t->inst);
-		if (tracefs_instance_destroy(t->inst))
-			log_err("cannot remove tracefs instance %s: %s", t->name,
-				strerror(errno));
-		else
-			log_debug("removed tracefs instance %s", t->name);
-		tracefs_instance_free(t->inst);
-		t->inst = NULL;
-	}
+	tsync_instance_destroy(t->ti);	/* logs a failure */
+	t->ti = NULL;
+	t->name = "";
 	t->state = TR_IDLE;
 	t->stop_req = false;
 	t->nclaimed = t->ndone = 0;
@@ -170,27 +154,21 @@ static void remove_instance(struct agent_trace *t)
  * with the list in @have. */
 static int check_clock(const char *clock, char *have, size_t havelen)
 {
-	char *txt = tracefs_instance_file_read(NULL, "trace_clock", NULL);
+	char names[TSYNC_MAX_CLOCKS][TSYNC_TRACE_CLOCK_NAME_MAX];
+	int n = tsync_instance_clocks(names, TSYNC_MAX_CLOCKS, NULL);
+	size_t off = 0;
 	int ret = -EINVAL;
 
-	if (!txt)
-		return errno ? -errno : -ENOENT;
-	snprintf(have, havelen, "%s", txt);
-	have[strcspn(have, "\n")] = '\0';
-	for (char *save, *tok = strtok_r(txt, " \n", &save); tok;
-	     tok = strtok_r(NULL, " \n", &save)) {
-		size_t n = strlen(tok);
-
-		if (tok[0] == '[' && n > 1 && tok[n - 1] == ']') {
-			tok[n - 1] = '\0';
-			tok++;
-		}
-		if (!strcmp(tok, clock)) {
+	if (n < 0)
+		return n;
+	have[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(names[i], clock))
 			ret = 0;
-			break;
-		}
+		if (off < havelen)
+			off += (size_t)snprintf(have + off, havelen - off, "%s%s",
+						i ? " " : "", names[i]);
 	}
-	free(txt);
 	return ret;
 }
 
@@ -203,40 +181,37 @@ static int setup_instance(struct agent_session *s, struct agent_trace *t,
 			  const struct tsync_trace_start *rq,
 			  const struct tracemeta_events *ev, char *err, size_t errlen)
 {
+	char prefix[TSYNC_INSTANCE_PREFIX_MAX];
 	int ret;
 
-	snprintf(t->name, sizeof(t->name), AGENT_RECORD_INST_PREFIX "%llx-%d",
-		 (unsigned long long)s->id, (int)getpid());
-	t->inst = tracefs_instance_create(t->name);
-	if (!t->inst) {
-		snprintf(err, errlen, "cannot create tracefs instance %s: %s",
-			 t->name, strerror(errno));
+	snprintf(prefix, sizeof(prefix), AGENT_RECORD_INST_PREFIX "%llx",
+		 (unsigned long long)s->id);
+	ret = tsync_instance_create(prefix, &t->ti);
+	if (ret) {
+		snprintf(err, errlen, "cannot create tracefs instance %s-*: %s",
+			 prefix, strerror(-ret));
 		return TSYNC_ERR_INTERNAL;
 	}
-	/* a new instance records at once: off until it is configured */
-	if (tracefs_trace_off(t->inst)) {
-		snprintf(err, errlen, "cannot turn tracing off in %s", t->name);
-		goto fail_internal;
-	}
-	if (rq->clock[0] &&
-	    tracefs_instance_file_write(t->inst, "trace_clock", rq->clock) < 0) {
+	t->name = tsync_instance_name(t->ti);
+	ret = rq->clock[0] ? tsync_instance_set_clock(t->ti, rq->clock) : 0;
+	if (ret) {
 		snprintf(err, errlen, "cannot set trace clock %s: %s", rq->clock,
-			 strerror(errno));
+			 strerror(-ret));
 		goto fail_internal;
 	}
-	if (rq->buffer_kb &&
-	    tracefs_instance_set_buffer_size(t->inst, rq->buffer_kb, -1) < 0) {
+	ret = rq->buffer_kb ? tsync_instance_set_buffer_kb(t->ti, rq->buffer_kb) : 0;
+	if (ret) {
 		snprintf(err, errlen, "cannot set a %u KiB buffer: %s", rq->buffer_kb,
-			 strerror(errno));
+			 strerror(-ret));
 		ret = TSYNC_ERR_LIMIT;
 		goto fail;
 	}
 	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
 	 * that is late then still has 90% of the buffer before events are
 	 * lost (measured by bench_05_record on a loaded machine). */
-	if (tracefs_instance_file_write(t->inst, "buffer_percent", "10") < 0)
+	if (tsync_instance_set_buffer_percent(t->ti, 10))
 		log_warn("%s: cannot set buffer_percent of %s", s->peer->name, t->name);
-	ret = tracemeta_enable_events(t->inst, ev, err, errlen);
+	ret = tsync_instance_enable_events(t->ti, ev, err, errlen);
 	if (ret) {
 		/* the kernel rejects a bad filter with various errnos; the
 		 * message says which case it is */
@@ -244,12 +219,10 @@ static int setup_instance(struct agent_session *s, struct agent_trace *t,
 		      TSYNC_ERR_INTERNAL;
 		goto fail;
 	}
-	t->marker_fd = tracefs_instance_file_open(t->inst, "trace_marker_raw",
-						  O_WRONLY | O_CLOEXEC);
-	if (t->marker_fd < 0)
+	if (tsync_instance_marker_fd(t->ti) < 0)
 		log_warn("%s: no trace_marker_raw in %s: round records will be missing",
 			 s->peer->name, t->name);
-	if (tracefs_trace_on(t->inst)) {
+	if (tsync_instance_start(t->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", t->name);
 		goto fail_internal;
 	}
@@ -359,7 +332,7 @@ int agent_trace_stop(struct agent_session *s)
 	if (!cs)
 		return -ENOMEM;
 	pthread_mutex_lock(&t->lock);
-	tracefs_trace_off(t->inst);
+	tsync_instance_stop(t->ti);
 	ret = stop_streams(t, cfg->io_timeout_ms + STOP_MARGIN_MS);
 	t->state = TR_STOPPED;
 	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
@@ -367,7 +340,8 @@ int agent_trace_stop(struct agent_session *s)
 
 		cs[cpu].cpu = cpu;
 		cs[cpu].bytes = t->cpus[cpu].bytes;
-		if (tracemeta_read_stats(t->inst, (int)cpu, &st, NULL)) {
+		if (tracemeta_read_stats(tsync_instance_tracefs(t->ti), (int)cpu, &st,
+					 NULL)) {
 			log_debug("%s: no stats for cpu %u", t->name, cpu);
 			continue;
 		}
@@ -467,8 +441,8 @@ int agent_trace_send_meta(struct agent_session *s)
 
 	if (t) {
 		pthread_mutex_lock(&t->lock);
-		if (t->inst)
-			ret = tracemeta_collect(t->inst, &opts, &tm);
+		if (t->ti)
+			ret = tracemeta_collect(tsync_instance_tracefs(t->ti), &opts, &tm);
 		pthread_mutex_unlock(&t->lock);
 	}
 	if (ret == -ENOENT && !tm) {
@@ -495,12 +469,16 @@ int agent_record_round(struct agent_session *s, const struct tsync_sync_result *
 {
 	struct agent_trace *t = trace_of(s);
 	struct tsync_rec_round rec;
+	int fd;
 	ssize_t n;
 
 	log_debug("%s: round %u cpu %u offset %lld ns err %llu ns", s->peer->name,
 		  r->round_id, r->cpu, (long long)r->offset_ns,
 		  (unsigned long long)r->error_ns);
-	if (!t || t->state != TR_ACTIVE || t->marker_fd < 0)
+	if (!t || t->state != TR_ACTIVE)
+		return 0;
+	fd = tsync_instance_marker_fd(t->ti);
+	if (fd < 0)
 		return 0;
 	memset(&rec, 0, sizeof(rec));
 	rec.hdr.id = TSYNC_RAW_ID;
@@ -517,7 +495,7 @@ int agent_record_round(struct agent_session *s, const struct tsync_sync_result *
 	rec.sent = r->sent;
 	memcpy(rec.peer, s->host_name,
 	       strnlen(s->host_name, sizeof(rec.peer) - 1));	/* NUL-padded */
-	n = write(t->marker_fd, &rec, sizeof(rec));
+	n = write(fd, &rec, sizeof(rec));
 	if (n != (ssize_t)sizeof(rec))
 		log_warn("%s: round record not written to %s: %s", s->peer->name,
 			 t->name, n < 0 ? strerror(errno) : "short write");
@@ -533,8 +511,8 @@ void agent_trace_destroy(struct agent_session *s)
 	if (!t)
 		return;
 	pthread_mutex_lock(&t->lock);
-	if (t->inst)
-		tracefs_trace_off(t->inst);
+	if (t->ti)
+		tsync_instance_stop(t->ti);
 	if (stop_streams(t, cfg->io_timeout_ms + STOP_MARGIN_MS))
 		log_err("%s: streams did not finish in time; removing anyway", t->name);
 	remove_instance(t);
@@ -627,7 +605,8 @@ void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer
 	}
 	/* the instance stays until every claimed CPU is released */
 	pthread_mutex_lock(&t->lock);
-	ret = tsync_streamer_start(t->inst, (int)cpu, fd, &opts, &st);
+	ret = tsync_streamer_start(tsync_instance_tracefs(t->ti), (int)cpu, fd,
+				   &opts, &st);
 	if (ret) {
 		pthread_mutex_unlock(&t->lock);
 		log_err("%s: cannot stream cpu %u of %s: %s", peer->name, cpu, t->name,
@@ -658,40 +637,5 @@ void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer
 /* Removes stale recording instances; see record.h. */
 int agent_record_cleanup_stale(void)
 {
-	const char *top = tracefs_tracing_dir();
-	char path[PATH_MAX];
-	struct dirent *de;
-	int removed = 0;
-	DIR *dir;
-
-	/* readdir, not tracefs_instances(): that one leaks its regex */
-	if (!top)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/instances", top);
-	dir = opendir(path);
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		struct tracefs_instance *inst;
-		unsigned long long sid;
-		int pid, end = 0;
-
-		if (sscanf(de->d_name, AGENT_RECORD_INST_PREFIX "%llx-%d%n", &sid, &pid,
-			   &end) != 2 || de->d_name[end] || pid <= 0 || pid == getpid())
-			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
-			continue;
-		inst = tracefs_instance_alloc(NULL, de->d_name);
-		if (!inst)
-			continue;
-		tracefs_trace_off(inst);
-		tracemeta_disable_events(inst);
-		if (tracefs_instance_destroy(inst) == 0) {
-			log_info("removed stale tracefs instance %s", de->d_name);
-			removed++;
-		}
-		tracefs_instance_free(inst);
-	}
-	closedir(dir);
-	return removed;
+	return tsync_instance_cleanup_stale(AGENT_RECORD_INST_PREFIX);
 }

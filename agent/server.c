@@ -27,7 +27,7 @@
 #include "agent/registry.h"
 #include "common/cpu.h"
 #include "common/log.h"
-#include "common/stamp.h"
+#include "common/instance.h"
 #include "common/timeutil.h"
 #include "common/transport.h"
 
@@ -54,7 +54,7 @@ static void cleanup_stale(void)
 
 	if (n > 0)
 		log_info("removed %d stale recording instance(s) left by a killed agent", n);
-	n = tsync_stamp_cleanup_stale("tsync-a");
+	n = tsync_instance_cleanup_stale("tsync-a");
 	if (n > 0)
 		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
 }

@@ -38,13 +38,12 @@
 #include <sys/random.h>
 #include <sys/utsname.h>
 
-#include <tracefs.h>
-
 #include "agent/control.h"
 #include "agent/record.h"
 #include "agent/registry.h"
 #include "agent/round.h"
 #include "agent/session.h"
+#include "common/instance.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/stamp.h"
@@ -59,27 +58,21 @@ struct outcome {
 	int rounds;
 };
 
-/* Fills @r's clock list from the top instance's trace_clock ("local
- * [global] ..."); the bracketed one is the current clock. */
+/* Fills @r's clock list from the kernel's trace clocks; the selected
+ * one is the current clock. */
 static void list_clocks(struct tsync_session_reply *r)
 {
-	char *txt = tracefs_instance_file_read(NULL, "trace_clock", NULL);
-	char *save;
+	char clocks[TSYNC_MAX_CLOCKS][TSYNC_TRACE_CLOCK_NAME_MAX];
+	int n, sel = -1;
 
-	if (!txt)
-		return;
-	for (char *tok = strtok_r(txt, " \n", &save); tok && r->nclocks < TSYNC_MAX_CLOCKS;
-	     tok = strtok_r(NULL, " \n", &save)) {
-		size_t n = strlen(tok);
-
-		if (tok[0] == '[' && tok[n - 1] == ']') {
-			tok[n - 1] = '\0';
-			tok++;
-			snprintf(r->clock, sizeof(r->clock), "%s", tok);
-		}
-		snprintf(r->clocks[r->nclocks++], TSYNC_CLOCK_NAME_MAX, "%s", tok);
-	}
-	free(txt);
+	_Static_assert(TSYNC_TRACE_CLOCK_NAME_MAX == TSYNC_CLOCK_NAME_MAX,
+		       "clock names fit the wire");
+	n = tsync_instance_clocks(clocks, TSYNC_MAX_CLOCKS, &sel);
+	for (int i = 0; i < n; i++)
+		memcpy(r->clocks[i], clocks[i], TSYNC_CLOCK_NAME_MAX);
+	r->nclocks = n > 0 ? (uint32_t)n : 0;
+	if (sel >= 0 && n > 0)
+		memcpy(r->clock, clocks[sel], TSYNC_CLOCK_NAME_MAX);
 }
 
 /* Answers SESSION_REQ: CPUs, page size, clocks, ids, the secret. */

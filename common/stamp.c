@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Timestamp sources: trace markers, POSIX clocks, TSC; see stamp.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,9 +20,12 @@
 #define HAVE_TSC 0
 #endif
 
+#include "common/instance.h"
 #include "common/log.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
+#include "common/trace_clock.h"
+#include "common/tracemeta.h"
 #include "proto/tsync_record.h"
 
 /* Reader state of one CPU's ring buffer, created on first resolve. */
@@ -40,9 +39,8 @@ struct tsync_stamper {
 	enum tsync_stamp_source source;
 	clockid_t clk;			/* clock kind */
 	/* marker kind */
-	char *dir;			/* instance directory */
-	const char *name;		/* points into dir */
-	int marker_fd;
+	struct tsync_instance *inst;	/* the private instance */
+	int marker_fd;			/* its trace_marker_raw (owned by inst) */
 	int raw_id;			/* event id of ftrace/raw_data */
 	int id_off;			/* offset of its id field */
 	enum kbuffer_long_size lsize;
@@ -52,31 +50,6 @@ struct tsync_stamper {
 	pthread_mutex_t lock;		/* guards creation of cpus[] readers */
 };
 
-/* Trace clocks user space can read with clock_gettime(). */
-static const struct {
-	const char *name;
-	clockid_t clk;
-} posix_clocks[] = {
-	{ "mono", CLOCK_MONOTONIC },
-	{ "mono_raw", CLOCK_MONOTONIC_RAW },
-	{ "boot", CLOCK_BOOTTIME },
-	{ "tai", CLOCK_TAI },
-};
-
-/* Finds the POSIX clock of trace clock @name. Returns 0 or -EINVAL. */
-static int posix_clock_of(const char *name, clockid_t *clk)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(posix_clocks) / sizeof(posix_clocks[0]); i++) {
-		if (!strcmp(name, posix_clocks[i].name)) {
-			*clk = posix_clocks[i].clk;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* Picks the default source of a clock; see stamp.h. */
 enum tsync_stamp_source tsync_stamp_default(const char *clock_name)
 {
@@ -84,9 +57,9 @@ enum tsync_stamp_source tsync_stamp_default(const char *clock_name)
 
 	if (!clock_name)
 		return TSYNC_STAMP_MARKER;
-	if (posix_clock_of(clock_name, &clk) == 0)
+	if (tsync_trace_clock_posix(clock_name, &clk) == 0)
 		return TSYNC_STAMP_CLOCK;
-	if (HAVE_TSC && !strcmp(clock_name, "x86-tsc"))
+	if (HAVE_TSC && tsync_trace_clock_is_tsc(clock_name))
 		return TSYNC_STAMP_TSC;
 	return TSYNC_STAMP_MARKER;
 }
@@ -124,179 +97,75 @@ static bool tag_ok(const char *tag)
 	return true;
 }
 
-/* Writes string @val to @dir/@file. Returns 0 or -errno. */
-static int write_file(const char *dir, const char *file, const char *val)
-{
-	char path[PATH_MAX];
-	size_t len = strlen(val);
-	ssize_t n;
-	int fd, ret = 0;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, len);
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != len)
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
-/* Reads @dir/@file into @buf (NUL-terminated). Returns length or -errno. */
-static ssize_t read_file(const char *dir, const char *file, char *buf, size_t size)
-{
-	char path[PATH_MAX];
-	ssize_t n, len = 0;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while ((size_t)len < size - 1) {
-		n = read(fd, buf + len, size - 1 - (size_t)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			len = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	if (len >= 0)
-		buf[len] = '\0';
-	return len;
-}
-
-/* Returns true if @clock is already the trace clock of instance @dir. */
-static bool clock_selected(const char *dir, const char *clock)
-{
-	char buf[512], want[80];
-
-	if (read_file(dir, "trace_clock", buf, sizeof(buf)) <= 0)
-		return false;
-	snprintf(want, sizeof(want), "[%s]", clock);
-	return strstr(buf, want) != NULL;
-}
-
 /*
  * Reads the event id of ftrace/raw_data and the offset of its "id" field,
- * and the size of the ring-buffer page's commit field, from the instance.
- * Returns 0 or -errno.
+ * the size of the ring-buffer page's commit field and the sub-buffer size
+ * from the instance. Returns 0 or -errno.
  */
 static int read_formats(struct tsync_stamper *s)
 {
-	char buf[4096];
+	struct tracefs_instance *inst = tsync_instance_tracefs(s->inst);
+	char *buf;
 	const char *p;
-	ssize_t n;
+	int ret = -EPROTO;
 
-	n = read_file(s->dir, "events/ftrace/raw_data/format", buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
+	buf = tracefs_instance_file_read(inst, "events/ftrace/raw_data/format", NULL);
+	if (!buf)
+		return errno ? -errno : -ENOENT;
 	p = strstr(buf, "\nID: ");
-	if (!p)
-		return -EPROTO;
-	s->raw_id = atoi(p + 5);
+	if (p)
+		s->raw_id = atoi(p + 5);
 	p = strstr(buf, " id;\toffset:");
-	if (!p)
-		return -EPROTO;
-	s->id_off = atoi(p + strlen(" id;\toffset:"));
-	if (s->raw_id <= 0 || s->id_off < 0 || s->id_off > 64)
-		return -EPROTO;
+	if (p)
+		s->id_off = atoi(p + strlen(" id;\toffset:"));
+	if (p && s->raw_id > 0 && s->id_off >= 0 && s->id_off <= 64)
+		ret = 0;
+	free(buf);
+	if (ret)
+		return ret;
 
 	s->lsize = sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4;
-	n = read_file(tracefs_tracing_dir(), "events/header_page", buf, sizeof(buf));
-	if (n > 0 && (p = strstr(buf, "commit;")) != NULL) {
+	buf = tracefs_instance_file_read(NULL, "events/header_page", NULL);
+	if (buf && (p = strstr(buf, "commit;")) != NULL) {
 		p = strstr(p, "size:");
 		if (p)
 			s->lsize = atoi(p + 5) == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8;
 	}
+	free(buf);
 
-	s->page_size = (size_t)getpagesize();
-	n = read_file(s->dir, "buffer_subbuf_size_kb", buf, sizeof(buf));
-	if (n > 0 && atoi(buf) > 0)
-		s->page_size = (size_t)atoi(buf) * 1024;
+	ret = tracemeta_subbuf_size(inst);
+	s->page_size = ret > 0 ? (size_t)ret : (size_t)getpagesize();
 	return 0;
-}
-
-/*
- * Creates the private instance "tsync-<tag>-<pid>-<n>" with mkdir, which
- * fails with EEXIST rather than sharing an instance another session made.
- * Returns 0 (s->dir set) or -errno.
- */
-static int create_instance(struct tsync_stamper *s, const char *tag)
-{
-	const char *tdir = tracefs_tracing_dir();
-	char path[PATH_MAX];
-	int n;
-
-	if (!tdir)
-		return -ENODEV;
-	for (n = 0; n < 10000; n++) {
-		int len = snprintf(path, sizeof(path), "%s/instances/tsync-%s-%d-%d",
-				   tdir, tag, (int)getpid(), n);
-
-		if (len >= (int)sizeof(path))
-			return -ENAMETOOLONG;
-		if (mkdir(path, 0750) == 0) {
-			s->dir = strdup(path);
-			if (!s->dir) {
-				rmdir(path);
-				return -ENOMEM;
-			}
-			s->name = strrchr(s->dir, '/') + 1;
-			return 0;
-		}
-		if (errno != EEXIST)
-			return errno == ENOENT ? -ENODEV : -errno;
-	}
-	return -EEXIST;
 }
 
 /* Sets up the marker kind: instance, clock, buffer, writer. 0 or -errno. */
 static int open_marker(struct tsync_stamper *s, const char *clock_name,
 		       const char *tag)
 {
-	char kb[32];
+	char prefix[TSYNC_INSTANCE_PREFIX_MAX];
 	int ret, i;
 
 	if (!tag_ok(tag))
 		return -EINVAL;
-	ret = create_instance(s, tag);
+	snprintf(prefix, sizeof(prefix), "tsync-%s", tag);
+	ret = tsync_instance_create(prefix, &s->inst);
 	if (ret)
-		return ret;
-	/* setting the clock resets the buffer (~30 ms): only if needed */
-	ret = clock_selected(s->dir, clock_name) ? 0 :
-	      write_file(s->dir, "trace_clock", clock_name);
+		return ret == -ENOENT ? -ENODEV : ret;
+	ret = tsync_instance_set_clock(s->inst, clock_name);
 	if (ret) {
 		log_err("stamp: trace clock '%s' refused: %s", clock_name, strerror(-ret));
-		return ret == -EINVAL ? -EINVAL : ret;
+		return ret;
 	}
-	snprintf(kb, sizeof(kb), "%d", TSYNC_STAMP_BUFFER_KB);
-	ret = write_file(s->dir, "buffer_size_kb", kb);
-	if (!ret && read_file(s->dir, "tracing_on", kb, sizeof(kb)) > 0 && kb[0] != '1')
-		ret = write_file(s->dir, "tracing_on", "1");
+	ret = tsync_instance_set_buffer_kb(s->inst, TSYNC_STAMP_BUFFER_KB);
+	if (!ret)
+		ret = tsync_instance_start(s->inst);
 	if (!ret)
 		ret = read_formats(s);
 	if (ret)
 		return ret;
-
-	{
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/trace_marker_raw", s->dir);
-		s->marker_fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (s->marker_fd < 0)
-			return -errno;
-	}
+	s->marker_fd = tsync_instance_marker_fd(s->inst);
+	if (s->marker_fd < 0)
+		return s->marker_fd;
 	s->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (s->ncpu <= 0)
 		s->ncpu = 1;
@@ -328,7 +197,7 @@ int tsync_stamp_open(unsigned int source, const char *clock_name,
 	s->marker_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	if (s->source == TSYNC_STAMP_CLOCK)
-		ret = posix_clock_of(clock_name, &s->clk);
+		ret = tsync_trace_clock_posix(clock_name, &s->clk);
 	else if (s->source == TSYNC_STAMP_MARKER)
 		ret = open_marker(s, clock_name, tag);
 	if (ret) {
@@ -348,7 +217,7 @@ enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s)
 /* Returns the marker instance name; see stamp.h. */
 const char *tsync_stamp_instance(const struct tsync_stamper *s)
 {
-	return s && s->source == TSYNC_STAMP_MARKER ? s->name : NULL;
+	return s && s->inst ? tsync_instance_name(s->inst) : NULL;
 }
 
 /* Returns the TSC now, ordered after earlier loads (as rdtsc_ordered). */
@@ -405,7 +274,7 @@ int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 static struct stamp_cpu *cpu_reader(struct tsync_stamper *s, int cpu, int *err)
 {
 	struct stamp_cpu *c = &s->cpus[cpu];
-	char path[PATH_MAX];
+	char path[64];
 
 	pthread_mutex_lock(&s->lock);
 	if (c->fd >= 0)
@@ -417,8 +286,9 @@ static struct stamp_cpu *cpu_reader(struct tsync_stamper *s, int cpu, int *err)
 		c->page = malloc(s->page_size);
 	if (!c->kb || !c->page)
 		goto fail;
-	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw", s->dir, cpu);
-	c->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	c->fd = tracefs_instance_file_open(tsync_instance_tracefs(s->inst), path,
+					   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (c->fd < 0) {
 		*err = -errno;
 		goto fail;
@@ -591,79 +461,7 @@ void tsync_stamp_close(struct tsync_stamper *s)
 		free(s->cpus[i].page);
 	}
 	free(s->cpus);
-	if (s->marker_fd >= 0)
-		close(s->marker_fd);
-	if (s->dir && rmdir(s->dir))
-		log_warn("stamp: cannot remove instance %s: %s", s->dir,
-			 strerror(errno));
-	free(s->dir);
+	tsync_instance_destroy(s->inst);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
-}
-
-/*
- * Parses the owner pid from an instance name "...-<pid>-<n>". Returns the
- * pid (> 0) or -1.
- */
-static long owner_pid(const char *name)
-{
-	const char *last = strrchr(name, '-'), *p;
-	char *end;
-	long pid;
-
-	if (!last || !last[1] || last == name)
-		return -1;
-	for (p = last + 1; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -1;
-	for (p = last - 1; p > name && *p != '-'; p--)
-		;
-	if (*p != '-' || p + 1 == last)
-		return -1;
-	pid = strtol(p + 1, &end, 10);
-	if (end != last || pid <= 0 || pid > INT_MAX)
-		return -1;
-	return pid;
-}
-
-/* Removes instances left by dead processes; see stamp.h. */
-int tsync_stamp_cleanup_stale(const char *prefix)
-{
-	const char *tdir = tracefs_tracing_dir();
-	char path[PATH_MAX];
-	struct dirent *de;
-	size_t plen;
-	int removed = 0;
-	DIR *d;
-
-	if (!prefix || strncmp(prefix, "tsync-", 6))
-		return -EINVAL;
-	if (!tdir)
-		return -ENODEV;
-	plen = strlen(prefix);
-	snprintf(path, sizeof(path), "%s/instances", tdir);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)) != NULL) {
-		long pid;
-
-		if (strncmp(de->d_name, prefix, plen))
-			continue;
-		pid = owner_pid(de->d_name);
-		if (pid <= 0 || pid == (long)getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		snprintf(path, sizeof(path), "%s/instances/%s", tdir, de->d_name);
-		if (rmdir(path) == 0) {
-			log_info("stamp: removed stale instance %s", de->d_name);
-			removed++;
-		} else if (errno != EBUSY && errno != ENOENT) {
-			log_warn("stamp: cannot remove stale instance %s: %s",
-				 de->d_name, strerror(errno));
-		}
-	}
-	closedir(d);
-	return removed;
 }

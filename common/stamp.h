@@ -14,7 +14,8 @@
  *           mono, mono_raw, boot, tai. Filled at once.
  *   tsc     rdtsc (x86 only), for x86-tsc. Filled at once.
  *
- * The marker instance is created once by tsync_stamp_open() (named
+ * The marker instance is created once by tsync_stamp_open() (a
+ * common/instance.h instance with prefix "tsync-<tag>", named
  * "tsync-<tag>-<pid>-<n>", unique even for concurrent opens in one process),
  * its ring buffer sized to TSYNC_STAMP_BUFFER_KB per CPU, and removed by
  * tsync_stamp_close(). Nothing is cleared or created per round: the records
@@ -98,13 +99,5 @@ int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
 
 /* Closes @s and removes its instance (NULL is fine). */
 void tsync_stamp_close(struct tsync_stamper *s);
-
-/*
- * Removes tracefs instances whose name starts with @prefix (which must
- * start with "tsync-") and follows "...-<pid>-<n>" where no process <pid>
- * exists any more. Returns the number removed or -errno. Instances of live
- * processes, and instances still in use (rmdir gives EBUSY), are left.
- */
-int tsync_stamp_cleanup_stale(const char *prefix);
 
 #endif

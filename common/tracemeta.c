@@ -18,6 +18,7 @@
 #include <tracefs.h>
 
 #include "common/errbuf.h"
+#include "common/trace_clock.h"
 #include "common/tracemeta_priv.h"
 #include "proto/proto.h"
 
@@ -388,9 +389,9 @@ static bool is_cstring(const struct tracedat_text *t)
 /* Returns true when a trace_clock text has a selected "[clock]". */
 static bool has_selected_clock(const char *s)
 {
-	const char *b = strchr(s, '['), *e = b ? strchr(b, ']') : NULL;
+	char clock[64];
 
-	return e && e - b > 1 && e - b < 64;
+	return tsync_trace_clock_selected(s, clock, sizeof(clock)) == 0;
 }
 
 int tracemeta_finish(struct tracemeta *tm, uint32_t page_size)

@@ -31,6 +31,7 @@
 #include "common/auth.h"
 #include "common/errbuf.h"
 #include "common/cpu.h"
+#include "common/instance.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/probeio.h"
@@ -237,7 +238,7 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 			goto fail;
 	}
 	/* Marker instances of host processes that were killed. */
-	if (tsync_stamp_cleanup_stale("tsync-h") > 0)
+	if (tsync_instance_cleanup_stale("tsync-h") > 0)
 		log_debug("removed stale host marker instances");
 	c->fd = c->opts.connect(ep, o->connect_timeout_ms, &c->peer, err, errlen);
 	if (c->fd < 0) {

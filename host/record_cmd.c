@@ -32,6 +32,7 @@
 
 #include "common/streamer.h"
 #include "common/cpu.h"
+#include "common/instance.h"
 #include "common/log.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
@@ -214,7 +215,7 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 }
 
 struct host_rec {
-	struct tracefs_instance *inst;
+	struct tsync_instance *ti;
 	int ncpus;
 	int *files;
 	struct tsync_streamer **streamers;
@@ -222,11 +223,42 @@ struct host_rec {
 	struct tracemeta_events *events;
 };
 
+/* Creates and configures the host instance (tracing still off). */
+static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	/* Instances of killed recorders: their owner lock is free. */
+	if (tsync_instance_cleanup_stale("tsync-host") > 0)
+		log_info("removed instances of killed recorders");
+	ret = tsync_instance_create("tsync-host", &h->ti);
+	if (ret) {
+		snprintf(err, errlen, "cannot create tracefs instance: %s", strerror(-ret));
+		return ret;
+	}
+	if (tsync_instance_set_clock(h->ti, cfg->clock)) {
+		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->clock);
+		return -EINVAL;
+	}
+	if (cfg->buffer_kb && tsync_instance_set_buffer_kb(h->ti, cfg->buffer_kb)) {
+		snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->buffer_kb);
+		return -EINVAL;
+	}
+	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
+	 * that is late then still has 90% of the buffer before events are
+	 * lost (measured by bench_05_record on a loaded machine). */
+	if (tsync_instance_set_buffer_percent(h->ti, 10))
+		log_warn("cannot set buffer_percent of %s", tsync_instance_name(h->ti));
+	if (cfg->nevents)
+		return tsync_instance_enable_events(h->ti, h->events, err, errlen);
+	return 0;
+}
+
 /* Creates the host instance and starts its streamers into temp files. */
 static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		      char *err, size_t errlen)
 {
-	char name[64];
 	int ret;
 
 	h->ncpus = tsync_cpu_count();
@@ -237,39 +269,9 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 		return -ENOMEM;
 	for (int i = 0; i < h->ncpus; i++)
 		h->files[i] = -1;
-	/* "-<pid>-0" lets a later run tell a killed recorder's instance from
-	 * a live one (tsync_stamp_cleanup_stale). */
-	if (tsync_stamp_cleanup_stale("tsync-host-") > 0)
-		log_info("removed instances of killed recorders");
-	snprintf(name, sizeof(name), "tsync-host-%d-0", getpid());
-	h->inst = tracefs_instance_create(name);
-	if (!h->inst) {
-		snprintf(err, errlen, "cannot create tracefs instance %s: %s", name, strerror(errno));
-		return -errno ? -errno : -EIO;
-	}
-	if (tracefs_instance_file_write(h->inst, "trace_clock", cfg->clock) < 0) {
-		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->clock);
-		return -EINVAL;
-	}
-	if (cfg->buffer_kb) {
-		char kb[32];
-
-		snprintf(kb, sizeof(kb), "%u", cfg->buffer_kb);
-		if (tracefs_instance_file_write(h->inst, "buffer_size_kb", kb) < 0) {
-			snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->buffer_kb);
-			return -EINVAL;
-		}
-	}
-	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
-	 * that is late then still has 90% of the buffer before events are
-	 * lost (measured by bench_05_record on a loaded machine). */
-	if (tracefs_instance_file_write(h->inst, "buffer_percent", "10") < 0)
-		log_warn("cannot set buffer_percent of %s", name);
-	if (cfg->nevents) {
-		ret = tracemeta_enable_events(h->inst, h->events, err, errlen);
-		if (ret)
-			return ret;
-	}
+	ret = host_instance(h, cfg, err, errlen);
+	if (ret)
+		return ret;
 	for (int cpu = 0; cpu < h->ncpus; cpu++) {
 		h->files[cpu] = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (h->files[cpu] < 0) {
@@ -277,15 +279,16 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 			snprintf(err, errlen, "temporary file in %.200s: %s", dir, strerror(errno));
 			return ret;
 		}
-		ret = tsync_streamer_start(h->inst, cpu, h->files[cpu], NULL, &h->streamers[cpu]);
+		ret = tsync_streamer_start(tsync_instance_tracefs(h->ti), cpu, h->files[cpu],
+					   NULL, &h->streamers[cpu]);
 		if (ret) {
 			snprintf(err, errlen, "streaming host CPU %d: %s", cpu, strerror(-ret));
 			return ret;
 		}
 	}
-	h->marker_fd = tracefs_instance_file_open(h->inst, "trace_marker_raw", O_WRONLY);
-	if (tracefs_instance_file_write(h->inst, "tracing_on", "1") < 0) {
-		snprintf(err, errlen, "cannot turn tracing on in %s", name);
+	h->marker_fd = tsync_instance_marker_fd(h->ti);
+	if (tsync_instance_start(h->ti)) {
+		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;
 	}
 	return 0;
@@ -294,8 +297,8 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 /* Stops host tracing and its streamers. */
 static void host_stop(struct host_rec *h)
 {
-	if (h->inst)
-		tracefs_instance_file_write(h->inst, "tracing_on", "0");
+	if (h->ti)
+		tsync_instance_stop(h->ti);
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++) {
 		if (!h->streamers[cpu])
 			continue;
@@ -314,13 +317,7 @@ static void host_free(struct host_rec *h)
 	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)
 		if (h->files[cpu] >= 0)
 			close(h->files[cpu]);
-	if (h->marker_fd >= 0)
-		close(h->marker_fd);
-	if (h->inst) {
-		tracemeta_disable_events(h->inst);
-		tracefs_instance_destroy(h->inst);
-		tracefs_instance_free(h->inst);
-	}
+	tsync_instance_destroy(h->ti);	/* closes marker_fd */
 	free(h->files);
 	free(h->streamers);
 	tracemeta_events_free(h->events);
@@ -353,7 +350,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	}
 	opts.guests = guests;
 	opts.nguests = ng;
-	ret = tracemeta_collect(h->inst, &mo, &tm);
+	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
 	if (ret) {
 		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
 		goto out;
@@ -367,7 +364,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 		cpus[cpu].fd = h->files[cpu];
 		if (fstat(h->files[cpu], &sb) == 0)
 			cpus[cpu].size = (uint64_t)sb.st_size;
-		tracemeta_read_stats(h->inst, cpu, &st, &cpustat[cpu]);
+		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, &cpustat[cpu]);
 		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
 		       (unsigned long long)st.read_events, (unsigned long long)st.overrun,
 		       (unsigned long long)st.dropped_events);

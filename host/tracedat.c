@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/trace_clock.h"
 
 enum {
 	OPT_DONE = 0,
@@ -145,23 +146,6 @@ static void w_opt_str(struct wctx *w, uint16_t id, const char *s)
 {
 	w_opt_hdr(w, id, strlen(s) + 1);
 	w_str(w, s);
-}
-
-int tracedat_selected_clock(const char *trace_clock, char *out, size_t outlen)
-{
-	const char *b, *e;
-
-	if (!trace_clock || !out || !outlen)
-		return -EINVAL;
-	b = strchr(trace_clock, '[');
-	if (!b)
-		return -EINVAL;
-	e = strchr(b + 1, ']');
-	if (!e || e == b + 1 || (size_t)(e - b - 1) >= outlen)
-		return -EINVAL;
-	memcpy(out, b + 1, (size_t)(e - b - 1));
-	out[e - b - 1] = '\0';
-	return 0;
 }
 
 /* Returns the CPU whose samples stand in for an empty CPU, or -1. */
@@ -493,7 +477,7 @@ int tracedat_write(int out_fd, const struct tracedat_meta *meta,
 		if (cpus[i].size && cpus[i].fd < 0 && !cpus[i].buf)
 			return -EINVAL;
 	if (meta->trace_clock &&
-	    tracedat_selected_clock(meta->trace_clock, clock, sizeof(clock)))
+	    tsync_trace_clock_selected(meta->trace_clock, clock, sizeof(clock)))
 		return -EINVAL;
 	pos = lseek(out_fd, 0, SEEK_CUR);
 	if (pos > 0)

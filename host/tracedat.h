@@ -125,10 +125,4 @@ int tracedat_write_file(const char *path, const struct tracedat_meta *meta,
 			const struct tracedat_opts *opts,
 			const struct tracedat_cpu_data *cpus, int ncpus);
 
-/*
- * Returns the bracketed clock name of a trace_clock text in @out
- * ("[mono] local ..." -> "mono"), or -EINVAL when there is none.
- */
-int tracedat_selected_clock(const char *trace_clock, char *out, size_t outlen);
-
 #endif

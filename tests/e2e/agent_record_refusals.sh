@@ -30,7 +30,7 @@ wait_for() {
 }
 no_record_instance() { [ -z "$(instances_left "^tsync-r")" ]; }
 # Only our agents' instances count: other tests may run at the same time.
-no_instance_of() { [ -z "$(instances_left "^tsync-r[0-9a-f]+-$1\$")" ]; }
+no_instance_of() { [ -z "$(instances_left "^tsync-r[0-9a-f]+-$1-[0-9]+\$")" ]; }
 
 # 0. a stale instance of an agent that is gone
 true & dead=$!; wait $dead

@@ -54,7 +54,7 @@ cpid=$(pgrep -P $rpid sleep)
 kill -KILL $rpid; wait $rpid 2>/dev/null
 [ -n "$cpid" ] && kill -KILL $cpid 2>/dev/null
 wait_log h "session .* ended" 1
-left=$(instances_left "^tsync-r.*-$AGENT_PID$")
+left=$(instances_left "^tsync-r.*-$AGENT_PID-[0-9]+$")
 [ -z "$left" ] || fail "agent left its instance after the host died: $left"
 timeout 60 "$HOST" sync -C mono "$AGENT_EP" > /dev/null || fail "agent not serving after host death"
 pass "host killed: agent removed its instance and serves the next session"

@@ -12,12 +12,12 @@ start_agent rec --
 out=$E2E_TMP/out; mkdir -p "$out"
 
 # The ping/pong writer needs both recorded instances: the command finds
-# them (the host's is tsync-host-<pid>, the agent's tsync-r<session>-<pid>).
+# them (the host's is tsync-host-<pid>-0, the agent's tsync-r<session>-<pid>-0).
 cat > "$E2E_TMP/cmd.sh" <<EOS
 #!/bin/bash
 I=/sys/kernel/tracing/instances
 h=\$(ls -d \$I/tsync-host-\$PPID-0 2>/dev/null)
-g=\$(ls -d \$I/tsync-r*-$AGENT_PID 2>/dev/null | head -1)
+g=\$(ls -d \$I/tsync-r*-$AGENT_PID-[0-9]* 2>/dev/null | head -1)
 [ -n "\$h" ] && [ -n "\$g" ] || { echo "instances not found: '\$h' '\$g'" >&2; exit 1; }
 exec "$B/helpers/pingpong_markers" "\$h/trace_marker" "\$g/trace_marker" 500 200
 EOS
@@ -59,6 +59,6 @@ for f in trace.dat trace-g.dat; do
 		grep -q "tsync round [0-9]* cpu [0-9]* peer" || fail "$f: no round record in words"
 done
 pass "round records readable with the plugin in both files"
-left=$(instances_left "^(tsync-host-$rec_pid-0|tsync-r.*-$AGENT_PID)$")
+left=$(instances_left "^(tsync-host-$rec_pid-0|tsync-r.*-$AGENT_PID-[0-9]+)$")
 [ -z "$left" ] || fail "instances left: $left"
 pass "no recording instance left"

@@ -329,58 +329,6 @@ static void test_instances_unique_and_removed(void **state)
 	tsync_stamp_close(NULL);
 }
 
-/* Instances of dead processes are removed; live ones stay. */
-static void test_cleanup_stale(void **state)
-{
-	char name[256] = "", live[256], fake[512], tag[32], prefix[64];
-	struct tsync_stamper *mine;
-	int fds[2], status;
-	ssize_t n;
-	pid_t pid;
-
-	(void)state;
-	/* a tag of our own, so concurrent runs of this test never meet */
-	snprintf(tag, sizeof(tag), "stale%d", (int)getpid());
-	snprintf(prefix, sizeof(prefix), "tsync-%s-", tag);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct tsync_stamper *s;
-
-		close(fds[0]);
-		if (tsync_stamp_open(TSYNC_STAMP_MARKER, "local", tag, &s))
-			_exit(1);
-		n = write(fds[1], tsync_stamp_instance(s), strlen(tsync_stamp_instance(s)));
-		_exit(n > 0 ? 0 : 1);	/* dies without closing: a stale instance */
-	}
-	close(fds[1]);
-	n = read(fds[0], name, sizeof(name) - 1);
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_true(n > 0);
-	name[n] = '\0';
-	assert_true(instance_exists(name));
-
-	/* a live owner: ourselves, and pid 1 */
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", tag, &mine), 0);
-	snprintf(live, sizeof(live), "%s", tsync_stamp_instance(mine));
-	snprintf(fake, sizeof(fake), INSTANCES "/%s1-0", prefix);
-	assert_int_equal(mkdir(fake, 0750), 0);
-
-	assert_int_equal(tsync_stamp_cleanup_stale("nope-"), -EINVAL);
-	assert_int_equal(tsync_stamp_cleanup_stale(prefix), 1);
-	assert_false(instance_exists(name));
-	assert_true(instance_exists(live));
-	assert_true(instance_exists(strrchr(fake, '/') + 1));
-	assert_int_equal(tsync_stamp_cleanup_stale(prefix), 0);
-
-	assert_int_equal(rmdir(fake), 0);
-	tsync_stamp_close(mine);
-	assert_false(instance_exists(live));
-}
-
 /* Group teardown: removes instances a failed test left (ours by pid). */
 static int remove_leftovers(void **state)
 {
@@ -388,10 +336,10 @@ static int remove_leftovers(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd),
-		 "for d in " INSTANCES "/tsync-*-%d-* " INSTANCES "/tsync-stale%d-*; "
+		 "for d in " INSTANCES "/tsync-*-%d-*; "
 		 "do [ -d \"$d\" ] && "
 		 "rmdir \"$d\" && echo \"left behind: $d\"; done; true",
-		 (int)getpid(), (int)getpid());
+		 (int)getpid());
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -405,7 +353,6 @@ int main(void)
 		cmocka_unit_test(test_marker_cpu1),
 		cmocka_unit_test(test_marker_clocks),
 		cmocka_unit_test(test_instances_unique_and_removed),
-		cmocka_unit_test(test_cleanup_stale),
 	};
 	struct stat st;
 

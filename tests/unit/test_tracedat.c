@@ -801,7 +801,6 @@ static void test_invalid(void **state)
 	struct tracedat_meta m = f->meta;
 	struct tracedat_time_shift ts = { .ncpu = 0 };
 	struct tracedat_opts o = { .time_shift = &ts };
-	char clk[16];
 	int fd = memfd_create("tdat", 0);
 
 	assert_true(fd >= 0);
@@ -821,14 +820,6 @@ static void test_invalid(void **state)
 	close(fd);
 	assert_int_equal(tracedat_write_file("/nonexistent-dir/x.dat", &f->meta,
 					     NULL, f->cpus, 1), -ENOENT);
-
-	assert_int_equal(tracedat_selected_clock("local [mono] x", clk,
-						 sizeof(clk)), 0);
-	assert_string_equal(clk, "mono");
-	assert_int_equal(tracedat_selected_clock("[] x", clk, sizeof(clk)),
-			 -EINVAL);
-	assert_int_equal(tracedat_selected_clock("[verylongclockname]", clk, 8),
-			 -EINVAL);
 }
 
 int main(void)

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tsync's private tracefs instances; see instance.h. */
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "common/instance.h"
+#include "common/log.h"
+#include "common/tracemeta.h"
+
+/* How many "-<n>" suffixes tsync_instance_create() tries. */
+#define INSTANCE_TRIES 10000
+/* rmdir of an instance someone has a file of open: retries, pause. */
+#define RMDIR_TRIES 100
+#define RMDIR_WAIT_US 1000
+
+struct tsync_instance {
+	struct tracefs_instance *inst;
+	char name[TSYNC_INSTANCE_PREFIX_MAX + 32];
+	int marker_fd;		/* trace_marker_raw, -1 until asked for */
+};
+
+/* Returns true if @prefix is "tsync-" followed by [A-Za-z0-9_-]. */
+static bool prefix_ok(const char *prefix)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+
+	if (n < 6 || n > TSYNC_INSTANCE_PREFIX_MAX || strncmp(prefix, "tsync-", 6))
+		return false;
+	return strspn(prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			      "0123456789_-") == n;
+}
+
+/*
+ * Removes instance @inst, which must have no open file of ours (an open
+ * file makes rmdir fail with EBUSY: retried for a few ms). Returns 0 (also
+ * when it is gone already) or -errno.
+ */
+static int rmdir_instance(struct tracefs_instance *inst)
+{
+	for (int i = 0; i < RMDIR_TRIES; i++) {
+		if (!tracefs_instance_destroy(inst) || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			break;
+		usleep(RMDIR_WAIT_US);
+	}
+	return errno ? -errno : -EIO;
+}
+
+/*
+ * Tries to create instance @ti->name. Returns 0, 1 when
+ * the name is taken (try the next one) or -errno.
+ */
+static int try_create(struct tsync_instance *ti)
+{
+	if (tracefs_instance_exists(ti->name))
+		return 1;	/* another owner's, or a dead one's */
+	ti->inst = tracefs_instance_create(ti->name);
+	if (!ti->inst)
+		return errno ? -errno : -ENODEV;
+	if (!tracefs_instance_is_new(ti->inst))	/* lost a race */
+		goto taken;
+	return 0;
+taken:
+	tracefs_instance_free(ti->inst);
+	ti->inst = NULL;
+	return 1;
+}
+
+/* Creates an instance; see instance.h. */
+int tsync_instance_create(const char *prefix, struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+	int ret = -EEXIST;
+
+	if (!prefix_ok(prefix) || !out)
+		return -EINVAL;
+	if (!tracefs_tracing_dir())
+		return -ENODEV;
+	ti = calloc(1, sizeof(*ti));
+	if (!ti)
+		return -ENOMEM;
+	ti->marker_fd = -1;
+	for (int n = 0; n < INSTANCE_TRIES; n++) {
+		snprintf(ti->name, sizeof(ti->name), "%s-%d-%d", prefix, (int)getpid(), n);
+		ret = try_create(ti);
+		if (ret <= 0)
+			break;
+		ret = -EEXIST;
+	}
+	if (ret) {
+		free(ti);
+		return ret;
+	}
+	/* a new instance records at once: off until it is configured */
+	if (tracefs_trace_off(ti->inst)) {
+		ret = errno ? -errno : -EIO;
+		tsync_instance_destroy(ti);
+		return ret;
+	}
+	*out = ti;
+	return 0;
+}
+
+/* Selects the trace clock; see instance.h. */
+int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock)
+{
+	char *cur = tracefs_get_clock(ti->inst);
+	bool same = cur && clock && !strcmp(cur, clock);
+
+	free(cur);
+	if (!clock || !*clock)
+		return -EINVAL;
+	if (same)
+		return 0;
+	if (tracefs_instance_file_write(ti->inst, "trace_clock", clock) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Sets the buffer size; see instance.h. */
+int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb)
+{
+	if (tracefs_instance_set_buffer_size(ti->inst, kb, -1) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Sets buffer_percent; see instance.h. */
+int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent)
+{
+	char val[16];
+
+	if (percent < 0 || percent > 100)
+		return -EINVAL;
+	snprintf(val, sizeof(val), "%d", percent);
+	if (tracefs_instance_file_write(ti->inst, "buffer_percent", val) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Enables events; see instance.h. */
+int tsync_instance_enable_events(struct tsync_instance *ti,
+				 const struct tracemeta_events *ev, char *err,
+				 size_t errlen)
+{
+	return tracemeta_enable_events(ti->inst, ev, err, errlen);
+}
+
+/* Turns tracing on; see instance.h. */
+int tsync_instance_start(struct tsync_instance *ti)
+{
+	return tracefs_trace_on(ti->inst) ? (errno ? -errno : -EIO) : 0;
+}
+
+/* Turns tracing off; see instance.h. */
+int tsync_instance_stop(struct tsync_instance *ti)
+{
+	return tracefs_trace_off(ti->inst) ? (errno ? -errno : -EIO) : 0;
+}
+
+/* Returns the marker fd; see instance.h. */
+int tsync_instance_marker_fd(struct tsync_instance *ti)
+{
+	if (ti->marker_fd < 0)
+		ti->marker_fd = tracefs_instance_file_open(ti->inst, "trace_marker_raw",
+							   O_WRONLY | O_CLOEXEC);
+	return ti->marker_fd >= 0 ? ti->marker_fd : (errno ? -errno : -ENOENT);
+}
+
+/* Returns the libtracefs handle; see instance.h. */
+struct tracefs_instance *tsync_instance_tracefs(const struct tsync_instance *ti)
+{
+	return ti->inst;
+}
+
+/* Returns the name; see instance.h. */
+const char *tsync_instance_name(const struct tsync_instance *ti)
+{
+	return ti->name;
+}
+
+/* Switches @inst off and disables its events (failures are harmless:
+ * the removal that follows reports what matters). */
+static void switch_off(struct tracefs_instance *inst)
+{
+	tracefs_trace_off(inst);
+	tracemeta_disable_events(inst);
+}
+
+/* Removes an instance; see instance.h. */
+int tsync_instance_destroy(struct tsync_instance *ti)
+{
+	int ret;
+
+	if (!ti)
+		return 0;
+	if (ti->marker_fd >= 0)
+		close(ti->marker_fd);
+	switch_off(ti->inst);
+	ret = rmdir_instance(ti->inst);
+	if (ret)
+		log_err("cannot remove tracefs instance %s: %s", ti->name, strerror(-ret));
+	else
+		log_debug("removed tracefs instance %s", ti->name);
+	tracefs_instance_free(ti->inst);
+	free(ti);
+	return ret;
+}
+
+/*
+ * Returns the pid in instance name @name ("...-<pid>-<n>" or "...-<pid>"),
+ * or -1.
+ */
+static long name_pid(const char *name)
+{
+	const char *p = name + strlen(name), *num[2] = { NULL, NULL };
+	int found = 0;
+
+	/* the last two dash-separated words, if numeric */
+	while (found < 2 && p > name) {
+		const char *end = p;
+
+		while (p > name && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		if (p == end || p == name || p[-1] != '-')
+			break;
+		num[found++] = p;
+		p--;		/* the dash */
+	}
+	if (!found)
+		return -1;
+	p = num[found - 1];
+	return strtol(p, NULL, 10);
+}
+
+/* Returns true if process @pid may be alive in our PID namespace. */
+static bool pid_alive_here(long pid)
+{
+	if (pid <= 0 || pid > INT_MAX)
+		return false;
+	return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+struct stale_ctx {
+	const char *prefix;
+	int removed;
+};
+
+/* Removes instance @name if no process of the pid in its name lives;
+ * walk callback. */
+static int stale_one(const char *name, void *arg)
+{
+	struct stale_ctx *c = arg;
+	struct tracefs_instance *inst;
+	int ret;
+
+	if (strncmp(name, c->prefix, strlen(c->prefix)) ||
+	    pid_alive_here(name_pid(name)))
+		return 0;
+	inst = tracefs_instance_alloc(NULL, name);
+	if (!inst)
+		return 0;
+	switch_off(inst);
+	ret = rmdir_instance(inst);
+	tracefs_instance_free(inst);
+	if (ret) {
+		log_warn("cannot remove stale tracefs instance %s: %s", name,
+			 strerror(-ret));
+		return 0;
+	}
+	log_info("removed stale tracefs instance %s", name);
+	c->removed++;
+	return 0;
+}
+
+/* Removes instances of dead owners; see instance.h. */
+int tsync_instance_cleanup_stale(const char *prefix)
+{
+	struct stale_ctx c = { .prefix = prefix };
+
+	if (!prefix || strncmp(prefix, "tsync-", 6))
+		return -EINVAL;
+	if (!tracefs_tracing_dir())
+		return -ENODEV;
+	if (tracefs_instances_walk(stale_one, &c) < 0)
+		return errno ? -errno : -EIO;
+	return c.removed;
+}
+
+/* Reads the kernel's clocks; see instance.h. */
+int tsync_instance_clocks(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max,
+			  int *selected)
+{
+	char *txt = tracefs_instance_file_read(NULL, "trace_clock", NULL);
+	int n;
+
+	if (!txt)
+		return errno ? -errno : -ENOENT;
+	n = tsync_trace_clock_list(txt, names, max, selected);
+	free(txt);
+	return n;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tsync's private tracefs instances: the one module that creates,
+ * configures (clock, buffer size, buffer_percent, events), starts, stops
+ * and removes them, owns their trace_marker_raw fd, and removes the ones
+ * left by processes that died.
+ *
+ * Names and owners
+ * ----------------
+ * An instance is named "<prefix>-<pid>-<n>" (the first n free): the pid
+ * tells tsync_instance_cleanup_stale() whose it is, the n keeps concurrent
+ * creations in one process apart.
+ *
+ * Threads: one instance is used by one thread at a time, except
+ * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
+ */
+#ifndef TSYNC_INSTANCE_H
+#define TSYNC_INSTANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_clock.h"
+
+/* Longest prefix tsync_instance_create() accepts. */
+#define TSYNC_INSTANCE_PREFIX_MAX 40
+
+struct tracefs_instance;
+struct tracemeta_events;
+struct tsync_instance;
+
+/*
+ * Creates instance "<@prefix>-<pid>-<n>" (prefix: "tsync-" then letters,
+ * digits, '_' or '-'). Tracing is off in it until
+ * tsync_instance_start(). Returns 0 and *@out, or -errno (-EINVAL bad
+ * prefix, -ENODEV no tracefs).
+ */
+int tsync_instance_create(const char *prefix, struct tsync_instance **out);
+
+/*
+ * Selects trace clock @clock (the kernel resets the buffer when it
+ * changes, ~30 ms: nothing is written when it is selected already).
+ * Returns 0, -EINVAL (not a clock of this kernel) or -errno.
+ */
+int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock);
+
+/* Sets the ring buffer to @kb KiB per CPU. Returns 0 or -errno. */
+int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb);
+
+/*
+ * Wakes readers of trace_pipe_raw at @percent fill (kernel default 50).
+ * Returns 0 or -errno.
+ */
+int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent);
+
+/*
+ * Enables the events of @ev (tracemeta_resolve_events()). Returns 0, or
+ * -errno with @err naming the event (a rejected filter: "filter ...").
+ */
+int tsync_instance_enable_events(struct tsync_instance *ti,
+				 const struct tracemeta_events *ev, char *err,
+				 size_t errlen);
+
+/* Turns tracing on / off. Returns 0 or -errno. */
+int tsync_instance_start(struct tsync_instance *ti);
+int tsync_instance_stop(struct tsync_instance *ti);
+
+/*
+ * Returns the instance's trace_marker_raw, opened write-only on first
+ * call and owned by @ti, or -errno.
+ */
+int tsync_instance_marker_fd(struct tsync_instance *ti);
+
+/* Returns the libtracefs handle (for streamers, metadata, stats). */
+struct tracefs_instance *tsync_instance_tracefs(const struct tsync_instance *ti);
+
+/* Returns the instance's name. */
+const char *tsync_instance_name(const struct tsync_instance *ti);
+
+/*
+ * Stops tracing, disables the events, closes the marker, removes the
+ * instance; failures are logged. NULL is fine.
+ * Returns 0 or the -errno of the removal (-EBUSY: a file is still open).
+ */
+int tsync_instance_destroy(struct tsync_instance *ti);
+
+/*
+ * Removes every instance named "<@prefix>...-<pid>[-<n>]" where no process
+ * <pid> exists. Failures to remove are logged. Returns the number removed,
+ * or -errno (-EINVAL: @prefix does not start with "tsync-").
+ */
+int tsync_instance_cleanup_stale(const char *prefix);
+
+/*
+ * Reads the clocks the kernel offers (top instance's trace_clock) into
+ * @names (at most @max) and the selected one's index into *@selected (may
+ * be NULL). Returns the count or -errno.
+ */
+int tsync_instance_clocks(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max,
+			  int *selected);
+
+#endif

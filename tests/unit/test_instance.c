@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of common/instance.c against the real tracefs at
+ * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
+ * Every instance a test makes carries its pid; the group teardown removes
+ * what a failed test left.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/instance.h"
+#include "common/tracemeta.h"
+
+#define TRACING "/sys/kernel/tracing"
+#define INSTANCES TRACING "/instances"
+
+/* Returns true if instance @name exists. */
+static bool instance_exists(const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s", name);
+	return stat(path, &st) == 0;
+}
+
+/* Reads file @file of instance @name into @buf (first line). */
+static void read_inst(const char *name, const char *file, char *buf, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s/%s", name, file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, (int)len, f));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Builds this test's prefix "tsync-ti<pid><what>". */
+static void prefix_of(char *buf, size_t len, const char *what)
+{
+	snprintf(buf, len, "tsync-ti%d%s", (int)getpid(), what);
+}
+
+/* Create names the instance after prefix and pid, off; destroy removes it. */
+static void test_create_destroy(void **state)
+{
+	struct tsync_instance *a, *b;
+	char prefix[64], want[128], name[128], val[512];
+
+	(void)state;
+	prefix_of(prefix, sizeof(prefix), "c");
+	assert_int_equal(tsync_instance_create(prefix, &a), 0);
+	assert_int_equal(tsync_instance_create(prefix, &b), 0);
+	snprintf(want, sizeof(want), "%s-%d-0", prefix, (int)getpid());
+	assert_string_equal(tsync_instance_name(a), want);
+	snprintf(want, sizeof(want), "%s-%d-1", prefix, (int)getpid());
+	assert_string_equal(tsync_instance_name(b), want);
+	assert_non_null(tsync_instance_tracefs(a));
+	read_inst(tsync_instance_name(a), "tracing_on", val, sizeof(val));
+	assert_string_equal(val, "0");
+	snprintf(name, sizeof(name), "%s", tsync_instance_name(a));
+	assert_true(instance_exists(name));
+	assert_int_equal(tsync_instance_destroy(a), 0);
+	assert_false(instance_exists(name));
+	snprintf(name, sizeof(name), "%s", tsync_instance_name(b));
+	assert_int_equal(tsync_instance_destroy(b), 0);
+	assert_false(instance_exists(name));
+	assert_int_equal(tsync_instance_destroy(NULL), 0);
+
+	assert_int_equal(tsync_instance_create("nope", &a), -EINVAL);
+	assert_int_equal(tsync_instance_create("tsync-a/b", &a), -EINVAL);
+	assert_int_equal(tsync_instance_create("tsync-../x", &a), -EINVAL);
+	assert_int_equal(tsync_instance_create(NULL, &a), -EINVAL);
+	assert_int_equal(tsync_instance_create(
+		"tsync-this-prefix-is-longer-than-forty-characters", &a), -EINVAL);
+}
+
+/* Clock, buffer size, buffer_percent, events, start/stop and the marker
+ * reach tracefs; bad values are refused. */
+static void test_configure(void **state)
+{
+	struct tracemeta_event_spec spec = { "sched:sched_switch", NULL };
+	struct tracemeta_events *ev = NULL;
+	struct tsync_instance *ti;
+	char prefix[64], name[128], val[512], err[256];
+	int fd;
+
+	(void)state;
+	prefix_of(prefix, sizeof(prefix), "cfg");
+	assert_int_equal(tsync_instance_create(prefix, &ti), 0);
+	snprintf(name, sizeof(name), "%s", tsync_instance_name(ti));
+
+	assert_int_equal(tsync_instance_set_clock(ti, "mono"), 0);
+	read_inst(name, "trace_clock", val, sizeof(val));
+	assert_non_null(strstr(val, "[mono]"));
+	assert_int_equal(tsync_instance_set_clock(ti, "mono"), 0);	/* already */
+	assert_int_equal(tsync_instance_set_clock(ti, "no_such_clock"), -EINVAL);
+	assert_int_equal(tsync_instance_set_clock(ti, ""), -EINVAL);
+	read_inst(name, "trace_clock", val, sizeof(val));
+	assert_non_null(strstr(val, "[mono]"));
+
+	assert_int_equal(tsync_instance_set_buffer_kb(ti, 256), 0);
+	read_inst(name, "buffer_size_kb", val, sizeof(val));
+	/* the kernel rounds up to whole sub-buffers */
+	assert_in_range(atoi(val), 256, 256 + 64);
+	assert_int_equal(tsync_instance_set_buffer_percent(ti, 10), 0);
+	read_inst(name, "buffer_percent", val, sizeof(val));
+	assert_string_equal(val, "10");
+	assert_int_equal(tsync_instance_set_buffer_percent(ti, 101), -EINVAL);
+	assert_int_equal(tsync_instance_set_buffer_percent(ti, -1), -EINVAL);
+
+	assert_int_equal(tracemeta_resolve_events(&spec, 1, &ev, err, sizeof(err)), 0);
+	assert_int_equal(tsync_instance_enable_events(ti, ev, err, sizeof(err)), 0);
+	tracemeta_events_free(ev);
+	read_inst(name, "events/sched/sched_switch/enable", val, sizeof(val));
+	assert_string_equal(val, "1");
+
+	fd = tsync_instance_marker_fd(ti);
+	assert_true(fd >= 0);
+	assert_int_equal(tsync_instance_marker_fd(ti), fd);	/* one fd, kept */
+	assert_int_equal(tsync_instance_start(ti), 0);
+	read_inst(name, "tracing_on", val, sizeof(val));
+	assert_string_equal(val, "1");
+	assert_int_equal(write(fd, "abcdefgh", 8), 8);
+	assert_int_equal(tsync_instance_stop(ti), 0);
+	read_inst(name, "tracing_on", val, sizeof(val));
+	assert_string_equal(val, "0");
+	assert_int_equal(tsync_instance_destroy(ti), 0);	/* marker closed */
+	assert_false(instance_exists(name));
+}
+
+/* The clock list is the kernel's, with the selected one marked. */
+static void test_clocks(void **state)
+{
+	char names[32][TSYNC_TRACE_CLOCK_NAME_MAX];
+	bool local = false, mono = false;
+	int n, sel = -2;
+
+	(void)state;
+	n = tsync_instance_clocks(names, 32, &sel);
+	assert_true(n > 2);
+	assert_true(sel >= 0 && sel < n);
+	for (int i = 0; i < n; i++) {
+		local |= !strcmp(names[i], "local");
+		mono |= !strcmp(names[i], "mono");
+	}
+	assert_true(local && mono);
+}
+
+/* Instances of dead processes are removed; live ones stay. */
+static void test_cleanup_stale(void **state)
+{
+	char name[256] = "", live[256], fake[512], prefix[64];
+	struct tsync_instance *mine;
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	/* a prefix of our own, so concurrent runs of this test never meet */
+	prefix_of(prefix, sizeof(prefix), "stale");
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct tsync_instance *ti;
+
+		close(fds[0]);
+		if (tsync_instance_create(prefix, &ti) || tsync_instance_start(ti))
+			_exit(1);
+		n = write(fds[1], tsync_instance_name(ti), strlen(tsync_instance_name(ti)));
+		_exit(n > 0 ? 0 : 1);	/* dies without destroying: a stale instance */
+	}
+	close(fds[1]);
+	n = read(fds[0], name, sizeof(name) - 1);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(n > 0);
+	name[n] = '\0';
+	assert_true(instance_exists(name));
+
+	/* a live owner: ourselves, and pid 1 */
+	assert_int_equal(tsync_instance_create(prefix, &mine), 0);
+	snprintf(live, sizeof(live), "%s", tsync_instance_name(mine));
+	snprintf(fake, sizeof(fake), INSTANCES "/%s-1-0", prefix);
+	assert_int_equal(mkdir(fake, 0750), 0);
+
+	assert_int_equal(tsync_instance_cleanup_stale("nope-"), -EINVAL);
+	assert_int_equal(tsync_instance_cleanup_stale(prefix), 1);
+	assert_false(instance_exists(name));
+	assert_true(instance_exists(live));
+	assert_true(instance_exists(strrchr(fake, '/') + 1));
+	assert_int_equal(tsync_instance_cleanup_stale(prefix), 0);
+
+	assert_int_equal(rmdir(fake), 0);
+	assert_int_equal(tsync_instance_destroy(mine), 0);
+	assert_false(instance_exists(live));
+}
+
+/* Group teardown: removes instances a failed test left (ours by pid). */
+static int remove_leftovers(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "for d in " INSTANCES "/tsync-ti%d*; do [ -d \"$d\" ] && "
+		 "echo 0 > \"$d/events/enable\" && rmdir \"$d\" && "
+		 "echo \"left behind: $d\"; done; true", (int)getpid());
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_destroy),
+		cmocka_unit_test(test_configure),
+		cmocka_unit_test(test_clocks),
+		cmocka_unit_test(test_cleanup_stale),
+	};
+	struct stat st;
+
+	if (stat(INSTANCES, &st) || access(INSTANCES, W_OK)) {
+		fprintf(stderr, "no writable tracefs instances at " INSTANCES "\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
+}
