@@ -368,66 +368,25 @@ int agent_trace_stop(struct agent_session *s)
 	return ret;
 }
 
-/* Sends one metadata part of @len bytes as META_CHUNKs of at most
- * TSYNC_META_CHUNK_MAX bytes. Empty parts are skipped. Returns 0/-errno. */
-static int send_part(struct agent_session *s, uint8_t kind, const char *system,
-		     const char *data, size_t len)
+/* Sends one metadata chunk as a META_CHUNK; tracemeta_foreach_part()
+ * callback with the session as @ctx. Part kinds are proto's META kinds. */
+static int send_chunk(void *ctx, unsigned int kind, const char *system,
+		      const void *data, size_t len, bool more)
 {
+	struct agent_session *s = ctx;
 	struct tsync_msg m;
-	size_t off = 0;
-	int ret;
 
-	while (off < len) {
-		size_t n = len - off;
-
-		if (n > TSYNC_META_CHUNK_MAX)
-			n = TSYNC_META_CHUNK_MAX;
-		tsync_msg_init(&m, TSYNC_MSG_META_CHUNK);
-		m.meta_chunk.kind = kind;
-		snprintf(m.meta_chunk.system, sizeof(m.meta_chunk.system), "%s",
-			 system ? system : "");
-		m.meta_chunk.more = off + n < len;
-		m.meta_chunk.len = (uint32_t)n;
-		m.meta_chunk.data = (uint8_t *)(data + off);
-		ret = agent_session_send(s, &m);
-		if (ret)
-			return ret;
-		off += n;
-	}
-	return 0;
-}
-
-/* Sends @md as META_CHUNKs in the order documented in record.h. */
-static int send_meta(struct agent_session *s, const struct tracedat_meta *md)
-{
-	int ret;
-
-#define PART(kind, sys, txt) do { \
-		ret = send_part(s, kind, sys, (txt).data, (txt).len); \
-		if (ret) \
-			return ret; \
-	} while (0)
-	PART(TSYNC_META_HEADER_PAGE, NULL, md->header_page);
-	PART(TSYNC_META_HEADER_EVENT, NULL, md->header_event);
-	for (int i = 0; i < md->nftrace; i++)
-		PART(TSYNC_META_FTRACE_FORMAT, NULL, md->ftrace_formats[i]);
-	for (int i = 0; i < md->nsystems; i++)
-		for (int j = 0; j < md->systems[i].nformats; j++)
-			PART(TSYNC_META_EVENT_FORMAT, md->systems[i].name,
-			     md->systems[i].formats[j]);
-	PART(TSYNC_META_KALLSYMS, NULL, md->kallsyms);
-	PART(TSYNC_META_PRINTK, NULL, md->printk_formats);
-	PART(TSYNC_META_CMDLINES, NULL, md->cmdlines);
-#undef PART
-	if (md->uname) {
-		ret = send_part(s, TSYNC_META_UNAME, NULL, md->uname, strlen(md->uname));
-		if (ret)
-			return ret;
-	}
-	if (md->trace_clock)
-		return send_part(s, TSYNC_META_TRACE_CLOCK, NULL, md->trace_clock,
-				 strlen(md->trace_clock));
-	return 0;
+	_Static_assert((int)TRACEMETA_HEADER_PAGE == (int)TSYNC_META_HEADER_PAGE &&
+		       (int)TRACEMETA_EVENT_FORMAT == (int)TSYNC_META_EVENT_FORMAT &&
+		       (int)TRACEMETA_TRACE_CLOCK == (int)TSYNC_META_TRACE_CLOCK,
+		       "tracemeta parts are the wire's META kinds");
+	tsync_msg_init(&m, TSYNC_MSG_META_CHUNK);
+	m.meta_chunk.kind = (uint8_t)kind;
+	snprintf(m.meta_chunk.system, sizeof(m.meta_chunk.system), "%s", system);
+	m.meta_chunk.more = more;
+	m.meta_chunk.len = (uint32_t)len;
+	m.meta_chunk.data = (uint8_t *)data;
+	return agent_session_send(s, &m);
 }
 
 /* Answers META_REQ; see record.h. */
@@ -456,7 +415,7 @@ int agent_trace_send_meta(struct agent_session *s)
 		return agent_session_error(s, TSYNC_ERR_INTERNAL,
 					   "cannot collect trace metadata: %s", strerror(-ret));
 	}
-	ret = send_meta(s, tracemeta_meta(tm));
+	ret = tracemeta_foreach_part(tm, TSYNC_META_CHUNK_MAX, send_chunk, s);
 	tracemeta_free(tm);
 	if (ret)
 		return ret;
