@@ -180,7 +180,7 @@ demo: deps-build
 	$(MAKE) all
 	B=$(B) scripts/demo
 
-check-vm: deps-vm all $(HELPERS)
+check-vm: deps-vm all $(HELPERS) static
 	B=$(B) tests/vm/run-vm-tests.sh
 
 install: all install-plugin
@@ -222,6 +222,21 @@ install-plugin: $(PLUGINS)
 	install -d $(DESTDIR)$(PLUGINDIR)/tsync-last
 	$(foreach p,$(PLUGINS),install -m 644 $(p) $(DESTDIR)$(PLUGINDIR)/ && \
 		ln -sf ../$(notdir $(p)) $(DESTDIR)$(PLUGINDIR)/tsync-last/$(notdir $(p));)
+
+# Self-contained programs for guests that have none of the libraries
+# (README "A static agent for guests without a compiler"): linked with -static against the .a files that
+# Debian's libtracefs-dev, libtraceevent-dev and libssl-dev ship. The
+# linker warns that getaddrinfo and dlopen in a static program need glibc's
+# own NSS modules at run time: numeric addresses need none, and neither
+# program loads plugins. `make static-agent` builds the agent;
+# $(B)/static/tsync-host is for the VM tests, whose guest has no libraries.
+STATIC_LIBS := $(shell pkg-config --static --libs libtracefs libtraceevent libcrypto 2>/dev/null)
+$(B)/static/tsync-%: $(B)/obj/%/main.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -static -o $@ $< $(ALL_LIBS) $(STATIC_LIBS) -pthread -lm
+static-agent: deps-build $(B)/static/tsync-agent
+static: static-agent $(B)/static/tsync-host
+.PHONY: static-agent static
 
 # Prints libtraceevent's system plugin directory (for tests and packaging).
 print-plugindir:

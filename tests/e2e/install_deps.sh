@@ -41,10 +41,11 @@ pass "test, vm and all sets"
 "$D" -n build >/dev/null || fail "$D -n build failed"
 
 # Each target asks for its own set (make -n prints the commands, runs none).
-for tv in "demo build" "check test" "check-vm vm" "deps build"; do
-	set -- $tv
-	got=$(make -n "$1" B="$B" 2>/dev/null | grep -o 'scripts/install-deps [a-z]*' | sort -u | tr '\n' ' ')
-	[ "$got" = "scripts/install-deps $2 " ] || fail "make $1 runs '$got', expected install-deps $2"
+for tv in "demo:build" "check:test" "check-vm:build vm" "deps:build"; do
+	target=${tv%%:*} want=${tv#*:}
+	got=$(make -n "$target" B="$B" 2>/dev/null | grep -o 'scripts/install-deps [a-z]*' |
+		sed 's/.* //' | sort -u | tr '\n' ' ')
+	[ "$got" = "$want " ] || fail "make $target installs the sets '$got', expected '$want'"
 done
 grep -q '^scripts/install-deps all$' .ci/run || fail ".ci/run does not install every set"
 pass "make demo/check/check-vm install the build/test/vm sets"

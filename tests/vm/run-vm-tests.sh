@@ -21,7 +21,9 @@ if [ -n "$missing" ]; then
 fi
 
 # The guest's programs: the static helpers (tests/vm/*.c), and tsync's programs once
-# they are built (tests that need them skip otherwise).
+# they are built (tests that need them skip otherwise): the static builds
+# (`make static`, which check-vm runs) when present, so the guest holds no
+# shared library at all, as a guest the agent is copied onto would not.
 mkdir -p "$B/vm"
 progs=()
 for h in vsock_probe pingpong_net; do
@@ -29,10 +31,27 @@ for h in vsock_probe pingpong_net; do
 		-std=gnu11 -D_GNU_SOURCE -o "$B/vm/$h" "$here/$h.c" || exit 1
 	progs+=("$B/vm/$h")
 done
-for p in "$B/tsync-agent" "$B/tsync-host" ${VM_EXTRA_PROGS:-}; do
+files=()
+nstatic=0
+for n in tsync-agent tsync-host; do
+	if [ -x "$B/static/$n" ]; then
+		progs+=("$B/static/$n")
+		nstatic=$((nstatic + 1))
+	elif [ -x "$B/$n" ]; then
+		progs+=("$B/$n")
+	fi
+done
+# tells the guest's smoke test to check that it holds no shared library
+static=no
+if [ $nstatic = 2 ] && [ -z "${VM_EXTRA_PROGS:-}" ]; then
+	static=yes
+	files+=(-f "$here/guest-lib.sh:/etc/tsync-static")
+fi
+echo "run-vm-tests: static tsync programs only, no shared library in the guest: $static"
+
+for p in ${VM_EXTRA_PROGS:-}; do
 	[ -x "$p" ] && progs+=("$p")
 done
-files=()
 for f in "$here"/guest/*.sh; do
 	files+=(-f "$f:/tests/$(basename "$f")")
 done

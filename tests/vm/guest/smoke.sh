@@ -38,9 +38,24 @@ t_forward() {
 	[ $rc = 0 ] && [ "$line" = "forward ok" ]
 }
 
+# The static agent runs in a guest with no shared library and no loader
+# (when run-vm-tests.sh put the static build in: /etc/tsync-static).
+t_static() {
+	[ -e /etc/tsync-static ] || { echo "dynamic build: not checked"; return 0; }
+	[ -x /bin/tsync-agent ] || { echo "no /bin/tsync-agent"; return 1; }
+	libs=$(find / -xdev \( -name '*.so' -o -name '*.so.*' \) 2>/dev/null)
+	if [ -n "$libs" ]; then
+		echo "shared libraries in the guest: $libs"
+		return 1
+	fi
+	/bin/tsync-agent --help >/tmp/help 2>&1 || { cat /tmp/help; return 1; }
+	grep -q -- --listen /tmp/help || { cat /tmp/help; return 1; }
+}
+
 echo "guest: $(uname -r), $(nproc) CPUs, monotonic at $(cut -d' ' -f1 /proc/uptime) s"
 fail=0
 vm_result tracefs t_tracefs || fail=1
 vm_result vsock t_vsock || fail=1
 vm_result forward t_forward || fail=1
+vm_result static-agent t_static || fail=1
 exit $fail
