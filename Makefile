@@ -238,6 +238,23 @@ static-agent: deps-build $(B)/static/tsync-agent
 static: static-agent $(B)/static/tsync-host
 .PHONY: static-agent static
 
+# Debian packages (debian/, built with dpkg-buildpackage): $(B)/deb/*.deb.
+deb: deps-deb
+	B=$(B) scripts/build-deb
+.PHONY: deb
+
+# Removes what `make install` installed; give it the same PREFIX, DESTDIR
+# and directories. (A unit enabled with systemctl: disable it first.)
+MAN_PAGES = $(patsubst Documentation/%.txt,%,$(wildcard Documentation/*.[1-8].txt))
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tsync-host $(DESTDIR)$(SBINDIR)/tsync-agent
+	rm -f $(foreach p,$(notdir $(PLUGINS)),$(DESTDIR)$(PLUGINDIR)/$(p) \
+		$(DESTDIR)$(PLUGINDIR)/tsync-last/$(p))
+	rmdir $(DESTDIR)$(PLUGINDIR)/tsync-last 2>/dev/null || true
+	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(wildcard contrib/*.service)))
+.PHONY: uninstall
+
 # Prints libtraceevent's system plugin directory (for tests and packaging).
 print-plugindir:
 	@echo $(PLUGINDIR)
