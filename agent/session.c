@@ -11,13 +11,12 @@
  *
  *   state      request        answer                          next state
  *   NEW        SESSION_REQ    SESSION_REPLY (ids, secret)     SET_UP
+ *   NEW        a request      ERROR UNEXPECTED (goes on)      NEW
  *   SET_UP     SESSION_REQ    ERROR UNEXPECTED (goes on)      SET_UP
- *   any        SYNC_START     a round (round.c)               same
- *   any        SYNC_RESULT    (no answer) round record        same
- *   any        TRACE_START / TRACE_STOP / META_REQ            same
- *                             record.c (its own states; in NEW
- *                             each is refused with ERROR
- *                             UNEXPECTED and the session goes on)
+ *   SET_UP     SYNC_START     a round (round.c)               SET_UP
+ *   SET_UP     SYNC_RESULT    (no answer) round record        SET_UP
+ *   SET_UP     TRACE_START / TRACE_STOP / META_REQ            SET_UP
+ *                             record.c (its own states)
  *   any        BYE            (none)                          end
  *   any        ERROR          (none, logged)                  end
  *   any        other type     ERROR UNEXPECTED                end
@@ -116,6 +115,14 @@ static int on_session_req(struct agent_session *s, const struct tsync_msg *m)
 	return ret;
 }
 
+/* Returns true for the requests that need a set-up session. */
+static bool needs_setup(uint8_t type)
+{
+	return type == TSYNC_MSG_SYNC_START || type == TSYNC_MSG_SYNC_RESULT ||
+	       type == TSYNC_MSG_TRACE_START || type == TSYNC_MSG_TRACE_STOP ||
+	       type == TSYNC_MSG_META_REQ;
+}
+
 /*
  * Serves one request @m. Returns NEXT_GO_ON or NEXT_END with @o->why set;
  * a failed answer (-errno in @ret) ends the session too.
@@ -125,6 +132,15 @@ static enum next dispatch(struct agent_session *s, const struct tsync_msg *m,
 {
 	int ret;
 
+	if (!s->set_up && needs_setup(m->type)) {
+		log_warn("%s: %s before SESSION_REQ refused", s->peer->name,
+			 tsync_msg_name(m->type));
+		ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED, "%s before SESSION_REQ",
+					  tsync_msg_name(m->type));
+		if (ret)
+			o->why = "error";
+		return ret ? NEXT_END : NEXT_GO_ON;
+	}
 	switch (m->type) {
 	case TSYNC_MSG_SESSION_REQ:
 		ret = on_session_req(s, m);

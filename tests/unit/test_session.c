@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of the agent's control session state machine (agent/session.c
+ * and the round and record steps it drives), against a scripted host over
+ * a socketpair: the session set-up, every request out of order, every
+ * error reply, every timeout (idle, in the middle of a message, in a
+ * round), and a full sync round and trace. Each test names the exchange it
+ * checks, so a failure shows which one broke.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "agent/context.h"
+#include "agent/registry.h"
+#include "agent/session.h"
+#include "common/cpu.h"
+#include "common/io.h"
+#include "common/log.h"
+#include "common/msgio.h"
+#include "common/probeio.h"
+#include "common/timeutil.h"
+#include "tests/unit/proto_samples.h"
+
+/* Generous bound for anything the agent must do promptly (a loaded
+ * machine, sanitizers, valgrind). */
+#define SLACK_MS 20000
+#define FIRST_ID 0x100000001ull
+
+/* The agent's session thread and the scripted host's end. */
+struct fx {
+	struct agent_cfg cfg;
+	struct agent_ctx ctx;
+	struct tsync_peer peer;
+	int afd, hfd;		/* agent's end, host's end */
+	pthread_t th;
+	bool running;
+	struct tsync_decode_ctx dctx;
+};
+
+/* The session thread; closes the agent's end afterwards, as the
+ * server's connection thread does. */
+static void *serve(void *arg)
+{
+	struct fx *f = arg;
+
+	agent_serve_control(&f->ctx, f->afd, &f->peer);
+	close(f->afd);
+	f->afd = -1;
+	return NULL;
+}
+
+/* A fresh connection for the next session of a test. */
+static void reconnect(struct fx *f)
+{
+	int sv[2];
+
+	assert_false(f->running);
+	close(f->hfd);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->afd = sv[0];
+	f->hfd = sv[1];
+}
+
+/* Sets up the configuration and registry (before start()). */
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	int sv[2];
+
+	if (!f || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	f->afd = sv[0];
+	f->hfd = sv[1];
+	f->cfg = (struct agent_cfg){
+		.max_sessions = 4,
+		.max_conns = 16,
+		.idle_timeout_ms = 1500,
+		.io_timeout_ms = 1000,
+		.max_probes = 64,
+		.max_buffer_kb = 8192,
+		.max_msg_kb = 64,
+	};
+	f->ctx.cfg = &f->cfg;
+	f->ctx.ncpus = tsync_cpu_count();
+	f->ctx.reg = agent_registry_new(f->cfg.max_sessions, FIRST_ID);
+	snprintf(f->peer.name, sizeof(f->peer.name), "scripted-host");
+	f->dctx.max_payload = TSYNC_MSG_MAX;
+	*state = f;
+	return f->ctx.reg ? 0 : -1;
+}
+
+/* Starts the session thread. */
+static void start(struct fx *f)
+{
+	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
+	f->running = true;
+}
+
+/* Waits (bounded) for the session thread to return. */
+static void join(struct fx *f)
+{
+	struct timespec ts;
+
+	if (!f->running)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += SLACK_MS / 1000;
+	assert_int_equal(pthread_timedjoin_np(f->th, NULL, &ts), 0);
+	f->running = false;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	if (f->running) {
+		shutdown(f->hfd, SHUT_RDWR);
+		join(f);
+	}
+	if (f->afd >= 0)
+		close(f->afd);
+	close(f->hfd);
+	agent_registry_free(f->ctx.reg);
+	free(f);
+	return 0;
+}
+
+/* The host sends @m. */
+static void host_send(struct fx *f, const struct tsync_msg *m)
+{
+	assert_int_equal(tsync_msg_send(f->hfd, m, tsync_deadline_ms(SLACK_MS)), 0);
+}
+
+/* The host sends an empty message of @type. */
+static void host_send_type(struct fx *f, uint8_t type)
+{
+	struct tsync_msg m;
+
+	tsync_msg_init(&m, type);
+	host_send(f, &m);
+}
+
+/* The host expects a message of @type from the agent; the caller frees
+ * @m. */
+static void expect(struct fx *f, uint8_t type, struct tsync_msg *m)
+{
+	char err[256] = "";
+	int ret = tsync_msg_recv(f->hfd, m, &f->dctx, tsync_deadline_ms(SLACK_MS),
+				 err, sizeof(err));
+
+	if (ret)
+		fail_msg("expected %s, got: %s", tsync_msg_name(type), err);
+	if (m->type != type)
+		fail_msg("expected %s, got %s%s%s", tsync_msg_name(type),
+			 tsync_msg_name(m->type), m->type == TSYNC_MSG_ERROR ? ": " : "",
+			 m->type == TSYNC_MSG_ERROR ? m->error.reason : "");
+}
+
+/* The host expects ERROR @code with a reason (containing @what if not
+ * NULL). */
+static void expect_error(struct fx *f, uint32_t code, const char *what)
+{
+	struct tsync_msg m;
+
+	expect(f, TSYNC_MSG_ERROR, &m);
+	if (m.error.code != code)
+		fail_msg("ERROR %s (%s), expected %s", tsync_err_name(m.error.code),
+			 m.error.reason, tsync_err_name(code));
+	assert_true(m.error.reason[0] != '\0');
+	if (what && !strstr(m.error.reason, what))
+		fail_msg("ERROR reason '%s' does not mention '%s'", m.error.reason, what);
+	tsync_msg_free(&m);
+}
+
+/* The host expects the agent to end the session: EOF (nothing more on the
+ * socket) within @ms, and its thread to return. Returns the ms it took. */
+static int expect_end(struct fx *f, int ms)
+{
+	int64_t start = tsync_now_ns(), deadline = tsync_deadline_ms(ms);
+	char b[256];
+
+	for (;;) {
+		struct pollfd p = { .fd = f->hfd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, tsync_remaining_ms(deadline)) <= 0)
+			fail_msg("session still open after %d ms", ms);
+		n = recv(f->hfd, b, sizeof(b), MSG_DONTWAIT);
+		if (n == 0)
+			break;
+		if (n > 0)
+			fail_msg("%zd unexpected bytes (type %u) before the end", n,
+				 n > 5 ? b[5] : 0);
+	}
+	join(f);
+	return (int)((tsync_now_ns() - start) / NSEC_PER_MSEC);
+}
+
+/* SESSION_REQ -> SESSION_REPLY; the reply in @r. */
+static void session_req(struct fx *f, struct tsync_session_reply *r)
+{
+	struct tsync_msg m;
+
+	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
+	m.session_req.trace_id = 0x1234;
+	snprintf(m.session_req.name, sizeof(m.session_req.name), "unit-host");
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SESSION_REPLY, &m);
+	*r = m.session_reply;
+	tsync_msg_free(&m);
+}
+
+/* BYE ends the session without an answer. */
+static void bye(struct fx *f)
+{
+	host_send_type(f, TSYNC_MSG_BYE);
+	expect_end(f, SLACK_MS);
+}
+
+/* SESSION_REQ is answered with the guest's CPUs, ids and a secret; BYE
+ * ends the session. */
+static void test_setup_bye(void **state)
+{
+	static const uint8_t zero[TSYNC_SECRET_LEN];
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+
+	start(f);
+	session_req(f, &r);
+	assert_int_equal(r.ncpus, (uint32_t)f->ctx.ncpus);
+	assert_int_equal(r.page_size, (uint32_t)getpagesize());
+	assert_true(r.session_id == FIRST_ID);
+	assert_true(memcmp(r.secret, zero, sizeof(zero)) != 0);
+	assert_true(r.caps & TSYNC_CAP_TRACE);
+	bye(f);
+}
+
+/* A second SESSION_REQ is refused (UNEXPECTED) and the session goes on. */
+static void test_second_session_req(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
+	snprintf(m.session_req.name, sizeof(m.session_req.name), "again");
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, "already set up");
+	bye(f);
+}
+
+/* Builds a SYNC_START for CPU 0 with @nprobes probes. */
+static void mk_sync_start(struct tsync_msg *m, uint32_t round, uint32_t nprobes,
+			  const char *clock, bool busy)
+{
+	tsync_msg_init(m, TSYNC_MSG_SYNC_START);
+	m->flags = busy ? TSYNC_SYNC_F_BUSY : 0;
+	m->sync_start.round_id = round;
+	m->sync_start.cpu = 0;
+	m->sync_start.nprobes = nprobes;
+	m->sync_start.source = TSYNC_STAMP_CLOCK;
+	snprintf(m->sync_start.clock, sizeof(m->sync_start.clock), "%s", clock);
+}
+
+/* Before SESSION_REQ, every request is refused (UNEXPECTED) and the
+ * session goes on to be set up. */
+static void test_before_session_req(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	mk_sync_start(&m, 1, 4, "mono", false);
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, "SESSION_REQ");
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, NULL);
+	host_send_type(f, TSYNC_MSG_TRACE_STOP);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, NULL);
+	host_send_type(f, TSYNC_MSG_META_REQ);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, NULL);
+	session_req(f, &r);
+	bye(f);
+}
+
+/* A message type that has no place in a control session is refused
+ * (UNEXPECTED) and ends the session; one fresh session per type. */
+static void test_unexpected_types(void **state)
+{
+	static const uint8_t types[] = {
+		TSYNC_MSG_HELLO, TSYNC_MSG_HELLO_REPLY, TSYNC_MSG_AUTH,
+		TSYNC_MSG_SESSION_REPLY, TSYNC_MSG_SYNC_READY, TSYNC_MSG_PROBE,
+		TSYNC_MSG_PROBE_REPLY, TSYNC_MSG_SYNC_END, TSYNC_MSG_SYNC_STAMPS,
+		TSYNC_MSG_TRACE_STARTED, TSYNC_MSG_TRACE_STOPPED, TSYNC_MSG_STREAM_END,
+		TSYNC_MSG_META_CHUNK, TSYNC_MSG_META_END,
+	};
+	struct fx *f = *state;
+
+	/* the samples' CPU fields go up to 3: within the guest's CPUs, the
+	 * decoder accepts them and the session judges the type */
+	f->ctx.ncpus = 8;
+	for (size_t i = 0; i < sizeof(types); i++) {
+		struct tsync_session_reply r;
+		struct tsync_msg m;
+
+		if (i)	/* a fresh connection for each */
+			reconnect(f);
+		start(f);
+		session_req(f, &r);
+		sample_msg(types[i], &m);
+		host_send(f, &m);
+		expect_error(f, TSYNC_ERR_UNEXPECTED, tsync_msg_name(types[i]));
+		expect_end(f, SLACK_MS);
+	}
+}
+
+/* An ERROR from the host ends the session without an answer. */
+static void test_host_error(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	tsync_msg_set_error(&m, TSYNC_ERR_INTERNAL, "host gives up");
+	host_send(f, &m);
+	expect_end(f, SLACK_MS);
+}
+
+/* Bytes that are not a message: ERROR PROTOCOL, then the end. */
+static void test_malformed(void **state)
+{
+	struct fx *f = *state;
+	uint8_t junk[TSYNC_HDR_LEN] = "NOPE-not-a-";
+
+	start(f);
+	assert_int_equal(tsync_write_full(f->hfd, junk, sizeof(junk),
+					  tsync_deadline_ms(SLACK_MS)), 0);
+	expect_error(f, TSYNC_ERR_PROTOCOL, "magic");
+	expect_end(f, SLACK_MS);
+}
+
+/* A message over --max-message-kb: ERROR PROTOCOL before its payload is
+ * read, then the end. */
+static void test_too_long(void **state)
+{
+	struct fx *f = *state;
+	uint8_t hdr[TSYNC_HDR_LEN] = { 'T', 'S', 'Y', 'P', TSYNC_PROTO_VERSION_MIN,
+				       TSYNC_MSG_TRACE_START, 0, 0, 0, 0x10, 0, 0 };
+
+	start(f);
+	assert_int_equal(tsync_write_full(f->hfd, hdr, sizeof(hdr),
+					  tsync_deadline_ms(SLACK_MS)), 0);
+	expect_error(f, TSYNC_ERR_PROTOCOL, "limit");
+	expect_end(f, SLACK_MS);
+}
+
+/* A host that says nothing is cut off by the idle timeout. */
+static void test_idle_timeout(void **state)
+{
+	struct fx *f = *state;
+	int ms;
+
+	start(f);
+	ms = expect_end(f, f->cfg.idle_timeout_ms + SLACK_MS);
+	assert_true(ms >= f->cfg.idle_timeout_ms / 2);
+}
+
+/* A host that stops in the middle of a message is cut off by the I/O
+ * timeout, not the (longer) idle timeout. */
+static void test_stall_mid_message(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	uint8_t half[TSYNC_HDR_LEN / 2] = { 'T', 'S', 'Y', 'P' };
+
+	f->cfg.idle_timeout_ms = 60000;
+	start(f);
+	session_req(f, &r);
+	assert_int_equal(tsync_write_full(f->hfd, half, sizeof(half),
+					  tsync_deadline_ms(SLACK_MS)), 0);
+	expect_end(f, f->cfg.io_timeout_ms + SLACK_MS);
+}
+
+/* Over --max-sessions: ERROR BUSY, and the session never starts. */
+static void test_max_sessions(void **state)
+{
+	struct fx *f = *state;
+	struct agent_session *dummy[4];
+	uint64_t id;
+
+	for (int i = 0; i < f->cfg.max_sessions; i++) {
+		dummy[i] = (struct agent_session *)&dummy[i];
+		assert_int_equal(agent_registry_add(f->ctx.reg, dummy[i], &id), 0);
+	}
+	start(f);
+	expect_error(f, TSYNC_ERR_BUSY, "too many sessions");
+	join(f);
+	for (int i = 0; i < f->cfg.max_sessions; i++)
+		agent_registry_remove(f->ctx.reg, dummy[i]);
+}
+
+/* Runs @n probes of round @round; returns how many were answered before
+ * the agent went quiet or closed. @gap_ms between probes. */
+static uint32_t run_probes(struct fx *f, uint32_t round, uint32_t n, int gap_ms)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct tsync_msg m;
+		char err[256];
+
+		if (gap_ms)
+			usleep((useconds_t)gap_ms * 1000);
+		if (tsync_probe_send(f->hfd, TSYNC_MSG_PROBE, round, i,
+				     tsync_deadline_ms(SLACK_MS)))
+			break;
+		if (tsync_msg_recv(f->hfd, &m, &f->dctx, tsync_deadline_ms(SLACK_MS),
+				   err, sizeof(err)))
+			break;
+		if (m.type != TSYNC_MSG_PROBE_REPLY) {
+			tsync_msg_free(&m);
+			break;
+		}
+		assert_int_equal(m.probe.round_id, round);
+		assert_int_equal(m.probe.seq, i);
+	}
+	return i;
+}
+
+/* A whole round: SYNC_READY, every probe answered in order, SYNC_STAMPS
+ * with a (t2 <= t3) pair per probe; SYNC_RESULT needs no answer. */
+static void test_round(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 7, 5, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(m.sync_ready.round_id, 7);
+	assert_int_equal(m.sync_ready.status, 0);
+	assert_int_equal(run_probes(f, 7, 5, 0), 5);
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_END);
+	m.sync_end.round_id = 7;
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_STAMPS, &m);
+	assert_int_equal(m.sync_stamps.round_id, 7);
+	assert_int_equal(m.sync_stamps.count, 5);
+	for (uint32_t i = 0; i < 5; i++) {
+		assert_int_equal(m.sync_stamps.stamps[i].seq, i);
+		assert_true(m.sync_stamps.stamps[i].t2 <= m.sync_stamps.stamps[i].t3);
+	}
+	tsync_msg_free(&m);
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_RESULT);
+	m.sync_result.round_id = 7;
+	m.sync_result.used = m.sync_result.sent = 5;
+	host_send(f, &m);
+	bye(f);
+}
+
+/* A round on an unknown clock: SYNC_READY with status BAD_REQUEST, and
+ * the session goes on. */
+static void test_round_bad_clock(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 1, 4, "nosuchclock", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(m.sync_ready.status, TSYNC_ERR_BAD_REQUEST);
+	bye(f);
+}
+
+/* SYNC_START for a CPU the guest lacks, or more probes than
+ * --max-probes: ERROR PROTOCOL (the decoder's limits), then the end. */
+static void test_round_limits(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 1, 4, "mono", false);
+	m.sync_start.cpu = (uint32_t)f->ctx.ncpus;
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_PROTOCOL, "out of range");
+	expect_end(f, SLACK_MS);
+
+	reconnect(f);
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 1, f->cfg.max_probes + 1, "mono", false);
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_PROTOCOL, NULL);
+	expect_end(f, SLACK_MS);
+}
+
+/* A probe of another round, and a probe beyond nprobes: ERROR PROTOCOL,
+ * then the end. */
+static void test_round_bad_probe(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 3, 2, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(run_probes(f, 3, 2, 0), 2);
+	/* a third probe of a 2-probe round */
+	assert_int_equal(tsync_probe_send(f->hfd, TSYNC_MSG_PROBE, 3, 2,
+					  tsync_deadline_ms(SLACK_MS)), 0);
+	expect_error(f, TSYNC_ERR_PROTOCOL, "unexpected probe");
+	expect_end(f, SLACK_MS);
+}
+
+/* Something else than a probe or SYNC_END inside a round ends the
+ * session. */
+static void test_round_unexpected(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 4, 8, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	host_send_type(f, TSYNC_MSG_META_REQ);
+	expect_end(f, SLACK_MS);
+}
+
+/* A host that goes quiet inside a round is cut off by the I/O timeout. */
+static void test_round_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	f->cfg.idle_timeout_ms = 60000;
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 5, 8, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(run_probes(f, 5, 2, 0), 2);
+	expect_end(f, f->cfg.io_timeout_ms + SLACK_MS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_setup_bye),
+		T(test_second_session_req),
+		T(test_before_session_req),
+		T(test_unexpected_types),
+		T(test_host_error),
+		T(test_malformed),
+		T(test_too_long),
+		T(test_idle_timeout),
+		T(test_stall_mid_message),
+		T(test_max_sessions),
+		T(test_round),
+		T(test_round_bad_clock),
+		T(test_round_limits),
+		T(test_round_bad_probe),
+		T(test_round_unexpected),
+		T(test_round_timeout),
+#undef T
+	};
+
+	tsync_log_init("test_session", TSYNC_LOG_WARN, false);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
