@@ -73,8 +73,16 @@ fail:
 /* Streams a claimed CPU, then lets go of the session; see data.h. */
 void agent_data_serve(const struct agent_ctx *ctx, int fd,
 		      const struct tsync_peer *peer, struct agent_session *s,
-		      uint32_t cpu, bool replied)
+		      uint32_t cpu)
 {
-	agent_trace_stream(s, fd, peer, cpu, replied);
+	agent_trace_stream(s, fd, peer, cpu);
+	agent_registry_put(ctx->reg, s);
+}
+
+/* Lets go of a claim that never streamed; see data.h. */
+void agent_data_release(const struct agent_ctx *ctx, struct agent_session *s,
+			uint32_t cpu)
+{
+	agent_trace_unclaim(s, cpu);
 	agent_registry_put(ctx->reg, s);
 }

@@ -7,8 +7,6 @@
 #ifndef TSYNC_AGENT_DATA_H
 #define TSYNC_AGENT_DATA_H
 
-#include <stdbool.h>
-
 #include "agent/context.h"
 #include "common/transport.h"
 #include "proto/proto.h"
@@ -24,13 +22,14 @@ struct agent_session;
 struct agent_session *agent_data_claim(const struct agent_ctx *ctx, int fd,
 				       const struct tsync_peer *peer,
 				       const struct tsync_hello *h);
-/*
- * Streams the claimed CPU @cpu of @s into @fd until the session stops the
- * trace, releases the claim and the reference. @replied false (the
- * HELLO_REPLY could not be sent): only releases.
- */
+/* Streams the claimed CPU @cpu of @s into @fd until the session stops
+ * the trace, then releases the claim and the reference. */
 void agent_data_serve(const struct agent_ctx *ctx, int fd,
 		      const struct tsync_peer *peer, struct agent_session *s,
-		      uint32_t cpu, bool replied);
+		      uint32_t cpu);
+/* Releases the claim on @cpu of @s and the reference without streaming
+ * (the hello did not complete). */
+void agent_data_release(const struct agent_ctx *ctx, struct agent_session *s,
+			uint32_t cpu);
 
 #endif

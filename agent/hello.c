@@ -186,18 +186,20 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 			return;
 	}
 	ret = tsync_msg_send(hs.fd, &reply, tsync_deadline_ms(ctx->cfg->io_timeout_ms));
-	if (ret) {
+	if (ret)
 		log_info("%s: hello reply: %s", hs.peer->name, strerror(-ret));
+	else if (hs.auth)
+		ret = check_auth(&hs);
+	if (ret) {
+		/* whatever was claimed for the connection goes back */
 		if (ds)
-			agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu, false);
+			agent_data_release(ctx, ds, hs.h.cpu);
 		return;
 	}
-	if (hs.auth && check_auth(&hs))
-		return;
 	if (hs.h.kind == TSYNC_CONN_CONTROL)
 		agent_serve_control(ctx, hs.fd, hs.peer);
 	else if (ds)
-		agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu, true);
+		agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu);
 	else
 		log_warn("%s: refused: unknown connection kind %u", hs.peer->name, hs.h.kind);
 }

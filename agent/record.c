@@ -532,6 +532,20 @@ int agent_trace_claim(struct agent_session *s, uint32_t cpu, char *why, size_t w
 	return code;
 }
 
+/* Gives up the claim on @cpu before its stream started; see record.h. */
+void agent_trace_unclaim(struct agent_session *s, uint32_t cpu)
+{
+	struct agent_trace *t = trace_of(s);
+
+	pthread_mutex_lock(&t->lock);
+	if (cpu < t->ncpus && t->cpus[cpu].claimed && !t->cpus[cpu].done) {
+		t->cpus[cpu].claimed = false;
+		t->nclaimed--;
+		pthread_cond_broadcast(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* Marks claimed @cpu of @t done after @bytes with @result; wakes the
  * control side. */
 static void release_cpu(struct agent_trace *t, uint32_t cpu, uint64_t bytes,
@@ -548,7 +562,7 @@ static void release_cpu(struct agent_trace *t, uint32_t cpu, uint64_t bytes,
 
 /* Streams a claimed CPU; see record.h and the top of this file. */
 void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer *peer,
-			uint32_t cpu, bool replied)
+			uint32_t cpu)
 {
 	struct tsync_streamer_opts opts = {
 		.stop_timeout_ms = agent_session_cfg(s)->io_timeout_ms,
@@ -558,10 +572,6 @@ void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer
 	uint64_t bytes;
 	int ret = -EPIPE;
 
-	if (!replied) {
-		release_cpu(t, cpu, 0, ret);
-		return;
-	}
 	/* the instance stays until every claimed CPU is released */
 	pthread_mutex_lock(&t->lock);
 	ret = tsync_streamer_start(tsync_instance_tracefs(t->ti), (int)cpu, fd,

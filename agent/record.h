@@ -69,12 +69,17 @@ void agent_trace_free(struct agent_session *s);
  */
 int agent_trace_claim(struct agent_session *s, uint32_t cpu, char *why, size_t whylen);
 /*
+ * Gives up the claim on @cpu before its stream started (the HELLO_REPLY
+ * could not be sent, or the data connection failed AUTH): the CPU can be
+ * claimed again, and the control side no longer waits for it.
+ */
+void agent_trace_unclaim(struct agent_session *s, uint32_t cpu);
+/*
  * Streams claimed @cpu of @s into @fd until the session stops the trace
- * (then EOF), and releases the claim. @replied false (the HELLO_REPLY
- * could not be sent): only releases.
+ * (then EOF), and releases the claim.
  */
 void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer *peer,
-			uint32_t cpu, bool replied);
+			uint32_t cpu);
 
 /*
  * Removes recording instances (AGENT_RECORD_INST_PREFIX) left by agents

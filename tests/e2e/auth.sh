@@ -59,3 +59,19 @@ start_agent open
 out=$(sync1 --key-file "$K1" "$AGENT_EP") && fail "host accepted an agent without a key"
 echo "$out" | grep -q "does not authenticate itself" || fail "keyless agent: $out"
 pass "keyless agent refused by a keyed host: $out"
+
+# 7. data connections that fail AUTH (the secret travels in clear, so
+#    anyone on the path can try): each must let go of its session and its
+#    CPU. More of them than --max-sessions, then a session still opens,
+#    CPU 0 still streams, and the agent still exits promptly on SIGTERM.
+start_agent leak -- --key-file "$K1" --max-sessions 4
+timeout 120 "$B/helpers/hostile_client" --key-file "$K1" "$AGENT_EP" data-auth-fail 6 ||
+	fail "failed data AUTHs locked the agent out: $(tail -3 "$E2E_TMP/leak.log")"
+out=$(sync1 --key-file "$K1" "$AGENT_EP") || fail "sync after failed data AUTHs: $out"
+t0=$(date +%s%N)
+kill -TERM "$AGENT_PID"
+timeout 30 tail --pid="$AGENT_PID" -f /dev/null
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -lt 5000 ] || fail "agent took $ms ms to exit on SIGTERM (a session still held?)"
+! grep -q "did not finish in time" "$E2E_TMP/leak.log" || fail "agent: $(grep 'did not finish' "$E2E_TMP/leak.log")"
+pass "6 failed data AUTHs (--max-sessions 4): no session leaked, SIGTERM exit in $ms ms"

@@ -25,6 +25,20 @@
  *   big-buffer KB        session, then TRACE_START asking KB KiB per CPU
  *   auth-wrong           to an agent with --key-file: a HELLO offering
  *                        authentication, then an AUTH with a wrong MAC
+ *   data-auth-fail N     N times: a session with an active trace, a data
+ *                        hello for CPU 0 with the right secret offering
+ *                        authentication, a wrong AUTH, BYE; then a session
+ *                        must still open and CPU 0 still take a stream
+ *                        (needs --key-file)
+ *   hello-silence N MS   holds N connections that sent HELLO (offering
+ *                        authentication) and then say nothing, for MS ms,
+ *                        reopening those the agent closes; prints "holding"
+ *                        once all N are open
+ *   auth-deadline MAX    one HELLO-then-silence connection must be closed
+ *                        within MAX ms (the agent's --auth-timeout)
+ *
+ * With --key-file FILE before ENDPOINT, control sessions the cases open
+ * authenticate with that key.
  *
  * Prints what happened on stdout. Exit: 0 the agent behaved, 1 it did not,
  * 2 usage or local error, 3 the agent does not support the feature the
@@ -41,6 +55,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "common/auth.h"
 #include "common/endpoint.h"
 #include "common/io.h"
 #include "common/msgio.h"
@@ -53,6 +68,7 @@
 
 struct ctx {
 	struct tsync_endpoint ep;
+	struct tsync_key *key;		/* --key-file, or NULL */
 };
 
 /* Prints a failure and returns 1. */
@@ -150,20 +166,60 @@ static void put(int fd, const void *buf, size_t len)
 	}
 }
 
+/* Sends a HELLO offering authentication (fresh nonce in @hnonce) on
+ * @fd and reads the HELLO_REPLY into @m. Returns 0, or -1 with @err. */
+static int hello_auth(int fd, struct tsync_msg *m, uint8_t kind, uint64_t sid,
+		      const uint8_t *secret, uint8_t *hnonce, char *err, size_t errlen)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	uint8_t buf[256];
+
+	mk_hello(m, kind, sid, secret);
+	m->hello.caps |= TSYNC_CAP_AUTH_HMAC;
+	if (getrandom(hnonce, TSYNC_NONCE_LEN, 0) != TSYNC_NONCE_LEN)
+		exit(2);
+	memcpy(m->hello.nonce, hnonce, TSYNC_NONCE_LEN);
+	put(fd, buf, encode(m, buf, sizeof(buf)));
+	return tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, m, &dctx,
+				     tsync_deadline_ms(5000), err, errlen) ? -1 : 0;
+}
+
+/* Sends the AUTH answering the agent's nonce in HELLO_REPLY @r, with
+ * @key (NULL: a random, wrong MAC). */
+static void send_auth(int fd, const struct tsync_key *key, const uint8_t *hnonce,
+		      const struct tsync_hello_reply *r)
+{
+	struct tsync_msg m;
+	uint8_t buf[256];
+
+	tsync_msg_init(&m, TSYNC_MSG_AUTH);
+	if (key ? tsync_auth_mac(key, TSYNC_AUTH_HOST, hnonce, r->nonce, m.auth.mac) :
+	    getrandom(m.auth.mac, sizeof(m.auth.mac), 0) != sizeof(m.auth.mac))
+		exit(2);
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+}
+
 /* Opens a control session; fills @reply. Exits 2 on failure. */
 static int open_session(const struct ctx *c, struct tsync_session_reply *reply)
 {
 	struct tsync_decode_ctx dctx = { 0 };
+	uint8_t hnonce[TSYNC_NONCE_LEN];
 	struct tsync_msg m;
 	uint8_t buf[256];
 	char err[256];
 	int fd = conn(c);
 
-	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
-	put(fd, buf, encode(&m, buf, sizeof(buf)));
-	if (tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, &m, &dctx,
-				  tsync_deadline_ms(5000), err, sizeof(err)))
-		goto fail;
+	if (c->key) {
+		if (hello_auth(fd, &m, TSYNC_CONN_CONTROL, 0, NULL, hnonce, err, sizeof(err)))
+			goto fail;
+		send_auth(fd, c->key, hnonce, &m.hello_reply);
+	} else {
+		mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+		put(fd, buf, encode(&m, buf, sizeof(buf)));
+		if (tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, &m, &dctx,
+					  tsync_deadline_ms(5000), err, sizeof(err)))
+			goto fail;
+	}
 	tsync_msg_init(&m, TSYNC_MSG_SESSION_REQ);
 	snprintf(m.session_req.name, sizeof(m.session_req.name), "hostile");
 	put(fd, buf, encode(&m, buf, sizeof(buf)));
@@ -532,6 +588,184 @@ static int case_auth_wrong(const struct ctx *c)
 	return 0;
 }
 
+/* Starts a trace (no events, clock local) in session @fd. Returns 0, 3
+ * when the agent cannot trace, or 1. */
+static int start_trace(int fd)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_msg m;
+	char err[256];
+	int ret;
+
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
+	if (tsync_msg_send(fd, &m, tsync_deadline_ms(5000)))
+		return bad("TRACE_START: send failed");
+	ret = tsync_msg_recv_expect(fd, TSYNC_MSG_TRACE_STARTED, &m, &dctx,
+				    tsync_deadline_ms(SLACK_MS), err, sizeof(err));
+	if (ret) {
+		if (strstr(err, "UNSUPPORTED"))
+			return 3;
+		return bad("TRACE_START: %s", err);
+	}
+	tsync_msg_free(&m);
+	return 0;
+}
+
+/* A data hello for CPU 0 of session @r offering authentication, then an
+ * AUTH with a wrong MAC: the agent must answer ERROR AUTH and close. */
+static int data_auth_wrong(const struct ctx *c, const struct tsync_session_reply *r)
+{
+	uint8_t hnonce[TSYNC_NONCE_LEN];
+	struct tsync_msg m;
+	uint32_t code = 0;
+	char err[256];
+	int fd = conn(c), t;
+
+	if (hello_auth(fd, &m, TSYNC_CONN_DATA, r->session_id, r->secret, hnonce,
+		       err, sizeof(err))) {
+		close(fd);
+		return bad("data hello: %s", err);
+	}
+	send_auth(fd, NULL, hnonce, &m.hello_reply);
+	t = wait_closed(fd, SLACK_MS, &code);
+	close(fd);
+	if (t < 0 || code != TSYNC_ERR_AUTH)
+		return bad("data AUTH with a wrong MAC: %s (ERROR %s)",
+			   t < 0 ? "still open" : "closed", tsync_err_name(code));
+	return 0;
+}
+
+static int case_data_auth_fail(const struct ctx *c, int n)
+{
+	uint8_t hnonce[TSYNC_NONCE_LEN];
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+	char err[256];
+	int cfd, fd, ret;
+
+	if (!c->key)
+		return bad("data-auth-fail needs --key-file");
+	for (int i = 0; i < n; i++) {
+		cfd = open_session(c, &r);
+		ret = start_trace(cfd);
+		if (!ret)
+			ret = data_auth_wrong(c, &r);
+		bye(cfd);
+		if (ret)
+			return ret;
+	}
+	printf("%d data connections failed AUTH\n", n);
+	/* the agent is not locked out, and a failed AUTH left CPU 0 free */
+	cfd = open_session(c, &r);
+	ret = start_trace(cfd);
+	if (!ret)
+		ret = data_auth_wrong(c, &r);
+	if (ret) {
+		bye(cfd);
+		return ret;
+	}
+	fd = conn(c);
+	if (hello_auth(fd, &m, TSYNC_CONN_DATA, r.session_id, r.secret, hnonce,
+		       err, sizeof(err))) {
+		close(fd);
+		bye(cfd);
+		return bad("CPU 0 after a failed AUTH: %s", err);
+	}
+	send_auth(fd, c->key, hnonce, &m.hello_reply);
+	bye(cfd);
+	/* the session ends, so does its stream */
+	if (wait_closed(fd, SLACK_MS * 2, NULL) < 0) {
+		close(fd);
+		return bad("stream of CPU 0 still open after BYE");
+	}
+	close(fd);
+	printf("ok: %d data connections failed AUTH; a session still opens and CPU 0 "
+	       "still streams\n", n);
+	return 0;
+}
+
+/* Opens a connection that sends HELLO (offering authentication), reads
+ * the HELLO_REPLY and then says nothing. Returns its fd or -1. */
+static int silent_open(const struct ctx *c)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_msg m;
+	uint8_t buf[256];
+	char err[256];
+	size_t len;
+	int fd = tsync_connect(&c->ep, 5000, NULL, err, sizeof(err));
+
+	if (fd < 0)
+		return -1;
+	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
+	m.hello.caps |= TSYNC_CAP_AUTH_HMAC;
+	len = encode(&m, buf, sizeof(buf));
+	if (tsync_write_full(fd, buf, len, tsync_deadline_ms(5000)) ||
+	    tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, &m, &dctx,
+				  tsync_deadline_ms(5000), err, sizeof(err))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int case_hello_silence(const struct ctx *c, int n, int ms)
+{
+	struct pollfd *p = calloc((size_t)n, sizeof(*p));
+	int64_t deadline;
+	int reopened = 0, failed = 0;
+
+	if (!p)
+		return 2;
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){ .fd = silent_open(c), .events = POLLIN };
+	printf("holding %d HELLO-then-silence connections\n", n);
+	fflush(stdout);
+	deadline = tsync_deadline_ms(ms);
+	while (tsync_now_ns() < deadline) {
+		int r = poll(p, (nfds_t)n, 50);
+
+		for (int i = 0; i < n; i++) {
+			char b[64];
+
+			if (p[i].fd >= 0 && !(r > 0 && p[i].revents))
+				continue;
+			if (p[i].fd >= 0) {
+				if (recv(p[i].fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+					continue;
+				close(p[i].fd);
+			}
+			p[i].fd = silent_open(c);
+			if (p[i].fd < 0)
+				failed++;
+			else
+				reopened++;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	free(p);
+	printf("ok: held %d HELLO-then-silence connections for %d ms (%d reopened, "
+	       "%d could not)\n", n, ms, reopened, failed);
+	return 0;
+}
+
+static int case_auth_deadline(const struct ctx *c, int max_ms)
+{
+	int fd = silent_open(c), t;
+
+	if (fd < 0)
+		return bad("auth-deadline: no HELLO_REPLY");
+	t = wait_closed(fd, max_ms, NULL);
+	close(fd);
+	if (t < 0)
+		return bad("HELLO-then-silence connection still open after %d ms", max_ms);
+	printf("ok: HELLO-then-silence connection closed after %d ms\n", t);
+	return 0;
+}
+
 /* Parses a positive int argument or exits 2. */
 static int num(const char *s)
 {
@@ -547,10 +781,18 @@ static int num(const char *s)
 
 int main(int argc, char **argv)
 {
-	struct ctx c;
+	struct ctx c = { 0 };
 	char err[256];
 	const char *cs;
 
+	if (argc >= 3 && !strcmp(argv[1], "--key-file")) {
+		if (tsync_key_load(argv[2], &c.key, err, sizeof(err))) {
+			fprintf(stderr, "hostile_client: --key-file: %s\n", err);
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: hostile_client ENDPOINT CASE [ARGS] (see the source)\n");
 		return 2;
@@ -589,6 +831,15 @@ int main(int argc, char **argv)
 		return case_data_secret(&c, num(argv[3]));
 	} else if (!strcmp(cs, "auth-wrong")) {
 		return case_auth_wrong(&c);
+	} else if (!strcmp(cs, "data-auth-fail")) {
+		NEED(1);
+		return case_data_auth_fail(&c, num(argv[3]));
+	} else if (!strcmp(cs, "hello-silence")) {
+		NEED(2);
+		return case_hello_silence(&c, num(argv[3]), num(argv[4]));
+	} else if (!strcmp(cs, "auth-deadline")) {
+		NEED(1);
+		return case_auth_deadline(&c, num(argv[3]));
 	} else if (!strcmp(cs, "bad-cpu")) {
 		return case_bad_cpu(&c);
 	} else if (!strcmp(cs, "bad-event")) {
