@@ -20,6 +20,7 @@ struct agent_cfg {
 	int max_conns;		/* concurrent connections of any kind */
 	int idle_timeout_ms;	/* a peer that sends nothing for this long */
 	int io_timeout_ms;	/* deadline of one message once it started */
+	int auth_timeout_ms;	/* from accept to authenticated (hello.c) */
 	uint32_t max_probes;	/* per sync round */
 	uint32_t max_buffer_kb;	/* per-CPU buffer a host may ask for */
 	uint32_t max_msg_kb;	/* largest message payload a host may send */

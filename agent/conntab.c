@@ -3,8 +3,9 @@
  * The agent's table of open connections.
  *
  * Eviction policy: with --max-conns connections open, a new one gets in by
- * shutting down the oldest connection that has not sent its HELLO and has
- * no bytes waiting. Such connections are what an attacker can open in
+ * shutting down the oldest connection that has not authenticated (no
+ * HELLO yet; on an agent with --key-file no valid AUTH yet; for a data
+ * stream, no valid session secret yet) and has no bytes waiting. Such connections are what an attacker can open in
  * bulk at no cost; a host authenticates within a round trip, so it still
  * gets in while they are held.
  */
@@ -100,7 +101,7 @@ static bool evict_one(struct agent_conntab *t, const struct tsync_peer *newcomer
 	oldest->evicted = true;
 	t->nevicted++;
 	shutdown(oldest->fd, SHUT_RDWR);
-	log_warn("%s: dropped: no hello yet and %d connections open (--max-conns); "
+	log_warn("%s: dropped: not authenticated and %d connections open (--max-conns); "
 		 "room made for %s", oldest->peer.name, t->max, newcomer->name);
 	return true;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The agent's table of open connections: enforces --max-conns and makes
- * room by evicting a connection that has not said HELLO yet (see
+ * room by evicting a connection that has not authenticated yet (see
  * conntab.c for the policy). Thread-safe.
  */
 #ifndef TSYNC_AGENT_CONNTAB_H
@@ -35,7 +35,8 @@ int agent_conn_fd(const struct agent_conn *c);
 /* Returns the peer of @c. */
 const struct tsync_peer *agent_conn_peer(const struct agent_conn *c);
 
-/* Marks @c past its HELLO: it is no longer evicted to make room. */
+/* Marks @c authenticated (see hello.c): it is no longer evicted to make
+ * room. */
 void agent_conntab_authenticated(struct agent_conntab *t, struct agent_conn *c);
 
 /* Refuses new connections and shuts every open one down (their threads

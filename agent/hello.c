@@ -8,6 +8,11 @@
  *                                  <--- HELLO_REPLY ([nonce, MAC]) or ERROR
  *   [AUTH (MAC of both nonces)]    ---> checked (with --key-file)
  *   then a control session (session.c) or a data stream (data.c)
+ *
+ * Until a connection has authenticated - its HELLO arrived, and on an
+ * agent with --key-file its AUTH passed; a data stream's session secret
+ * matched - it may be evicted to make room (conntab.c), and the whole
+ * exchange must be over within --auth-timeout of the connection's start.
  */
 #include <errno.h>
 #include <string.h>
@@ -31,6 +36,7 @@ struct hello {
 	bool auth;			/* the host must prove it holds the key */
 	uint8_t anonce[TSYNC_NONCE_LEN];	/* our challenge */
 	uint8_t version;		/* negotiated */
+	int64_t deadline;		/* authenticated by then (--auth-timeout) */
 };
 
 /* Checks the allow lists; see hello.h. */
@@ -62,11 +68,16 @@ static int recv_hello(struct hello *hs)
 	char err[256];
 	int ret;
 
-	ret = tsync_msg_recv_idle(hs->fd, &m, &dctx, tsync_deadline_ms(cfg->idle_timeout_ms),
+	int64_t idle = tsync_deadline_ms(cfg->idle_timeout_ms);
+
+	ret = tsync_msg_recv_idle(hs->fd, &m, &dctx, idle < hs->deadline ? idle : hs->deadline,
 				  cfg->io_timeout_ms, err, sizeof(err));
 	if (ret) {
 		if (ret == -EPIPE)
 			log_info("%s: closed before hello", hs->peer->name);
+		else if (ret == -ETIMEDOUT && hs->deadline < idle && !strncmp(err, "idle", 4))
+			log_warn("%s: refused: not authenticated within %d ms (--auth-timeout)",
+				 hs->peer->name, cfg->auth_timeout_ms);
 		else
 			log_warn("%s: refused: %s", hs->peer->name, err);
 		if (tsync_perr_is_proto(ret))
@@ -133,13 +144,20 @@ static int check_auth(struct hello *hs)
 {
 	const struct agent_cfg *cfg = hs->ctx->cfg;
 	struct tsync_decode_ctx dctx = { .max_payload = TSYNC_SMALL_MAX };
+	int64_t io = tsync_deadline_ms(cfg->io_timeout_ms);
 	struct tsync_msg m;
 	char err[256];
 	bool ok;
 	int ret;
 
 	ret = tsync_msg_recv_expect(hs->fd, TSYNC_MSG_AUTH, &m, &dctx,
-				    tsync_deadline_ms(cfg->io_timeout_ms), err, sizeof(err));
+				    io < hs->deadline ? io : hs->deadline, err, sizeof(err));
+	if (ret == -ETIMEDOUT && hs->deadline <= io) {
+		log_warn("%s: refused: not authenticated within %d ms (--auth-timeout)",
+			 hs->peer->name, cfg->auth_timeout_ms);
+		send_error(hs, TSYNC_ERR_AUTH, "no AUTH in time");
+		return -EACCES;
+	}
 	if (ret) {
 		log_warn("%s: refused: no authentication answer: %s", hs->peer->name, err);
 		if (ret != -EPIPE)
@@ -167,6 +185,7 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 		.conn = c,
 		.fd = agent_conn_fd(c),
 		.peer = agent_conn_peer(c),
+		.deadline = tsync_deadline_ms(ctx->cfg->auth_timeout_ms),
 	};
 	struct agent_session *ds = NULL;	/* a data stream's session */
 	struct tsync_msg reply;
@@ -174,7 +193,6 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 
 	if (recv_hello(&hs))
 		return;
-	agent_conntab_authenticated(ctx->conns, c);
 	if (build_reply(&hs, &reply))
 		return;
 	/* A data stream is checked and its CPU claimed before the reply: a
@@ -196,6 +214,7 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 			agent_data_release(ctx, ds, hs.h.cpu);
 		return;
 	}
+	agent_conntab_authenticated(ctx->conns, c);
 	if (hs.h.kind == TSYNC_CONN_CONTROL)
 		agent_serve_control(ctx, hs.fd, hs.peer);
 	else if (ds)

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 "      --max-conns N       concurrent connections of any kind (default 256)\n"
 "      --idle-timeout MS   close a connection silent this long (default 30000)\n"
 "      --io-timeout MS     deadline for one message once started (default 5000)\n"
+"      --auth-timeout MS   a connection must say HELLO (and pass AUTH with a\n"
+"                          key) this soon after it opened (default 5000)\n"
 "      --max-probes N      probes per sync round a host may ask (default 4096)\n"
 "      --max-buffer-kb KB  per-CPU buffer a host may ask (default 65536)\n"
 "      --max-message-kb KB largest message a host may send (4-1024,\n"
@@ -63,7 +65,7 @@ static long parse_pos(const char *opt, const char *val, long max)
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
-	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_PROBES, O_BUFKB, O_MSGKB };
+	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_MSGKB };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "daemon", no_argument, NULL, 'D' },
@@ -75,6 +77,7 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		{ "max-conns", required_argument, NULL, O_MAXCONNS },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
 		{ "io-timeout", required_argument, NULL, O_IO },
+		{ "auth-timeout", required_argument, NULL, O_AUTHTO },
 		{ "max-probes", required_argument, NULL, O_PROBES },
 		{ "max-buffer-kb", required_argument, NULL, O_BUFKB },
 		{ "max-message-kb", required_argument, NULL, O_MSGKB },
@@ -125,6 +128,7 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		case O_MAXCONNS: cfg->max_conns = (int)parse_pos("--max-conns", optarg, 65536); break;
 		case O_IDLE: cfg->idle_timeout_ms = (int)parse_pos("--idle-timeout", optarg, 86400000); break;
 		case O_IO: cfg->io_timeout_ms = (int)parse_pos("--io-timeout", optarg, 3600000); break;
+		case O_AUTHTO: cfg->auth_timeout_ms = (int)parse_pos("--auth-timeout", optarg, 3600000); break;
 		case O_PROBES: cfg->max_probes = (uint32_t)parse_pos("--max-probes", optarg, 4096); break;
 		case O_BUFKB: cfg->max_buffer_kb = (uint32_t)parse_pos("--max-buffer-kb", optarg, 16 * 1024 * 1024); break;
 		case O_MSGKB:
@@ -183,6 +187,7 @@ int main(int argc, char **argv)
 		.max_conns = 256,
 		.idle_timeout_ms = 30000,
 		.io_timeout_ms = 5000,
+		.auth_timeout_ms = 5000,
 		.max_probes = 4096,
 		.max_buffer_kb = 65536,
 		.max_msg_kb = TSYNC_MSG_MAX / 1024,

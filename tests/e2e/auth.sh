@@ -75,3 +75,27 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$ms" -lt 5000 ] || fail "agent took $ms ms to exit on SIGTERM (a session still held?)"
 ! grep -q "did not finish in time" "$E2E_TMP/leak.log" || fail "agent: $(grep 'did not finish' "$E2E_TMP/leak.log")"
 pass "6 failed data AUTHs (--max-sessions 4): no session leaked, SIGTERM exit in $ms ms"
+
+# 8. HELLO-then-silence: connections that send HELLO and never answer the
+#    challenge count as unauthenticated, so they are evicted to make room
+#    (--max-conns) while a keyed host keeps syncing; and one of them is
+#    cut off by --auth-timeout, not by the much longer --io-timeout.
+start_agent silent -- --key-file "$K1" --max-conns 16 --io-timeout 20000 ${AUTH_OPT---auth-timeout 1500}
+hold=$E2E_TMP/hold.out
+timeout 60 "$B/helpers/hostile_client" "$AGENT_EP" hello-silence 16 8000 > "$hold" 2>&1 &
+holder=$!
+E2E_PIDS+=("$holder")
+timeout 20 tail -n +1 -f "$hold" | grep -m1 -q '^holding' || fail "holder not ready: $(cat "$hold")"
+for i in 1 2 3; do
+	out=$(sync1 --key-file "$K1" "$AGENT_EP") ||
+		fail "sync $i while 16 HELLO-then-silence connections are held: $out
+$(grep -E 'refused|dropped' "$E2E_TMP/silent.log" | tail -3)"
+done
+wait "$holder" || fail "holder: $(cat "$hold")"
+pass "3 keyed syncs while 16 HELLO-then-silence connections were held (--max-conns 16): $(tail -1 "$hold")"
+grep -q "dropped: not authenticated" "$E2E_TMP/silent.log" || fail "no eviction of an unauthenticated connection logged"
+timeout 60 "$B/helpers/hostile_client" "$AGENT_EP" auth-deadline 6000 ||
+	fail "HELLO-then-silence connection outlived --auth-timeout 1500"
+grep -q "refused: not authenticated within 1500 ms" "$E2E_TMP/silent.log" ||
+	fail "agent did not log the --auth-timeout: $(tail -3 "$E2E_TMP/silent.log")"
+pass "HELLO-then-silence cut off by --auth-timeout"

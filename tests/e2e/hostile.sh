@@ -138,7 +138,7 @@ need_log 8 "stalled in the middle of a message" "lying length/truncated/trickle"
 need_log 4 "data stream.*refused" "data hello, wrong secret or session"
 need_log 2 "SYNC_START: cpu 9999 out of range" "CPU the guest lacks"
 need_log 2 "TRACE_START: payload 1048576 bytes, limit 524288" "over --max-message-kb"
-need_log $((2 * (NIDLE - MAXCONNS))) "dropped: no hello yet and $MAXCONNS connections open" "over --max-conns"
+need_log $((2 * (NIDLE - MAXCONNS))) "dropped: not authenticated and $MAXCONNS connections open" "over --max-conns"
 need_log 2 "refused: idle: no message within the idle timeout" "idle connections"
 if [ ${#notes[@]} = 0 ]; then
 	need_log 2 "refused TRACE_START.*(event|nosuchsys)" "unknown event"

@@ -32,8 +32,8 @@
  *                        (needs --key-file)
  *   hello-silence N MS   holds N connections that sent HELLO (offering
  *                        authentication) and then say nothing, for MS ms,
- *                        reopening those the agent closes; prints "holding"
- *                        once all N are open
+ *                        reopening those the agent closed every 200 ms;
+ *                        prints "holding" once all N are open
  *   auth-deadline MAX    one HELLO-then-silence connection must be closed
  *                        within MAX ms (the agent's --auth-timeout)
  *
@@ -724,7 +724,10 @@ static int case_hello_silence(const struct ctx *c, int n, int ms)
 	fflush(stdout);
 	deadline = tsync_deadline_ms(ms);
 	while (tsync_now_ns() < deadline) {
-		int r = poll(p, (nfds_t)n, 50);
+		int r;
+
+		usleep(200000);	/* a persistent attacker, not a racing one */
+		r = poll(p, (nfds_t)n, 0);
 
 		for (int i = 0; i < n; i++) {
 			char b[64];
