@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tsync's private tracefs instances; see instance.h. */
+/* tsync's private tracefs instances and their owner locks; see instance.h. */
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 
 #include <tracefs.h>
 
@@ -25,6 +26,7 @@
 struct tsync_instance {
 	struct tracefs_instance *inst;
 	char name[TSYNC_INSTANCE_PREFIX_MAX + 32];
+	int lock_fd;		/* its tracing_on, flock'd: the owner lock */
 	int marker_fd;		/* trace_marker_raw, -1 until asked for */
 };
 
@@ -40,9 +42,30 @@ static bool prefix_ok(const char *prefix)
 }
 
 /*
- * Removes instance @inst, which must have no open file of ours (an open
- * file makes rmdir fail with EBUSY: retried for a few ms). Returns 0 (also
- * when it is gone already) or -errno.
+ * Takes the owner lock of @inst without waiting: an flock on its
+ * tracing_on file. Returns the fd (the lock lives while it is open), or
+ * -EWOULDBLOCK (someone holds it) or -errno (-ENOENT: instance gone).
+ */
+static int lock_take(struct tracefs_instance *inst)
+{
+	int fd, ret;
+
+	fd = tracefs_instance_file_open(inst, "tracing_on", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno ? -errno : -ENOENT;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * Removes instance @inst, which must have no open file of ours: an open
+ * file makes rmdir fail with EBUSY, so a cleaner probing the lock at this
+ * moment is waited for (a few ms at most). Returns 0 (also when it is
+ * gone already) or -errno.
  */
 static int rmdir_instance(struct tracefs_instance *inst)
 {
@@ -57,7 +80,7 @@ static int rmdir_instance(struct tracefs_instance *inst)
 }
 
 /*
- * Tries to create instance @ti->name. Returns 0, 1 when
+ * Tries to create instance @ti->name and take its lock. Returns 0, 1 when
  * the name is taken (try the next one) or -errno.
  */
 static int try_create(struct tsync_instance *ti)
@@ -69,10 +92,22 @@ static int try_create(struct tsync_instance *ti)
 		return errno ? -errno : -ENODEV;
 	if (!tracefs_instance_is_new(ti->inst))	/* lost a race */
 		goto taken;
-	return 0;
+	ti->lock_fd = lock_take(ti->inst);
+	if (ti->lock_fd >= 0)
+		return 0;
+	/* EWOULDBLOCK: a cleaner in another PID namespace took our fresh
+	 * instance for dead in the instant before we locked it and is
+	 * removing it; ENOENT: it has done so. Both: use another name. */
+	if (ti->lock_fd == -EWOULDBLOCK || ti->lock_fd == -ENOENT)
+		goto taken;
+	rmdir_instance(ti->inst);
+	tracefs_instance_free(ti->inst);
+	ti->inst = NULL;
+	return ti->lock_fd;
 taken:
 	tracefs_instance_free(ti->inst);
 	ti->inst = NULL;
+	ti->lock_fd = -1;
 	return 1;
 }
 
@@ -89,7 +124,7 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out)
 	ti = calloc(1, sizeof(*ti));
 	if (!ti)
 		return -ENOMEM;
-	ti->marker_fd = -1;
+	ti->lock_fd = ti->marker_fd = -1;
 	for (int n = 0; n < INSTANCE_TRIES; n++) {
 		snprintf(ti->name, sizeof(ti->name), "%s-%d-%d", prefix, (int)getpid(), n);
 		ret = try_create(ti);
@@ -207,6 +242,8 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 	if (ti->marker_fd >= 0)
 		close(ti->marker_fd);
 	switch_off(ti->inst);
+	if (ti->lock_fd >= 0)
+		close(ti->lock_fd);	/* an open file blocks rmdir */
 	ret = rmdir_instance(ti->inst);
 	if (ret)
 		log_err("cannot remove tracefs instance %s: %s", ti->name, strerror(-ret));
@@ -256,13 +293,18 @@ struct stale_ctx {
 	int removed;
 };
 
-/* Removes instance @name if no process of the pid in its name lives;
- * walk callback. */
+/*
+ * Removes instance @name if its owner is known dead; walk callback. Dead
+ * means: its owner lock is free, the only proof that holds across PID
+ * namespaces, and - because a tsync without owner locks (an older version)
+ * or a human leaves instances with a free lock too - no process with the
+ * pid in the name exists in our own PID namespace.
+ */
 static int stale_one(const char *name, void *arg)
 {
 	struct stale_ctx *c = arg;
 	struct tracefs_instance *inst;
-	int ret;
+	int fd, ret;
 
 	if (strncmp(name, c->prefix, strlen(c->prefix)) ||
 	    pid_alive_here(name_pid(name)))
@@ -270,7 +312,15 @@ static int stale_one(const char *name, void *arg)
 	inst = tracefs_instance_alloc(NULL, name);
 	if (!inst)
 		return 0;
-	switch_off(inst);
+	fd = lock_take(inst);
+	if (fd < 0) {
+		if (fd == -EWOULDBLOCK)
+			log_debug("instance %s: its owner lives (lock held)", name);
+		tracefs_instance_free(inst);
+		return 0;
+	}
+	switch_off(inst);	/* the owner is dead: nobody records here */
+	close(fd);
 	ret = rmdir_instance(inst);
 	tracefs_instance_free(inst);
 	if (ret) {

@@ -7,9 +7,21 @@
  *
  * Names and owners
  * ----------------
- * An instance is named "<prefix>-<pid>-<n>" (the first n free): the pid
- * tells tsync_instance_cleanup_stale() whose it is, the n keeps concurrent
- * creations in one process apart.
+ * An instance is named "<prefix>-<pid>-<n>" (the first n free), so a human
+ * sees who made it. The pid is not how "dead" is decided: pids repeat
+ * across PID namespaces (containers share tracefs), and an agent in one
+ * must not take a live agent of another for dead. Instead the owner holds
+ * an flock(2) on the instance's own tracing_on file for as long as the
+ * instance lives. tracefs has one set of inodes whatever namespace or mount
+ * it is seen through, and the kernel drops the lock when the owner dies, so
+ * a free lock proves the owner is gone. tsync_instance_cleanup_stale()
+ * switches nothing off before it holds that lock itself, and (for owners
+ * that never locked: older versions, humans) before the pid in the name is
+ * gone from its own PID namespace too. An open file
+ * blocks the rmdir of an instance: the
+ * owner closes the lock just before removing it, and a removal that meets
+ * a cleaner's brief probe (EBUSY) is retried for a few ms. The design is
+ * described in Documentation/tracefs-instances.md.
  *
  * Threads: one instance is used by one thread at a time, except
  * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
@@ -31,7 +43,7 @@ struct tsync_instance;
 
 /*
  * Creates instance "<@prefix>-<pid>-<n>" (prefix: "tsync-" then letters,
- * digits, '_' or '-'). Tracing is off in it until
+ * digits, '_' or '-') and takes its owner lock. Tracing is off in it until
  * tsync_instance_start(). Returns 0 and *@out, or -errno (-EINVAL bad
  * prefix, -ENODEV no tracefs).
  */
@@ -79,15 +91,18 @@ const char *tsync_instance_name(const struct tsync_instance *ti);
 
 /*
  * Stops tracing, disables the events, closes the marker, removes the
- * instance; failures are logged. NULL is fine.
+ * instance and releases its lock; failures are logged. NULL is fine.
  * Returns 0 or the -errno of the removal (-EBUSY: a file is still open).
  */
 int tsync_instance_destroy(struct tsync_instance *ti);
 
 /*
- * Removes every instance named "<@prefix>...-<pid>[-<n>]" where no process
- * <pid> exists. Failures to remove are logged. Returns the number removed,
- * or -errno (-EINVAL: @prefix does not start with "tsync-").
+ * Removes every instance named "<@prefix>..." whose owner is known dead
+ * (its owner lock could be taken and no process of the pid in its name
+ * lives here); only then is its tracing switched off. Live owners'
+ * instances, in whatever PID namespace, are left. Failures to
+ * remove are logged. Returns the number removed, or -errno (-EINVAL:
+ * @prefix does not start with "tsync-").
  */
 int tsync_instance_cleanup_stale(const char *prefix);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,12 +163,26 @@ static void test_clocks(void **state)
 	assert_true(local && mono);
 }
 
-/* Instances of dead processes are removed; live ones stay. */
+/* Opens instance @name's tracing_on and flocks it, as a live owner in
+ * another PID namespace would; returns the fd. */
+static int hold_lock(const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s/tracing_on", name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+/* Instances of dead owners are removed; live ones stay. */
 static void test_cleanup_stale(void **state)
 {
 	char name[256] = "", live[256], fake[512], prefix[64];
 	struct tsync_instance *mine;
-	int fds[2], status;
+	int fds[2], status, lock;
 	ssize_t n;
 	pid_t pid;
 
@@ -195,11 +210,13 @@ static void test_cleanup_stale(void **state)
 	name[n] = '\0';
 	assert_true(instance_exists(name));
 
-	/* a live owner: ourselves, and pid 1 */
+	/* a live owner: ourselves, and one holding the lock of an instance
+	 * named after pid 1 */
 	assert_int_equal(tsync_instance_create(prefix, &mine), 0);
 	snprintf(live, sizeof(live), "%s", tsync_instance_name(mine));
 	snprintf(fake, sizeof(fake), INSTANCES "/%s-1-0", prefix);
 	assert_int_equal(mkdir(fake, 0750), 0);
+	lock = hold_lock(strrchr(fake, '/') + 1);
 
 	assert_int_equal(tsync_instance_cleanup_stale("nope-"), -EINVAL);
 	assert_int_equal(tsync_instance_cleanup_stale(prefix), 1);
@@ -208,9 +225,75 @@ static void test_cleanup_stale(void **state)
 	assert_true(instance_exists(strrchr(fake, '/') + 1));
 	assert_int_equal(tsync_instance_cleanup_stale(prefix), 0);
 
+	close(lock);
 	assert_int_equal(rmdir(fake), 0);
 	assert_int_equal(tsync_instance_destroy(mine), 0);
 	assert_false(instance_exists(live));
+}
+
+/*
+ * The pid in a name proves nothing across PID namespaces: an instance
+ * named after a pid that does not exist here, whose owner (in another
+ * namespace) holds its lock, keeps recording through a cleanup; once the
+ * lock is free (the owner died), the next cleanup removes it.
+ */
+static void test_cleanup_lock_held(void **state)
+{
+	char prefix[64], name[128], path[512], val[16];
+	int *lock = *state, fd;
+	pid_t dead;
+
+	prefix_of(prefix, sizeof(prefix), "ns");
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	snprintf(name, sizeof(name), "%s-%d-0", prefix, (int)dead);
+	snprintf(path, sizeof(path), INSTANCES "/%s", name);
+	assert_int_equal(mkdir(path, 0750), 0);
+	snprintf(path, sizeof(path), INSTANCES "/%s/events/sched/sched_switch/enable", name);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "1", 1), 1);
+	close(fd);
+	*lock = hold_lock(name);
+
+	assert_int_equal(tsync_instance_cleanup_stale(prefix), 0);
+	assert_true(instance_exists(name));
+	read_inst(name, "tracing_on", val, sizeof(val));
+	assert_string_equal(val, "1");
+	read_inst(name, "events/sched/sched_switch/enable", val, sizeof(val));
+	assert_string_equal(val, "1");
+
+	close(*lock);
+	*lock = -1;
+	assert_int_equal(tsync_instance_cleanup_stale(prefix), 1);
+	assert_false(instance_exists(name));
+}
+
+/* Setup: a lock fd slot for the test, -1 while none is held. */
+static int lock_slot_new(void **state)
+{
+	int *fd = malloc(sizeof(*fd));
+
+	if (!fd)
+		return -1;
+	*fd = -1;
+	*state = fd;
+	return 0;
+}
+
+/* Teardown: releases a lock a failed test still holds, so that the group
+ * teardown can remove its instance. */
+static int lock_slot_free(void **state)
+{
+	int *fd = *state;
+
+	if (*fd >= 0)
+		close(*fd);
+	free(fd);
+	return 0;
 }
 
 /* Group teardown: removes instances a failed test left (ours by pid). */
@@ -233,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_configure),
 		cmocka_unit_test(test_clocks),
 		cmocka_unit_test(test_cleanup_stale),
+		cmocka_unit_test_setup_teardown(test_cleanup_lock_held, lock_slot_new,
+						lock_slot_free),
 	};
 	struct stat st;
 
