@@ -41,6 +41,7 @@
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/client.h"
+#include "host/round_stop.h"
 
 struct tsync_client {
 	int fd;
@@ -275,17 +276,23 @@ static int round_fail(struct round_result *res, int status, const char *fmt, ...
 	return 0;
 }
 
-/* The probe loop: @n probes, stamping t1/t4 into @hp. Returns 0 or error. */
+/* The probe loop: up to @n probes, stamping t1/t4 into @hp, until @stop
+ * says more probes would not help. Returns 0 with the probes sent in
+ * *@sent, or error. */
 static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
-		      uint32_t n, bool busy, struct tsync_host_probe *hp,
-		      char *err, size_t errlen)
+		      uint32_t n, bool busy, struct tsync_stopper *stop,
+		      struct tsync_host_probe *hp, uint32_t *sent, char *err, size_t errlen)
 {
 	struct tsync_msg other;
 	uint32_t rr, seq;
+	int64_t t0;
 	int ret;
 
 	for (uint32_t i = 0; i < n; i++) {
 		hp[i].seq = i;
+		/* the stamps may be resolved only after the round: the stopping
+		 * rule gets its round trips from the monotonic clock */
+		t0 = tsync_now_ns();
 		ret = tsync_stamp_take(c->stamps.stamper, round, i, TSYNC_DIR_HOST_SEND, cpu, &hp[i].t1);
 		if (ret) {
 			snprintf(err, errlen, "timestamp: %s", strerror(-ret));
@@ -315,6 +322,9 @@ static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 				 seq, rr, i, round);
 			return -EPROTO;
 		}
+		*sent = i + 1;
+		if (tsync_stopper_add(stop, tsync_now_ns() - t0))
+			break;
 	}
 	return 0;
 }
@@ -326,6 +336,8 @@ struct round_ctx {
 	int host_cpu;
 	bool busy;
 	struct tsync_host_probe *hp;	/* [o->nprobes] host stamps */
+	struct tsync_stopper *stop;	/* when to end the probe loop */
+	uint32_t sent;			/* probes sent (<= o->nprobes) */
 };
 
 /* Sends @m of the round; a failure is fatal for the session. */
@@ -379,7 +391,7 @@ static int round_estimate(struct tsync_client *c, const struct round_ctx *rc,
 	int ret;
 
 	ret = TSYNC_STAMP_RESOLVE_PAIRS(c->stamps.stamper, rc->host_cpu, rc->round, rc->hp,
-					rc->o->nprobes, t1, TSYNC_DIR_HOST_SEND,
+					rc->sent, t1, TSYNC_DIR_HOST_SEND,
 					t4, TSYNC_DIR_HOST_RECV);
 	if (ret) {
 		round_fail(res, ret, "host timestamps of round %u lost: %s", rc->round,
@@ -392,7 +404,7 @@ static int round_estimate(struct tsync_client *c, const struct round_ctx *rc,
 	for (uint32_t i = 0; i < st->count; i++)
 		gp[i] = (struct tsync_guest_probe){ st->stamps[i].seq, st->stamps[i].t2,
 						    st->stamps[i].t3 };
-	ret = tsync_estimate_round(rc->hp, rc->o->nprobes, gp, st->count, rc->o->estimator,
+	ret = tsync_estimate_round(rc->hp, rc->sent, gp, st->count, rc->o->estimator,
 				   &res->est);
 	free(gp);
 	if (ret) {
@@ -449,7 +461,7 @@ static int round_report(struct tsync_client *c, const struct round_ctx *rc,
 
 /* The pinned part of a round: start, probes, finish, report. Returns 0
  * (res->status may say the round failed) or a fatal error. */
-static int round_run(struct tsync_client *c, const struct round_ctx *rc,
+static int round_run(struct tsync_client *c, struct round_ctx *rc,
 		     struct round_result *res, int64_t start)
 {
 	int ret = tsync_probe_prepare(c->fd, c->opts.io_timeout_ms);
@@ -459,9 +471,15 @@ static int round_run(struct tsync_client *c, const struct round_ctx *rc,
 		return ret;
 	}
 	ret = round_start(c, rc, res);
-	if (!ret)
-		ret = probe_loop(c, rc->round, rc->cpu, rc->o->nprobes, rc->busy, rc->hp,
-				 res->error, sizeof(res->error));
+	if (!ret) {
+		ret = probe_loop(c, rc->round, rc->cpu, rc->o->nprobes, rc->busy, rc->stop,
+				 rc->hp, &rc->sent, res->error, sizeof(res->error));
+		res->stop = tsync_stopper_reason(rc->stop);
+		log_debug("%s: round %u CPU %u: %u probes (%s), round trips from %lld ns",
+			  c->peer.name, rc->round, rc->cpu, rc->sent,
+			  tsync_stop_reason_name(res->stop),
+			  (long long)tsync_stopper_floor(rc->stop));
+	}
 	if (!ret) {
 		ret = round_finish(c, rc, res);
 		res->round_ns = tsync_now_ns() - start;
@@ -499,9 +517,15 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	rc.hp = calloc(o->nprobes, sizeof(*rc.hp));
 	if (!rc.hp)
 		return -ENOMEM;
+	ret = tsync_stopper_new(o->stop, o->nprobes, o->fixed_count, &rc.stop);
+	if (ret) {
+		free(rc.hp);
+		return round_fail(res, ret, "stopping rule: %s", strerror(-ret));
+	}
 	ret = tsync_cpu_pin(rc.host_cpu, &old);
 	if (ret) {
 		free(rc.hp);
+		tsync_stopper_free(rc.stop);
 		return round_fail(res, ret, "cannot pin the host thread to CPU %d: %s",
 				  rc.host_cpu, strerror(-ret));
 	}
@@ -509,6 +533,7 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	if (ret)
 		res->status = ret;
 	tsync_cpu_unpin(&old);
+	tsync_stopper_free(rc.stop);
 	free(rc.hp);
 	return ret;
 }

@@ -19,6 +19,7 @@
 #include "common/endpoint.h"
 #include "common/transport.h"
 #include "host/estimate.h"
+#include "host/round_stop.h"
 #include "proto/proto.h"
 
 struct tsync_client;
@@ -49,12 +50,16 @@ struct round_result {
 	struct tsync_estimate est;
 	int64_t round_ns;		/* wall time of the round */
 	int host_cpu;			/* where the host thread ran */
+	enum tsync_stop_reason stop;	/* why the probing ended */
 };
 
 struct round_opts {
 	const char *clock;		/* trace clock name */
 	enum tsync_stamp_source source;
-	uint32_t nprobes;
+	uint32_t nprobes;		/* probes per round (adaptive: at most) */
+	bool fixed_count;		/* always nprobes (--loops); else stop when
+					 * more probes cannot help (round_stop.h) */
+	const struct tsync_stop_cfg *stop;	/* that rule; NULL: the default */
 	enum tsync_estimator estimator;
 	int host_cpu;			/* -1: same number as the guest CPU */
 	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */

@@ -39,7 +39,8 @@ static void usage(FILE *f)
 "  AGENT                 vsock:CID:PORT, tcp:HOST:PORT, a bare CID (vsock,\n"
 "                        port %d) or HOST:PORT (TCP)\n"
 "  -C, --clock CLOCK     trace clock (default local)\n"
-"      --loops N         probes per CPU round (default 339)\n"
+"      --loops N         probes per CPU round (default: until more probes\n"
+"                        cannot improve the estimate, at most 339)\n"
 "      --cpus LIST       guest CPUs to sync, e.g. 0-3,6 (default all)\n"
 "      --rounds N        rounds per CPU (default 1); N>1 also fits the drift\n"
 "      --interval MS     pause between rounds (default 0)\n"
@@ -121,6 +122,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 			break;
 		case O_LOOPS:
 			cfg->round.nprobes = (uint32_t)parse_range("--loops", optarg, 1, TSYNC_MAX_PROBES);
+			cfg->round.fixed_count = true;
 			break;
 		case O_CPUS: cfg->cpus = optarg; break;
 		case O_ROUNDS: cfg->rounds = (int)parse_range("--rounds", optarg, 1, 1000000); break;
@@ -170,7 +172,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 }
 
 /* Prints one table row. */
-static void print_row(const struct round_result *r, uint32_t nprobes)
+static void print_row(const struct round_result *r)
 {
 	if (r->status) {
 		printf("%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
@@ -178,7 +180,7 @@ static void print_row(const struct round_result *r, uint32_t nprobes)
 	}
 	printf("%4u %6u %20lld %10lld %10lld %5u/%-5u %9.3f\n", r->cpu, r->round_id,
 	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
-	       (long long)r->est.delay_ns, r->est.used, nprobes, r->round_ns / 1e6);
+	       (long long)r->est.delay_ns, r->est.used, r->est.sent, r->round_ns / 1e6);
 }
 
 /* Prints one round as a JSON object. */
@@ -197,11 +199,12 @@ static void print_json_round(const struct round_result *r, bool last)
 		return;
 	}
 	printf("\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
-	       "\"used\": %u, \"valid\": %u, \"sent\": %u, \"guest_ts\": %lld, "
-	       "\"round_ms\": %.3f}%s\n",
+	       "\"used\": %u, \"valid\": %u, \"sent\": %u, \"stop\": \"%s\", "
+	       "\"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
 	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
 	       (long long)r->est.delay_ns, r->est.used, r->est.valid, r->est.sent,
-	       (long long)r->est.guest_ts, r->round_ns / 1e6, last ? "" : ",");
+	       tsync_stop_reason_name(r->stop), (long long)r->est.guest_ts,
+	       r->round_ns / 1e6, last ? "" : ",");
 }
 
 /*
@@ -240,11 +243,12 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 /* Prints the table's header line. */
 static void print_header(const struct sync_cfg *cfg, const struct tsync_client *c)
 {
-	printf("agent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %u probes\n"
+	printf("agent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
 	       "%4s %6s %20s %10s %10s %11s %9s\n", client_peer(c),
 	       client_session(c)->name, client_session(c)->ncpus, cfg->round.clock,
 	       tsync_stamp_source_name(cfg->round.source),
-	       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
+	       tsync_estimator_name(cfg->round.estimator),
+	       cfg->round.fixed_count ? "" : "at most ", cfg->round.nprobes,
 	       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
 }
 
@@ -270,7 +274,7 @@ static int run_rounds(const struct sync_cfg *cfg, struct tsync_client *c,
 			if (rr->status)
 				(*failed)++;
 			if (!cfg->json)
-				print_row(rr, cfg->round.nprobes);
+				print_row(rr);
 			if (ret) {
 				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
 				return 1;
@@ -329,9 +333,10 @@ static void print_results(const struct sync_cfg *cfg, const struct tsync_client 
 {
 	if (cfg->json) {
 		printf("{\n  \"agent\": \"%s\", \"clock\": \"%s\", \"stamp\": \"%s\", "
-		       "\"estimator\": \"%s\", \"probes\": %u,\n  \"cpus\": [\n",
+		       "\"estimator\": \"%s\", \"probes\": %u, \"adaptive\": %s,\n  \"cpus\": [\n",
 		       client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
-		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes);
+		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
+		       cfg->round.fixed_count ? "false" : "true");
 	} else if (cfg->rounds > 1) {
 		printf("drift over %d rounds:\n", cfg->rounds);
 	}

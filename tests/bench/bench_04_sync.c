@@ -166,6 +166,7 @@ static void run_rounds(struct tsync_client *c, const char *label, unsigned int s
 {
 	uint32_t ncpus = client_session(c)->ncpus;
 	struct round_opts o = { .clock = "mono", .source = source, .nprobes = PROBES,
+				.fixed_count = true,
 				.estimator = TSYNC_EST_ROBUST, .host_cpu = -1, .busy = -1 };
 	struct round_result r;
 
