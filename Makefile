@@ -234,8 +234,11 @@ STATIC_LIBS := $(shell pkg-config --static --libs libtracefs libtraceevent libcr
 $(B)/static/tsync-%: $(B)/obj/%/main.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -static -o $@ $< $(ALL_LIBS) $(STATIC_LIBS) -pthread -lm
-static-agent: deps-build $(B)/static/tsync-agent
-static: static-agent $(B)/static/tsync-host
+# (the packages first, then the build: prerequisites may run in parallel)
+static-agent: deps-build
+	$(MAKE) $(B)/static/tsync-agent
+static: deps-build
+	$(MAKE) $(B)/static/tsync-agent $(B)/static/tsync-host
 .PHONY: static-agent static
 
 # Debian packages (debian/, built with dpkg-buildpackage): $(B)/deb/*.deb.
