@@ -58,18 +58,24 @@ if [ "${1:-}" = inner ]; then
 
 	fifo=$E2E_TMP/deb-agent.ready
 	mkfifo "$fifo"
-	in_root tsync-agent -l tcp:127.0.0.1:0 --allow 127.0.0.1 >"$fifo" 2>"$E2E_TMP/deb-agent.log" &
+	# chroot itself, not the in_root function (a subshell), so that $! is
+	# the agent's pid (chroot and env exec it); e2e_cleanup kills it on
+	# every exit
+	chroot "$m" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp \
+		tsync-agent -l tcp:127.0.0.1:0 --allow 127.0.0.1 >"$fifo" 2>"$E2E_TMP/deb-agent.log" &
 	apid=$!
+	E2E_PIDS+=("$apid")
 	exec {rfd}<"$fifo"
-	read -r -t 10 line <&$rfd || { kill $apid; fail "installed agent not ready: $(cat "$E2E_TMP/deb-agent.log")"; }
+	read -r -t 10 line <&$rfd || { fail "installed agent not ready: $(cat "$E2E_TMP/deb-agent.log")"; }
 	ep=${line#listening on }
 	in_root timeout 60 tsync-host sync -C mono "$ep" >"$E2E_TMP/deb-sync" 2>&1 ||
-		{ kill $apid; fail "installed host: sync: $(cat "$E2E_TMP/deb-sync")"; }
+		{ fail "installed host: sync: $(cat "$E2E_TMP/deb-sync")"; }
 	in_root timeout 60 tsync-host record -A "$ep@g" -o /tmp/trace.dat --duration 1 \
 		--tsync-interval 200 >"$E2E_TMP/deb-rec" 2>&1 ||
-		{ kill $apid; fail "installed host: record: $(tail -5 "$E2E_TMP/deb-rec")"; }
+		{ fail "installed host: record: $(tail -5 "$E2E_TMP/deb-rec")"; }
 	kill -TERM $apid
 	timeout 15 tail --pid=$apid -f /dev/null
+	kill -0 $apid 2>/dev/null && fail "the installed agent did not exit on SIGTERM"
 	pass "installed agent and host: --help, loopback sync and record"
 
 	if [ -x "$m/usr/bin/trace-cmd" ]; then
