@@ -131,7 +131,9 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		char tag[32];
 
 		snprintf(tag, sizeof(tag), "a%llx", (unsigned long long)s->id);
-		ret = tsync_stamp_cache_get(&s->stamps, st->source, st->clock, tag);
+		ret = tsync_stamp_cache_get(&s->stamps, st->source, st->clock,
+					    start->flags & TSYNC_SYNC_F_NS_CLOCK ?
+					    TSYNC_STAMP_NS_CLOCK : 0, tag);
 	}
 	if (ret) {
 		log_warn("%s: round %u: clock %s with source %s: %s", s->peer->name,

@@ -38,6 +38,7 @@ struct stamp_cpu {
 struct tsync_stamper {
 	enum tsync_stamp_source source;
 	clockid_t clk;			/* clock kind */
+	int64_t clk_offset;		/* clock kind: subtracted from each stamp */
 	/* marker kind */
 	struct tsync_instance *inst;	/* the private instance */
 	int marker_fd;			/* its trace_marker_raw (owned by inst) */
@@ -177,9 +178,49 @@ static int open_marker(struct tsync_stamper *s, const char *clock_name,
 	return 0;
 }
 
+/*
+ * Reads this process's time-namespace offset of POSIX clock @clk into
+ * *@off (ns): "monotonic" applies to CLOCK_MONOTONIC and _RAW, "boottime"
+ * to CLOCK_BOOTTIME, nothing to CLOCK_TAI. No file (a kernel without time
+ * namespaces) means no offset. The file shows the namespace this process's
+ * children get, which is its own unless it called unshare(CLONE_NEWTIME)
+ * itself, which tsync never does. Returns 0 or -errno.
+ */
+static int timens_offset(clockid_t clk, int64_t *off)
+{
+	const char *want = clk == CLOCK_BOOTTIME ? "boottime" :
+			   clk == CLOCK_MONOTONIC || clk == CLOCK_MONOTONIC_RAW ?
+			   "monotonic" : NULL;
+	int want_id = clk == CLOCK_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+	long long sec, nsec;
+	char name[32];
+	FILE *f;
+
+	*off = 0;
+	if (!want)
+		return 0;
+	f = fopen("/proc/self/timens_offsets", "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	/* "monotonic <sec> <nsec>"; older kernels print the clock id */
+	while (fscanf(f, "%31s %lld %lld", name, &sec, &nsec) == 3) {
+		if (!strcmp(name, want) ||
+		    (name[0] >= '0' && name[0] <= '9' && atoi(name) == want_id)) {
+			*off = sec * NSEC_PER_SEC + nsec;
+			break;
+		}
+	}
+	fclose(f);
+	if (*off)
+		log_debug("stamp: time namespace offset %lld ns removed from clock %d",
+			  (long long)*off, (int)clk);
+	return 0;
+}
+
 /* Opens a timestamp source; see stamp.h. */
 int tsync_stamp_open(unsigned int source, const char *clock_name,
-		     const char *tag, struct tsync_stamper **out)
+		     const char *tag, unsigned int flags,
+		     struct tsync_stamper **out)
 {
 	struct tsync_stamper *s;
 	int ret;
@@ -196,8 +237,11 @@ int tsync_stamp_open(unsigned int source, const char *clock_name,
 		  source == TSYNC_STAMP_TSC ? TSYNC_STAMP_TSC : TSYNC_STAMP_MARKER;
 	s->marker_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
-	if (s->source == TSYNC_STAMP_CLOCK)
+	if (s->source == TSYNC_STAMP_CLOCK) {
 		ret = tsync_trace_clock_posix(clock_name, &s->clk);
+		if (!ret && !(flags & TSYNC_STAMP_NS_CLOCK))
+			ret = timens_offset(s->clk, &s->clk_offset);
+	}
 	else if (s->source == TSYNC_STAMP_MARKER)
 		ret = open_marker(s, clock_name, tag);
 	if (ret) {
@@ -243,7 +287,7 @@ int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 	case TSYNC_STAMP_CLOCK:
 		if (clock_gettime(s->clk, &t))
 			return -errno;
-		*ts = (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
+		*ts = (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec - s->clk_offset;
 		return 0;
 	case TSYNC_STAMP_TSC:
 		*ts = read_tsc();

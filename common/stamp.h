@@ -11,7 +11,9 @@
  *           timestamps in. Works for every trace clock (the only way for
  *           local, global, counter, perf, uptime).
  *   clock   clock_gettime() of the POSIX clock behind the trace clock:
- *           mono, mono_raw, boot, tai. Filled at once.
+ *           mono, mono_raw, boot, tai, minus this process's time-namespace
+ *           offset of that clock (unless TSYNC_STAMP_NS_CLOCK): the kernel
+ *           stamps trace events without it. Filled at once.
  *   tsc     rdtsc (x86 only), for x86-tsc. Filled at once.
  *
  * The marker instance is created once by tsync_stamp_open() (a
@@ -63,14 +65,23 @@ enum tsync_stamp_source tsync_stamp_default(const char *clock_name);
 int tsync_stamp_check(unsigned int source, const char *clock_name);
 
 /*
+ * tsync_stamp_open() flag: the clock source reads the clock as this
+ * process's time namespace shows it. Without it, the clock source removes
+ * the namespace's offset (/proc/self/timens_offsets): its stamps are in the
+ * kernel trace clock's terms, as marker stamps and recorded events are.
+ */
+#define TSYNC_STAMP_NS_CLOCK	0x1u
+
+/*
  * Opens a timestamp source @source for trace clock @clock_name (checked
- * with tsync_stamp_check()). For marker, @tag (letters, digits, '_', at
- * most TSYNC_STAMP_TAG_MAX) names the private instance. Returns 0 and
- * *@out, or -errno (-EINVAL bad arguments or unknown clock, -ENODEV no
- * tracefs).
+ * with tsync_stamp_check()), with TSYNC_STAMP_* @flags. For marker, @tag
+ * (letters, digits, '_', at most TSYNC_STAMP_TAG_MAX) names the private
+ * instance. Returns 0 and *@out, or -errno (-EINVAL bad arguments or
+ * unknown clock, -ENODEV no tracefs).
  */
 int tsync_stamp_open(unsigned int source, const char *clock_name,
-		     const char *tag, struct tsync_stamper **out);
+		     const char *tag, unsigned int flags,
+		     struct tsync_stamper **out);
 
 /* Returns the source an open @s (not NULL) uses. */
 enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s);

@@ -9,17 +9,19 @@
 
 /* Returns the cached source, reopening it if needed; see the header. */
 int tsync_stamp_cache_get(struct tsync_stamp_cache *c, unsigned int source,
-			  const char *clock, const char *tag)
+			  const char *clock, unsigned int flags, const char *tag)
 {
 	int ret;
 
-	if (c->stamper && c->source == source && !strcmp(c->clock, clock))
+	if (c->stamper && c->source == source && c->flags == flags &&
+	    !strcmp(c->clock, clock))
 		return 0;
 	tsync_stamp_cache_close(c);
-	ret = tsync_stamp_open(source, clock, tag, &c->stamper);
+	ret = tsync_stamp_open(source, clock, tag, flags, &c->stamper);
 	if (ret)
 		return ret;
 	c->source = tsync_stamp_source_of(c->stamper);
+	c->flags = flags;
 	snprintf(c->clock, sizeof(c->clock), "%s", clock);
 	return 0;
 }

@@ -16,16 +16,18 @@
 struct tsync_stamp_cache {
 	struct tsync_stamper *stamper;
 	enum tsync_stamp_source source;
+	unsigned int flags;
 	char clock[32];
 };
 
 /*
  * Makes @c hold a source of @source (enum tsync_stamp_source, a wire
- * value checked by tsync_stamp_open()) for @clock, reopening it with
- * instance tag @tag if it holds another. Returns 0 or -errno.
+ * value checked by tsync_stamp_open()) for @clock with TSYNC_STAMP_*
+ * @flags, reopening it with instance tag @tag if it holds another. Returns
+ * 0 or -errno.
  */
 int tsync_stamp_cache_get(struct tsync_stamp_cache *c, unsigned int source,
-			  const char *clock, const char *tag);
+			  const char *clock, unsigned int flags, const char *tag);
 /* Closes the cached source (removing its instance). */
 void tsync_stamp_cache_close(struct tsync_stamp_cache *c);
 

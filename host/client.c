@@ -361,7 +361,8 @@ static int round_start(struct tsync_client *c, const struct round_ctx *rc,
 	int ret;
 
 	tsync_msg_init(&m, TSYNC_MSG_SYNC_START);
-	m.flags = rc->busy ? TSYNC_SYNC_F_BUSY : 0;
+	m.flags = (rc->busy ? TSYNC_SYNC_F_BUSY : 0) |
+		  (rc->o->ns_clock ? TSYNC_SYNC_F_NS_CLOCK : 0);
 	m.sync_start.round_id = rc->round;
 	m.sync_start.cpu = rc->cpu;
 	m.sync_start.nprobes = rc->o->nprobes;
@@ -510,7 +511,8 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 		return round_fail(res, -EINVAL, "guest CPU %u does not exist (%u CPUs)",
 				  cpu, c->session.ncpus);
 	snprintf(tag, sizeof(tag), "h%d", c->fd);
-	ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock, tag);
+	ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock,
+				    o->ns_clock ? TSYNC_STAMP_NS_CLOCK : 0, tag);
 	if (ret)
 		return round_fail(res, ret, "host timestamps for clock %s (%s): %s", o->clock,
 				  tsync_stamp_source_name(o->source), strerror(-ret));

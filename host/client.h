@@ -63,6 +63,9 @@ struct round_opts {
 	enum tsync_estimator estimator;
 	int host_cpu;			/* -1: same number as the guest CPU */
 	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
+	/* clock source: stamp the clocks as each side's time namespace
+	 * shows them (`--stamp clock` given), not in trace clock terms */
+	bool ns_clock;
 };
 
 /* What TRACE_START asks for. */

@@ -460,7 +460,9 @@ static void rec_init(struct recorder *r)
 				      .key_file = r->cfg.key_file };
 	r->ro = (struct round_opts){ .clock = r->cfg.clock, .source = r->cfg.source,
 				     .nprobes = 339, .estimator = TSYNC_EST_ROBUST,
-				     .host_cpu = -1, .busy = -1 };
+				     .host_cpu = -1, .busy = -1,
+				     .ns_clock = r->cfg.stamp_forced &&
+						 r->cfg.source == TSYNC_STAMP_CLOCK };
 	if (slash)
 		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.output), r->cfg.output);
 	else

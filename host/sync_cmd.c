@@ -169,6 +169,9 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	}
 	if (!cfg->stamp_forced)
 		cfg->round.source = tsync_stamp_default(cfg->round.clock);
+	/* an explicit clock source measures the clocks as the namespaces
+	 * show them; the default is in trace clock terms */
+	cfg->round.ns_clock = cfg->stamp_forced && cfg->round.source == TSYNC_STAMP_CLOCK;
 }
 
 /* Prints one table row. */

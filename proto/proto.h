@@ -173,6 +173,10 @@ enum tsync_stamp_source {
 
 /* SYNC_START header flag: both ends on different CPUs, busy-poll. */
 #define TSYNC_SYNC_F_BUSY 0x0001
+/* SYNC_START header flag: CLOCK stamps as the agent's time namespace sees
+ * the clock (what `--stamp clock` asks for). Without it, CLOCK stamps are
+ * in the kernel trace clock's terms: the namespace's offset removed. */
+#define TSYNC_SYNC_F_NS_CLOCK 0x0002
 
 /* META_CHUNK kinds. Receivers skip kinds they do not know. */
 enum tsync_meta_kind {

@@ -95,7 +95,7 @@ static double bench_take(enum tsync_stamp_source kind, const char *clock, double
 	struct tsync_stamp_slot slots[TAKES];
 	int r, ret;
 
-	ret = tsync_stamp_open(kind, clock, "bench", &s);
+	ret = tsync_stamp_open(kind, clock, "bench", 0, &s);
 	if (ret) {
 		printf("take %-7s %-8s unavailable: %s\n", tsync_stamp_source_name(kind),
 		       clock, strerror(-ret));
@@ -125,7 +125,7 @@ static void bench_resolve(int n, struct tep_handle *tep, int raw_id, int id_off)
 	cpu_set_t mask;
 	int r, bad = 0;
 
-	if (tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "bench", &s))
+	if (tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "bench", 0, &s))
 		return;
 	inst = tracefs_instance_alloc(NULL, tsync_stamp_instance(s));
 	CPU_ZERO(&mask);
@@ -170,7 +170,7 @@ static void bench_open_close(const char *clock)
 		struct tsync_stamper *s;
 		int64_t t0 = tsync_now_ns(), t1;
 
-		if (tsync_stamp_open(TSYNC_STAMP_MARKER, clock, "bench", &s))
+		if (tsync_stamp_open(TSYNC_STAMP_MARKER, clock, "bench", 0, &s))
 			return;
 		t1 = tsync_now_ns();
 		tsync_stamp_close(s);

@@ -165,9 +165,12 @@ static void run_rounds(struct tsync_client *c, const char *label, unsigned int s
 		       int64_t truth)
 {
 	uint32_t ncpus = client_session(c)->ncpus;
+	/* the clock source measures the namespace shift, as `--stamp clock`
+	 * given explicitly does */
 	struct round_opts o = { .clock = "mono", .source = source, .nprobes = PROBES,
 				.fixed_count = true,
-				.estimator = TSYNC_EST_ROBUST, .host_cpu = -1, .busy = -1 };
+				.estimator = TSYNC_EST_ROBUST, .host_cpu = -1, .busy = -1,
+				.ns_clock = source == TSYNC_STAMP_CLOCK };
 	struct round_result r;
 
 	/* one warm-up round per CPU (a marker instance is created once) */

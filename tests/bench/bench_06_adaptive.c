@@ -184,7 +184,9 @@ static void run_phase(struct tsync_client *c, unsigned int source, int64_t truth
 							.fixed_count = rules[ri].fixed,
 							.stop = sc,
 							.estimator = TSYNC_EST_ROBUST,
-							.host_cpu = -1, .busy = -1 };
+							.host_cpu = -1, .busy = -1,
+							/* measure the shift */
+							.ns_clock = source == TSYNC_STAMP_CLOCK };
 				struct tally *x = &t[ri];
 
 				if (client_sync_round(c, cpu, &o, &r) || r.status) {
@@ -323,7 +325,8 @@ int main(int argc, char **argv)
 			if (!ret) {
 				struct round_opts w = { .clock = "mono", .source = src[s].source,
 							.nprobes = MAXP, .fixed_count = true,
-							.host_cpu = -1, .busy = -1 };
+							.host_cpu = -1, .busy = -1,
+							.ns_clock = src[s].source == TSYNC_STAMP_CLOCK };
 				struct round_result r;
 
 				/* warm-up (a marker instance is created once) */

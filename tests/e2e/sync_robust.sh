@@ -3,7 +3,8 @@
 # sends garbage, and a peer that connects and says nothing; after each the
 # next sync succeeds and no tracefs instance is left. Two hosts syncing at
 # the same time both get correct offsets (the agent runs in a time
-# namespace, so "correct" is a known non-zero offset).
+# namespace and --stamp clock measures the clocks as the namespaces show
+# them, so "correct" is a known non-zero offset).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 # (the idle timeout is generous: on a loaded machine, or under ASan, a host
@@ -13,7 +14,7 @@ port=${AGENT_EP##*:}
 
 sync_ok() { # LABEL
 	local out
-	out=$(timeout 60 "$HOST" sync -C mono --json "$AGENT_EP") || fail "$1: sync failed: $out"
+	out=$(timeout 60 "$HOST" sync -C mono --stamp clock --json "$AGENT_EP") || fail "$1: sync failed: $out"
 	for off in $(echo "$out" | grep -o '"offset_ns": -\?[0-9]*' | awk '{print $2}'); do
 		local d=$((off + 7000000123)); d=${d#-}
 		[ "$d" -le 5000 ] || fail "$1: offset $off"
@@ -41,10 +42,10 @@ exec {silent}<>/dev/tcp/127.0.0.1/$port
 sync_ok "with a silent peer connected"
 exec {silent}<&-
 
-# 4. two hosts at once: one with the clock source (sees the namespace
-#    offset), one with markers in the kernel's local clock (trace buffers
+# 4. two hosts at once: one with the clock source given explicitly (sees
+#    the namespace offset), one with markers in the kernel's local clock (trace buffers
 #    are not namespaced: true offset 0). Each must get its own truth.
-"$HOST" sync -C mono --rounds 5 --json "$AGENT_EP" > "$E2E_TMP/c1" 2>&1 &
+"$HOST" sync -C mono --stamp clock --rounds 5 --json "$AGENT_EP" > "$E2E_TMP/c1" 2>&1 &
 p1=$!
 "$HOST" sync -C local --rounds 5 --json "$AGENT_EP" > "$E2E_TMP/c2" 2>&1 &
 p2=$!

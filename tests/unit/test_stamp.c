@@ -4,6 +4,7 @@
  * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,7 +118,7 @@ static void test_clock_source(void **state)
 		struct tsync_stamp_slot slot = { 1, TSYNC_DIR_GUEST_RECV, 42 };
 		int64_t before, after, ts = 0;
 
-		assert_int_equal(tsync_stamp_open(tsync_stamp_default(c[i].name), c[i].name, "t", &s), 0);
+		assert_int_equal(tsync_stamp_open(tsync_stamp_default(c[i].name), c[i].name, "t", 0, &s), 0);
 		assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_CLOCK);
 		assert_null(tsync_stamp_instance(s));
 		before = tsync_clock_ns(c[i].clk);
@@ -133,9 +134,74 @@ static void test_clock_source(void **state)
 	{
 		struct tsync_stamper *s = NULL;
 
-		assert_int_equal(tsync_stamp_open(TSYNC_STAMP_CLOCK, "local", "t", &s), -EINVAL);
+		assert_int_equal(tsync_stamp_open(TSYNC_STAMP_CLOCK, "local", "t", 0, &s), -EINVAL);
 		assert_null(s);
 	}
+}
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* In a time namespace: 0 if the clock source stamps mono in the trace
+ * clock's terms by default (shift removed) and as the namespace shows it
+ * with TSYNC_STAMP_NS_CLOCK; 1 or 2 otherwise. */
+static int timens_child(int64_t shift)
+{
+	struct tsync_stamper *s;
+	int64_t before, after, ts;
+
+	for (unsigned int flags = 0; flags <= TSYNC_STAMP_NS_CLOCK; flags++) {
+		int64_t off = flags ? 0 : shift;
+
+		if (tsync_stamp_open(TSYNC_STAMP_CLOCK, "mono", "t", flags, &s))
+			return 1;
+		before = tsync_clock_ns(CLOCK_MONOTONIC);
+		tsync_stamp_take(s, 1, 1, TSYNC_DIR_GUEST_RECV, 0, &ts);
+		after = tsync_clock_ns(CLOCK_MONOTONIC);
+		tsync_stamp_close(s);
+		if (ts < before - off || ts > after - off)
+			return 2;
+	}
+	return 0;
+}
+
+/* A time namespace's shift does not reach the clock source's stamps
+ * unless asked for: trace events are stamped without it. */
+static void test_clock_source_timens(void **state)
+{
+	const int64_t shift = 12345678901LL;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char line[64];
+		int fd;
+		pid_t in;
+
+		if (unshare(CLONE_NEWTIME))
+			_exit(77);
+		fd = open("/proc/self/timens_offsets", O_WRONLY);
+		snprintf(line, sizeof(line), "monotonic %lld %lld",
+			 (long long)(shift / NSEC_PER_SEC), (long long)(shift % NSEC_PER_SEC));
+		if (fd < 0 || write(fd, line, strlen(line)) < 0)
+			_exit(77);
+		close(fd);
+		in = fork();	/* the offsets apply to children */
+		if (in == 0)
+			_exit(timens_child(shift));
+		if (in < 0 || waitpid(in, &status, 0) != in || !WIFEXITED(status))
+			_exit(3);
+		_exit(WEXITSTATUS(status));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* The tsc source counts up and is filled at once. */
@@ -147,7 +213,7 @@ static void test_tsc_source(void **state)
 	struct timespec nap = { 0, 1000000 };
 
 	(void)state;
-	assert_int_equal(tsync_stamp_open(tsync_stamp_default("x86-tsc"), "x86-tsc", "t", &s), 0);
+	assert_int_equal(tsync_stamp_open(tsync_stamp_default("x86-tsc"), "x86-tsc", "t", 0, &s), 0);
 	assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_TSC);
 	assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_HOST_SEND, 0, &a), 0);
 	nanosleep(&nap, NULL);
@@ -180,7 +246,7 @@ static void marker_round_on(int cpu)
 		printf("cannot pin to cpu %d (%s): skipped\n", cpu, strerror(-ret));
 		return;
 	}
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "test", &s), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "test", 0, &s), 0);
 	assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_MARKER);
 
 	/* leftovers of another round on this CPU are skipped */
@@ -273,7 +339,7 @@ static void test_marker_clocks(void **state)
 	assert_int_equal(pin(0), 0);
 	cpu = 0;
 	for (c = 0; c < sizeof(clocks) / sizeof(clocks[0]); c++) {
-		int ret = tsync_stamp_open(TSYNC_STAMP_MARKER, clocks[c], "test", &s);
+		int ret = tsync_stamp_open(TSYNC_STAMP_MARKER, clocks[c], "test", 0, &s);
 
 		if (ret == -EINVAL && !strcmp(clocks[c], "x86-tsc"))
 			continue;	/* not an x86 kernel */
@@ -294,14 +360,14 @@ static void test_marker_clocks(void **state)
 	unpin();
 
 	s = NULL;
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "no_such_clock", "badclk", &s),
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "no_such_clock", "badclk", 0, &s),
 			 -EINVAL);
 	assert_null(s);
 	/* bad tags */
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "a-b", &s), -EINVAL);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "", &s), -EINVAL);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", NULL, &s), -EINVAL);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "../x", &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "a-b", 0, &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "", 0, &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", NULL, 0, &s), -EINVAL);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "../x", 0, &s), -EINVAL);
 }
 
 /* Every open gets its own instance; close removes it. */
@@ -311,8 +377,8 @@ static void test_instances_unique_and_removed(void **state)
 	char na[256], nb[256], want[64];
 
 	(void)state;
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", &a), 0);
-	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", &b), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", 0, &a), 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "uniq", 0, &b), 0);
 	snprintf(na, sizeof(na), "%s", tsync_stamp_instance(a));
 	snprintf(nb, sizeof(nb), "%s", tsync_stamp_instance(b));
 	snprintf(want, sizeof(want), "tsync-uniq-%d-", (int)getpid());
@@ -348,6 +414,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_clock_source),
+		cmocka_unit_test(test_clock_source_timens),
 		cmocka_unit_test(test_tsc_source),
 		cmocka_unit_test(test_marker_cpu0),
 		cmocka_unit_test(test_marker_cpu1),
