@@ -10,6 +10,7 @@
  * the same system plugins but not ours.
  */
 #include <dirent.h>
+#include <link.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -601,8 +603,9 @@ static void test_unload(void **state)
 	tep_free(h.tep);
 }
 
-/* Returns true if libtraceevent's system plugin directory holds @name. */
-static bool sys_plugin_installed(const char *name)
+/* Returns true if libtraceevent's system plugin directory holds @name,
+ * with its path in @path (@n bytes). */
+static bool sys_plugin_path(const char *name, char *path, size_t n)
 {
 	static const char *const dirs[] = {
 		"/usr/lib/x86_64-linux-gnu/traceevent/plugins",
@@ -610,20 +613,151 @@ static bool sys_plugin_installed(const char *name)
 		"/usr/lib64/traceevent/plugins",
 		"/usr/lib/traceevent/plugins",
 	};
-	char path[256];
 	size_t i;
 
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+		snprintf(path, n, "%s/%s", dirs[i], name);
 		if (access(path, R_OK) == 0)
 			return true;
 	}
 	return false;
 }
 
+/* Returns true if libtraceevent's system plugin directory holds @name. */
+static bool sys_plugin_installed(const char *name)
+{
+	char path[256];
+
+	return sys_plugin_path(name, path, sizeof(path));
+}
+
+/* Writes @len bytes of @buf to @path (fails the test if it cannot). */
+static void write_file(const char *path, const char *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* dl_iterate_phdr callback: returns 1 for a loaded plugin_function.so. */
+static int function_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size;
+	(void)data;
+	return slash && strcmp(slash + 1, "plugin_function.so") == 0;
+}
+
+/* Prints the first *.so name that readdir gives for @dir into @out. */
+static void first_so(const char *dir, char *out, size_t n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t len;
+
+	assert_non_null(d);
+	out[0] = '\0';
+	while ((e = readdir(d))) {
+		len = strlen(e->d_name);
+		if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0) {
+			snprintf(out, n, "%s", e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * Loaded before plugin_function.so from the same directory, the plugin
+ * still wins: it has libtraceevent load it again, after every other
+ * directory, from the tsync-last/ link beside it. Without the link it
+ * loses (the order problem it solves). The directory is a
+ * TEP_PLUGIN_FIRST one on tmpfs (/dev/shm), which lists the newest file
+ * first, holding copies of both plugins; plugins load before the formats
+ * are parsed, as in trace-cmd.
+ */
+static void test_loaded_before_function(void **state)
+{
+	char dir[] = "/dev/shm/tsync-test-plugin-XXXXXX";
+	char fn_path[512], path[PATH_MAX + 64], first[64];
+	unsigned char r[sizeof(struct tsync_rec_round)];
+	int with_link;
+	size_t len;
+	char *buf, *want;
+	struct th h;
+
+	(void)state;
+	if (!have_function_plugin || !sys_plugin_path("plugin_function.so", fn_path,
+						       sizeof(fn_path)))
+		skip();
+	if (dl_iterate_phdr(function_loaded, NULL)) {
+		print_message("plugin_function.so already loaded\n");
+		skip();
+	}
+	if (!mkdtemp(dir)) {
+		print_message("mkdtemp %s: %s\n", dir, strerror(errno));
+		skip();
+	}
+	buf = slurp(fn_path, &len);
+	snprintf(path, sizeof(path), "%s/plugin_function.so", dir);
+	write_file(path, buf, len);
+	free(buf);
+	snprintf(path, sizeof(path), "%s/plugin_tsync.so", plugin_dir);
+	buf = slurp(path, &len);
+	snprintf(path, sizeof(path), "%s/plugin_tsync.so", dir);
+	write_file(path, buf, len);
+	free(buf);
+	first_so(dir, first, sizeof(first));
+
+	for (with_link = 0; with_link < 2 && !strcmp(first, "plugin_tsync.so"); with_link++) {
+		if (with_link) {
+			snprintf(path, sizeof(path), "%s/tsync-last", dir);
+			assert_int_equal(mkdir(path, 0755), 0);
+			snprintf(path, sizeof(path), "%s/tsync-last/plugin_tsync.so", dir);
+			assert_int_equal(symlink("../plugin_tsync.so", path), 0);
+		}
+		memset(&h, 0, sizeof(h));
+		assert_int_equal(unsetenv("TRACEEVENT_PLUGIN_DIR"), 0);
+		h.tep = tep_alloc();
+		assert_non_null(h.tep);
+		tep_set_file_bigendian(h.tep, TEP_LITTLE_ENDIAN);
+		tep_set_long_size(h.tep, sizeof(long));
+		tep_set_page_size(h.tep, 4096);
+		tep_set_flag(h.tep, TEP_DISABLE_SYS_PLUGINS);
+		assert_int_equal(tep_add_plugin_path(h.tep, dir, TEP_PLUGIN_FIRST), 0);
+		h.plugins = tep_load_plugins(h.tep);
+		parse_formats(&h);
+		put_round(&h, r, 12, 1, "g", 1, -12345678901LL, 180, 5200, 33, 339);
+		want = with_link ? strdup(round_text) : function_text(r, sizeof(r));
+		assert_non_null(want);
+		expect(&h, r, sizeof(r), want);
+		free(want);
+		th_close(&h);
+	}
+
+	snprintf(path, sizeof(path), "%s/tsync-last/plugin_tsync.so", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/tsync-last", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/plugin_tsync.so", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/plugin_function.so", dir);
+	unlink(path);
+	rmdir(dir);
+	if (strcmp(first, "plugin_tsync.so")) {
+		print_message("%s lists %s first, not plugin_tsync.so\n", dir, first);
+		skip();
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* first: later tests may leave plugin_function.so loaded */
+		cmocka_unit_test(test_loaded_before_function),
 		cmocka_unit_test(test_round),
 		cmocka_unit_test(test_round_padding_and_limits),
 		cmocka_unit_test(test_round_bigendian),
