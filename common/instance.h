@@ -17,11 +17,10 @@
  * a free lock proves the owner is gone. tsync_instance_cleanup_stale()
  * switches nothing off before it holds that lock itself, and (for owners
  * that never locked: older versions, humans) before the pid in the name is
- * gone from its own PID namespace too. An open file
- * blocks the rmdir of an instance: the
- * owner closes the lock just before removing it, and a removal that meets
- * a cleaner's brief probe (EBUSY) is retried for a few ms. The design is
- * described in Documentation/tracefs-instances.md.
+ * gone from its own PID namespace too. An open file blocks the rmdir of an
+ * instance: the owner closes the lock just before removing it, and a
+ * removal that meets a cleaner's brief probe (EBUSY) is retried for a few
+ * ms. The design is described in Documentation/tracefs-instances.md.
  *
  * Threads: one instance is used by one thread at a time, except
  * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
