@@ -38,10 +38,11 @@
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
+#include "host/agent_arg.h"
 #include "host/commands.h"
 #include "host/guest.h"
 
-#define MAX_GUESTS 16
+#define MAX_GUESTS HOST_MAX_AGENTS
 #define MAX_EVENTS 256
 
 struct rec_cfg {
@@ -157,27 +158,22 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 			break;
 		case 'o': cfg->output = optarg; break;
 		case 'A': {
-			char *at;
+			struct host_agent_arg a;
 
 			if (cfg->nguests >= MAX_GUESTS)
 				die_usage("at most 16 -A%s", "");
 			g = &cfg->guests[cfg->nguests];
 			cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
 			g->events = cfg->gevents[cfg->nguests];
-			cfg->nguests++;
-			g->agent_str = optarg;
-			at = strrchr(optarg, '@');
-			if (at) {
-				*at = '\0';
-				if (!at[1] || strlen(at + 1) >= sizeof(g->name) ||
-				    strspn(at + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != strlen(at + 1))
-					die_usage("invalid guest name '%s' (letters, digits, _ - .)", at + 1);
-				snprintf(g->name, sizeof(g->name), "%s", at + 1);
-			} else {
-				snprintf(g->name, sizeof(g->name), "guest%d", cfg->nguests - 1);
-			}
-			if (tsync_endpoint_parse(optarg, TSYNC_EP_AGENT_SHORTHAND, &g->ep, err, sizeof(err)))
+			if (host_agent_arg_parse(optarg, cfg->nguests, &a, err, sizeof(err)))
 				die_usage("-A: %s", err);
+			cfg->nguests++;
+			g->ep = a.ep;
+			snprintf(g->name, sizeof(g->name), "%s", a.name);
+			/* messages name the agent without its @NAME */
+			g->agent_str = optarg;
+			if (strrchr(optarg, '@'))
+				*strrchr(optarg, '@') = '\0';
 			for (int i = 0; i < cfg->nguests - 1; i++)
 				if (!strcmp(cfg->guests[i].name, g->name))
 					die_usage("two guests named '%s'", g->name);

@@ -2,7 +2,7 @@
 /*
  * `tsync-host sync`: measure, per guest CPU, the offset between the host's
  * and the guest's trace clocks, print a table or JSON, and with --rounds
- * the drift fitted over the rounds.
+ * the drift fitted over the rounds; one agent after the other.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,11 +16,13 @@
 #include "common/log.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
+#include "host/agent_arg.h"
 #include "host/client.h"
 #include "host/commands.h"
 
 struct sync_cfg {
-	struct tsync_endpoint agent;
+	struct host_agent_arg agents[HOST_MAX_AGENTS];
+	int nagents;
 	struct round_opts round;
 	const char *cpus;
 	int rounds;
@@ -35,9 +37,11 @@ struct sync_cfg {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: tsync-host sync [OPTIONS] AGENT\n"
+"usage: tsync-host sync [OPTIONS] [-A AGENT[@NAME]]... [AGENT]...\n"
 "  AGENT                 vsock:CID:PORT, tcp:HOST:PORT, a bare CID (vsock,\n"
 "                        port %d) or HOST:PORT (TCP)\n"
+"  -A AGENT[@NAME]       an agent to sync, named NAME (default guestN, the\n"
+"                        agents counted from 0); at most %d agents\n"
 "  -C, --clock CLOCK     trace clock (default local)\n"
 "      --loops N         probes per CPU round (default: until more probes\n"
 "                        cannot improve the estimate, at most 339)\n"
@@ -52,7 +56,7 @@ static void usage(FILE *f)
 "      --json            print JSON instead of a table\n"
 "      --key-file FILE   authenticate with this shared key (and make the\n"
 "                        agent prove it holds it too)\n"
-"  -v, --verbose         debug logging\n", TSYNC_DEFAULT_PORT);
+"  -v, --verbose         debug logging\n", TSYNC_DEFAULT_PORT, HOST_MAX_AGENTS);
 }
 
 /* Exits with a usage error naming @opt and @val. */
@@ -89,6 +93,24 @@ static enum tsync_stamp_source parse_source(const char *val)
 	return src;
 }
 
+/* Adds the agent @arg (AGENT[@NAME]) to @cfg or exits. */
+static void add_agent(struct sync_cfg *cfg, const char *arg)
+{
+	struct host_agent_arg *a = &cfg->agents[cfg->nagents];
+	char err[300];
+
+	if (cfg->nagents >= HOST_MAX_AGENTS)
+		bad_value("AGENT", arg, "too many agents");
+	if (host_agent_arg_parse(arg, cfg->nagents, a, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: AGENT: %s\n", err);
+		exit(2);
+	}
+	for (int i = 0; i < cfg->nagents; i++)
+		if (!strcmp(cfg->agents[i].name, a->name))
+			bad_value("AGENT", arg, "two agents with this name");
+	cfg->nagents++;
+}
+
 /* Parses the command line into @cfg or exits. */
 static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 {
@@ -110,10 +132,9 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	char err[300];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "C:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "C:A:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (!*optarg || strlen(optarg) >= TSYNC_CLOCK_NAME_MAX)
@@ -124,6 +145,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 			cfg->round.nprobes = (uint32_t)parse_range("--loops", optarg, 1, TSYNC_MAX_PROBES);
 			cfg->round.fixed_count = true;
 			break;
+		case 'A': add_agent(cfg, optarg); break;
 		case O_CPUS: cfg->cpus = optarg; break;
 		case O_ROUNDS: cfg->rounds = (int)parse_range("--rounds", optarg, 1, 1000000); break;
 		case O_INTERVAL: cfg->interval_ms = (int)parse_range("--interval", optarg, 0, 3600000); break;
@@ -156,15 +178,11 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "tsync-host sync: %s\n",
-			optind >= argc ? "missing AGENT" : "more than one AGENT");
+	for (; optind < argc; optind++)
+		add_agent(cfg, argv[optind]);
+	if (!cfg->nagents) {
+		fprintf(stderr, "tsync-host sync: missing AGENT\n");
 		usage(stderr);
-		exit(2);
-	}
-	if (tsync_endpoint_parse(argv[optind], TSYNC_EP_AGENT_SHORTHAND, &cfg->agent,
-				 err, sizeof(err))) {
-		fprintf(stderr, "tsync-host sync: AGENT: %s\n", err);
 		exit(2);
 	}
 	if (!cfg->stamp_forced)
@@ -243,11 +261,13 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 	return 0;
 }
 
-/* Prints the table's header line. */
-static void print_header(const struct sync_cfg *cfg, const struct tsync_client *c)
+/* Prints the table's header line for agent @name (named with several). */
+static void print_header(const struct sync_cfg *cfg, const char *name,
+			 const struct tsync_client *c)
 {
-	printf("agent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
-	       "%4s %6s %20s %10s %10s %11s %9s\n", client_peer(c),
+	printf("%s%sagent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
+	       "%4s %6s %20s %10s %10s %11s %9s\n", cfg->nagents > 1 ? name : "",
+	       cfg->nagents > 1 ? ": " : "", client_peer(c),
 	       client_session(c)->name, client_session(c)->ncpus, cfg->round.clock,
 	       tsync_stamp_source_name(cfg->round.source),
 	       tsync_estimator_name(cfg->round.estimator),
@@ -330,14 +350,17 @@ static void print_cpu(const struct sync_cfg *cfg, uint32_t cpu, const struct rou
 	free(s);
 }
 
-/* Prints the JSON document or the drift per CPU, fitted over the rounds. */
-static void print_results(const struct sync_cfg *cfg, const struct tsync_client *c,
-			  const uint32_t *cpulist, uint32_t nlist, const struct round_result *res)
+/* Prints agent @name's JSON object or the drift per CPU, fitted over the
+ * rounds. */
+static void print_results(const struct sync_cfg *cfg, const char *name,
+			  const struct tsync_client *c, const uint32_t *cpulist, uint32_t nlist,
+			  const struct round_result *res)
 {
 	if (cfg->json) {
-		printf("{\n  \"agent\": \"%s\", \"clock\": \"%s\", \"stamp\": \"%s\", "
-		       "\"estimator\": \"%s\", \"probes\": %u, \"adaptive\": %s,\n  \"cpus\": [\n",
-		       client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
+		printf("{\n  \"name\": \"%s\", \"agent\": \"%s\", \"clock\": \"%s\", "
+		       "\"stamp\": \"%s\", \"estimator\": \"%s\", \"probes\": %u, "
+		       "\"adaptive\": %s,\n  \"cpus\": [\n",
+		       name, client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
 		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
 		       cfg->round.fixed_count ? "false" : "true");
 	} else if (cfg->rounds > 1) {
@@ -349,6 +372,52 @@ static void print_results(const struct sync_cfg *cfg, const struct tsync_client 
 		printf("  ]\n}\n");
 }
 
+/*
+ * Syncs agent @a: connects, runs the rounds, prints the table or its JSON
+ * object (after a comma when *@nprinted, which counts the objects).
+ * Returns 0, 1 when it failed (said why) or 2 for a --cpus it lacks.
+ */
+static int sync_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a,
+		      const struct client_opts *copts, int *nprinted)
+{
+	struct tsync_client *c = NULL;
+	struct round_result *res = NULL;
+	uint32_t *cpulist = NULL, nlist = 0;
+	char err[300];
+	int ret, failed = 0;
+
+	ret = client_open(&a->ep, copts, &c, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
+		return 1;
+	}
+	ret = select_cpus(cfg, client_session(c)->ncpus, &cpulist, &nlist);
+	if (ret)
+		goto out;
+	res = calloc((size_t)nlist * (size_t)cfg->rounds, sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	if (!cfg->json)
+		print_header(cfg, a->name, c);
+	ret = run_rounds(cfg, c, cpulist, nlist, res, &failed);
+	if (ret)
+		goto out;
+	if (cfg->json && (*nprinted)++)
+		printf(",\n");
+	print_results(cfg, a->name, c, cpulist, nlist, res);
+	ret = failed ? 1 : 0;
+	if (failed)
+		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
+out:
+	client_close(c);
+	free(cpulist);
+	free(res);
+	return ret;
+}
+
 int host_cmd_sync(int argc, char **argv)
 {
 	struct sync_cfg cfg = {
@@ -357,11 +426,7 @@ int host_cmd_sync(int argc, char **argv)
 		.rounds = 1,
 	};
 	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
-	struct tsync_client *c = NULL;
-	struct round_result *res = NULL;
-	uint32_t *cpulist = NULL, nlist = 0;
-	char err[300];
-	int ret, failed = 0;
+	int ret = 0, nprinted = 0;
 
 	parse_args(argc, argv, &cfg);
 	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
@@ -369,32 +434,16 @@ int host_cmd_sync(int argc, char **argv)
 	copts.key_file = cfg.key_file;
 	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 
-	ret = client_open(&cfg.agent, &copts, &c, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "tsync-host sync: %s\n", err);
-		return 1;
+	/* one agent: its object alone, as before several were possible */
+	if (cfg.json && cfg.nagents > 1)
+		printf("{\"agents\": [\n");
+	for (int i = 0; i < cfg.nagents; i++) {
+		int r = sync_agent(&cfg, &cfg.agents[i], &copts, &nprinted);
+
+		if (r > ret)
+			ret = r;
 	}
-	ret = select_cpus(&cfg, client_session(c)->ncpus, &cpulist, &nlist);
-	if (ret)
-		goto out;
-	res = calloc((size_t)nlist * (size_t)cfg.rounds, sizeof(*res));
-	if (!res) {
-		fprintf(stderr, "tsync-host sync: out of memory\n");
-		ret = 1;
-		goto out;
-	}
-	if (!cfg.json)
-		print_header(&cfg, c);
-	ret = run_rounds(&cfg, c, cpulist, nlist, res, &failed);
-	if (ret)
-		goto out;
-	print_results(&cfg, c, cpulist, nlist, res);
-	ret = failed ? 1 : 0;
-	if (failed)
-		fprintf(stderr, "tsync-host sync: %d round(s) failed\n", failed);
-out:
-	client_close(c);
-	free(cpulist);
-	free(res);
+	if (cfg.json && cfg.nagents > 1)
+		printf("]}\n");
 	return ret;
 }
