@@ -26,6 +26,7 @@ struct agent_session {
 	uint64_t host_trace_id;
 	uint64_t trace_id;		/* guest trace id */
 	bool set_up;			/* SESSION_REQ answered (once only) */
+	bool no_busy;			/* busy-polling turned off (round.c) */
 	char host_name[TSYNC_NAME_MAX];
 	struct tsync_decode_ctx dctx;
 

@@ -31,13 +31,20 @@
  * Waiting: the host may set TSYNC_SYNC_F_BUSY in SYNC_START's header flags
  * when it knows both ends run on different CPUs; the guest then polls its
  * socket without sleeping for the few milliseconds of the round, which
- * saves a wake-up per probe. Every wait still has a deadline.
+ * saves a wake-up per probe. Every wait still has a deadline, and a busy
+ * wait spins at most BUSY_SPIN_MAX_MS without a message: then the round
+ * sleeps, and so do the session's later rounds (a host that lets the
+ * guest spin is not busy-polling itself; spinning for it only burns a
+ * CPU it chose). The round as a whole must be over within twice the I/O
+ * timeout, however the host spaces its probes.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "agent/round.h"
 #include "common/cpu.h"
@@ -61,57 +68,160 @@ static int send_ready(struct agent_session *s, const struct tsync_sync_start *st
 	return agent_session_send(s, &m);
 }
 
-/* Runs the probe loop until SYNC_END; fills @stamps, returns the count or
- * -errno / TSYNC_PERR_*. */
+/* How long a busy-polling wait may spin without a message before the
+ * round goes on sleeping: a host that busy-polls sends its next probe
+ * within microseconds of our reply. */
+#define BUSY_SPIN_MAX_MS 10
+
+/* The waiting side of one round. */
+struct round_wait {
+	bool busy;		/* spin instead of sleeping */
+	bool tight;		/* receive timeout cut to the round's end */
+	int64_t deadline;	/* of the whole round */
+};
+
+/* Spins until @fd has something to read (or an error or EOF to report)
+ * or @until passes; returns false in the latter case. */
+static bool spin_readable(int fd, int64_t until)
+{
+	unsigned int spins = 0;
+	char b;
+
+	for (;;) {
+		ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return true;
+		/* Check the clock only now and then: it is not free. */
+		if (++spins % 256 == 0 && tsync_now_ns() > until)
+			return false;
+	}
+}
+
+/*
+ * Receives the next probe (or another message into @other) within the
+ * I/O timeout and the round's deadline. A busy wait that spins for
+ * BUSY_SPIN_MAX_MS without a message turns busy-polling off for the rest
+ * of the session. Returns what tsync_probe_recv() returns.
+ */
+static int next_probe(struct agent_session *s, const struct tsync_sync_start *st,
+		      struct round_wait *w, uint32_t *round, uint32_t *seq,
+		      struct tsync_msg *other, char *err, size_t errlen)
+{
+	int io_ms = agent_session_cfg(s)->io_timeout_ms;
+	int64_t deadline = tsync_deadline_ms(io_ms), spin;
+
+	if (tsync_now_ns() >= w->deadline) {
+		snprintf(err, errlen, "round over time");
+		return -ETIMEDOUT;
+	}
+	if (deadline > w->deadline) {
+		deadline = w->deadline;
+		/* a sleeping receive blocks up to its SO_RCVTIMEO (I/O
+		 * timeout, tsync_probe_prepare()): cut it to the round's end
+		 * (the next round sets it back) */
+		if (!w->tight && !tsync_probe_prepare(s->fd, tsync_remaining_ms(deadline) + 1))
+			w->tight = true;
+	}
+	if (w->busy) {
+		spin = tsync_deadline_ms(BUSY_SPIN_MAX_MS);
+		if (!spin_readable(s->fd, spin < deadline ? spin : deadline)) {
+			w->busy = false;
+			s->no_busy = true;
+			log_info("%s: round %u: no probe within %d ms of busy-polling: "
+				 "this session's rounds sleep from now on", s->peer->name,
+				 st->round_id, BUSY_SPIN_MAX_MS);
+		}
+	}
+	return tsync_probe_recv(s->fd, TSYNC_MSG_PROBE, w->busy, deadline, round, seq,
+				other, &s->dctx, err, errlen);
+}
+
+/* Stamps and answers probe @seq of round @round; @count answered so far.
+ * Returns 0 with the stamps in @out, or -errno (the peer told). */
+static int answer_probe(struct agent_session *s, const struct tsync_sync_start *st,
+			uint32_t round, uint32_t seq, uint32_t count,
+			struct tsync_stamp *out)
+{
+	int64_t t2 = 0, t3 = 0;
+	int ret;
+
+	ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
+			       TSYNC_DIR_GUEST_RECV, st->cpu, &t2);
+	if (ret)
+		return ret;
+	if (round != st->round_id || count >= st->nprobes) {
+		log_warn("%s: probe %u of round %u in round %u (%u/%u)", s->peer->name,
+			 seq, round, st->round_id, count, st->nprobes);
+		agent_session_error(s, TSYNC_ERR_PROTOCOL, "unexpected probe %u of round %u",
+				    seq, round);
+		return -EPROTO;
+	}
+	ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
+			       TSYNC_DIR_GUEST_SEND, st->cpu, &t3);
+	if (ret)
+		return ret;
+	ret = tsync_probe_send(s->fd, TSYNC_MSG_PROBE_REPLY, round, seq,
+			       tsync_deadline_ms(agent_session_cfg(s)->io_timeout_ms));
+	*out = (struct tsync_stamp){ .seq = seq, .t2 = t2, .t3 = t3 };
+	return ret;
+}
+
+/* Reports why the probe loop of round @st ended with @ret (< 0). */
+static int loop_failed(struct agent_session *s, const struct tsync_sync_start *st,
+		       const struct round_wait *w, int ret, const char *err)
+{
+	if (ret == -ETIMEDOUT && tsync_now_ns() >= w->deadline) {
+		int ms = 2 * agent_session_cfg(s)->io_timeout_ms;
+
+		log_warn("%s: round %u: not over within %d ms (twice --io-timeout)",
+			 s->peer->name, st->round_id, ms);
+		agent_session_error(s, TSYNC_ERR_TIMEOUT,
+				    "round %u not over within %d ms", st->round_id, ms);
+		return ret;
+	}
+	log_warn("%s: round %u: %s", s->peer->name, st->round_id, err);
+	if (tsync_perr_is_proto(ret))
+		agent_session_error(s, TSYNC_ERR_PROTOCOL, "%s", err);
+	return ret;
+}
+
+/*
+ * Runs the probe loop until SYNC_END; fills @stamps, returns the count or
+ * -errno / TSYNC_PERR_*. Every wait is bounded by the I/O timeout, the
+ * round as a whole by twice the I/O timeout.
+ */
 static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st,
 		      bool busy, struct tsync_stamp *stamps)
 {
-	const struct agent_cfg *cfg = agent_session_cfg(s);
+	struct round_wait w = {
+		.busy = busy && !s->no_busy,
+		.deadline = tsync_deadline_ms(2 * (int64_t)agent_session_cfg(s)->io_timeout_ms),
+	};
 	uint32_t count = 0, round, seq;
 	struct tsync_msg other;
 	char err[256];
 	int ret;
 
 	for (;;) {
-		int64_t t2 = 0, t3 = 0;
-
-		ret = tsync_probe_recv(s->fd, TSYNC_MSG_PROBE, busy,
-				       tsync_deadline_ms(cfg->io_timeout_ms),
-				       &round, &seq, &other, &s->dctx, err, sizeof(err));
+		ret = next_probe(s, st, &w, &round, &seq, &other, err, sizeof(err));
 		if (ret == 0) {
-			ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
-						 TSYNC_DIR_GUEST_RECV, st->cpu, &t2);
+			ret = answer_probe(s, st, round, seq, count, &stamps[count]);
 			if (ret)
 				return ret;
-			if (round != st->round_id || count >= st->nprobes) {
-				log_warn("%s: probe %u of round %u in round %u (%u/%u)",
-					 s->peer->name, seq, round, st->round_id, count,
-					 st->nprobes);
-				agent_session_error(s, TSYNC_ERR_PROTOCOL,
-						    "unexpected probe %u of round %u", seq, round);
-				return -EPROTO;
-			}
-			ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
-						 TSYNC_DIR_GUEST_SEND, st->cpu, &t3);
-			if (ret)
-				return ret;
-			ret = tsync_probe_send(s->fd, TSYNC_MSG_PROBE_REPLY, round, seq,
-					       tsync_deadline_ms(cfg->io_timeout_ms));
-			if (ret)
-				return ret;
-			stamps[count++] = (struct tsync_stamp){ .seq = seq, .t2 = t2, .t3 = t3 };
+			count++;
 			continue;
 		}
-		if (ret < 0) {
-			log_warn("%s: round %u: %s", s->peer->name, st->round_id, err);
-			return ret;
-		}
+		if (ret < 0)
+			return loop_failed(s, st, &w, ret, err);
 		if (other.type == TSYNC_MSG_SYNC_END && other.sync_end.round_id == st->round_id) {
 			tsync_msg_free(&other);
 			return (int)count;
 		}
 		log_warn("%s: round %u: unexpected %s", s->peer->name, st->round_id,
 			 tsync_msg_name(other.type));
+		agent_session_error(s, TSYNC_ERR_UNEXPECTED, "unexpected %s in round %u",
+				    tsync_msg_name(other.type), st->round_id);
 		tsync_msg_free(&other);
 		return -EPROTO;
 	}

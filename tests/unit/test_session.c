@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -418,24 +419,30 @@ static void test_max_sessions(void **state)
 }
 
 /* Runs @n probes of round @round; returns how many were answered before
- * the agent went quiet or closed. @gap_ms between probes. */
-static uint32_t run_probes(struct fx *f, uint32_t round, uint32_t n, int gap_ms)
+ * the agent went quiet or closed. @gap_ms between probes. An ERROR the
+ * agent sent instead of an answer goes to *@code (if not NULL). */
+static uint32_t run_probes_err(struct fx *f, uint32_t round, uint32_t n, int gap_ms,
+			       uint32_t *code)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		struct tsync_msg m;
 		char err[256];
+		int sent;
 
 		if (gap_ms)
 			usleep((useconds_t)gap_ms * 1000);
-		if (tsync_probe_send(f->hfd, TSYNC_MSG_PROBE, round, i,
-				     tsync_deadline_ms(SLACK_MS)))
-			break;
+		/* the agent may have closed meanwhile: its ERROR is still
+		 * there to read */
+		sent = tsync_probe_send(f->hfd, TSYNC_MSG_PROBE, round, i,
+					tsync_deadline_ms(SLACK_MS));
 		if (tsync_msg_recv(f->hfd, &m, &f->dctx, tsync_deadline_ms(SLACK_MS),
 				   err, sizeof(err)))
 			break;
-		if (m.type != TSYNC_MSG_PROBE_REPLY) {
+		if (m.type != TSYNC_MSG_PROBE_REPLY || sent) {
+			if (m.type == TSYNC_MSG_ERROR && code)
+				*code = m.error.code;
 			tsync_msg_free(&m);
 			break;
 		}
@@ -443,6 +450,12 @@ static uint32_t run_probes(struct fx *f, uint32_t round, uint32_t n, int gap_ms)
 		assert_int_equal(m.probe.seq, i);
 	}
 	return i;
+}
+
+/* run_probes_err() for rounds that must go through. */
+static uint32_t run_probes(struct fx *f, uint32_t round, uint32_t n, int gap_ms)
+{
+	return run_probes_err(f, round, n, gap_ms, NULL);
 }
 
 /* A whole round: SYNC_READY, every probe answered in order, SYNC_STAMPS
@@ -542,8 +555,8 @@ static void test_round_bad_probe(void **state)
 	expect_end(f, SLACK_MS);
 }
 
-/* Something else than a probe or SYNC_END inside a round ends the
- * session. */
+/* Something else than a probe or SYNC_END inside a round: ERROR
+ * UNEXPECTED, then the end. */
 static void test_round_unexpected(void **state)
 {
 	struct fx *f = *state;
@@ -556,6 +569,7 @@ static void test_round_unexpected(void **state)
 	host_send(f, &m);
 	expect(f, TSYNC_MSG_SYNC_READY, &m);
 	host_send_type(f, TSYNC_MSG_META_REQ);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, "META_REQ");
 	expect_end(f, SLACK_MS);
 }
 
@@ -574,6 +588,82 @@ static void test_round_timeout(void **state)
 	expect(f, TSYNC_MSG_SYNC_READY, &m);
 	assert_int_equal(run_probes(f, 5, 2, 0), 2);
 	expect_end(f, f->cfg.io_timeout_ms + SLACK_MS);
+}
+
+/* A host that keeps a round alive with a probe now and then (each
+ * within the I/O timeout) is cut off by the round's overall deadline,
+ * twice the I/O timeout: ERROR TIMEOUT, then the end. */
+static void test_round_deadline(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+	uint32_t code = 0, n;
+
+	f->cfg.idle_timeout_ms = 60000;
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 6, 12, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	/* 12 probes 600 ms apart would take 7.2 s; the round may last 2 s */
+	n = run_probes_err(f, 6, 12, f->cfg.io_timeout_ms * 6 / 10, &code);
+	if (n >= 12)
+		fail_msg("all 12 probes of a round %d ms long were answered",
+			 12 * f->cfg.io_timeout_ms * 6 / 10);
+	assert_int_equal(code, TSYNC_ERR_TIMEOUT);
+	expect_end(f, SLACK_MS);
+}
+
+/* Returns the CPU time this process used so far, in ms. */
+static int64_t cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A busy-polling round (TSYNC_SYNC_F_BUSY) whose host goes quiet: the
+ * agent stops spinning soon (it sleeps for the rest of the wait), and the
+ * round still completes when the probes come. */
+static void test_busy_spin_bound(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+	int64_t c0, spent;
+
+	f->cfg.idle_timeout_ms = 60000;
+	f->cfg.io_timeout_ms = 4000;
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 8, 4, "mono", true);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(run_probes(f, 8, 2, 0), 2);
+	/* 2 s of silence inside the I/O timeout: spinning all along would
+	 * cost up to 2 s of CPU (less on a loaded machine, where the
+	 * spinning thread gets a share of a CPU) */
+	c0 = cpu_ms();
+	usleep(2000000);
+	spent = cpu_ms() - c0;
+	if (spent > 150)
+		fail_msg("the agent spun %lld ms of CPU in 2000 ms without a probe",
+			 (long long)spent);
+	printf("agent CPU during 2000 ms of silence in a busy round: %lld ms\n",
+	       (long long)spent);
+	tsync_probe_send(f->hfd, TSYNC_MSG_PROBE, 8, 2, tsync_deadline_ms(SLACK_MS));
+	expect(f, TSYNC_MSG_PROBE_REPLY, &m);
+	tsync_probe_send(f->hfd, TSYNC_MSG_PROBE, 8, 3, tsync_deadline_ms(SLACK_MS));
+	expect(f, TSYNC_MSG_PROBE_REPLY, &m);
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_END);
+	m.sync_end.round_id = 8;
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_STAMPS, &m);
+	assert_int_equal(m.sync_stamps.count, 4);
+	tsync_msg_free(&m);
+	bye(f);
 }
 
 int main(void)
@@ -596,9 +686,12 @@ int main(void)
 		T(test_round_bad_probe),
 		T(test_round_unexpected),
 		T(test_round_timeout),
+		T(test_round_deadline),
+		T(test_busy_spin_bound),
 #undef T
 	};
 
+	signal(SIGPIPE, SIG_IGN);	/* a probe sent after the agent closed */
 	tsync_log_init("test_session", TSYNC_LOG_WARN, false);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
