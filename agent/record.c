@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 
 
+#include "agent/evsel.h"
 #include "agent/record.h"
 #include "common/streamer.h"
 #include "common/instance.h"
@@ -238,13 +239,12 @@ fail:
 int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *rq)
 {
 	const struct agent_cfg *cfg = agent_session_cfg(s);
-	struct tracemeta_event_spec *specs = NULL;
 	struct tracemeta_events *ev = NULL;
 	struct agent_trace *t = trace_of(s);
 	static const uint8_t zero[TSYNC_SECRET_LEN];
 	char err[TSYNC_REASON_MAX] = "", have[256];
 	struct tsync_msg m;
-	int code = 0, ret;
+	int code = 0;
 
 	if (!memcmp(s->secret, zero, sizeof(zero)))
 		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
@@ -269,20 +269,9 @@ int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *r
 					   "buffer of %u KiB per CPU above the agent's limit of %u KiB (--max-buffer-kb)",
 					   rq->buffer_kb, cfg->max_buffer_kb);
 	}
-	specs = calloc(rq->nevents ? rq->nevents : 1, sizeof(*specs));
-	if (!specs)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < rq->nevents; i++) {
-		specs[i].spec = rq->events[i].name;
-		specs[i].filter = rq->events[i].filter && rq->events[i].filter[0] ?
-				  rq->events[i].filter : NULL;
-	}
-	ret = tracemeta_resolve_events(specs, (int)rq->nevents, &ev, err, sizeof(err));
-	free(specs);
-	if (ret) {
-		code = ret == -ENOENT ? TSYNC_ERR_NO_EVENT : TSYNC_ERR_BAD_REQUEST;
+	code = agent_events_resolve(rq->events, rq->nevents, &ev, err, sizeof(err));
+	if (code)
 		goto refuse;
-	}
 
 	if (!t) {
 		t = trace_alloc((uint32_t)s->ctx->ncpus);

@@ -216,6 +216,21 @@ struct tracemeta_events;
 int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,
 			     struct tracemeta_events **out, char *err,
 			     size_t errlen);
+
+/* Bounds on what specs may expand to (0: no bound). */
+struct tracemeta_event_limits {
+	int max_selections;		/* after expanding globs and bare names */
+	size_t max_filter_bytes;	/* filter text summed over selections */
+};
+/*
+ * tracemeta_resolve_events() for specs from an untrusted peer: stops as
+ * soon as the expansion goes over @lim and returns -E2BIG with @err
+ * saying which bound, before the memory is spent.
+ */
+int tracemeta_resolve_events_limited(const struct tracemeta_event_spec *specs, int n,
+				     const struct tracemeta_event_limits *lim,
+				     struct tracemeta_events **out, char *err,
+				     size_t errlen);
 /* Returns how many selections (events, systems, "all") @ev holds. */
 int tracemeta_events_count(const struct tracemeta_events *ev);
 /* Frees @ev (NULL is fine). */

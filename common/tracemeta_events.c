@@ -26,6 +26,8 @@ struct sel {
 struct tracemeta_events {
 	int n;
 	struct sel *v;
+	struct tracemeta_event_limits lim;	/* while resolving */
+	size_t filter_bytes;
 };
 
 void tracemeta_events_free(struct tracemeta_events *ev)
@@ -50,9 +52,17 @@ int tracemeta_events_count(const struct tracemeta_events *ev)
 static int add_sel(struct tracemeta_events *e, enum sel_kind kind,
 		   const char *sys, const char *ev, const char *filter)
 {
-	struct sel *nv = realloc(e->v, sizeof(*nv) * (size_t)(e->n + 1));
+	struct sel *nv;
 	struct sel *s;
 
+	if (e->lim.max_selections && e->n >= e->lim.max_selections)
+		return -E2BIG;
+	if (filter) {
+		e->filter_bytes += strlen(filter);
+		if (e->lim.max_filter_bytes && e->filter_bytes > e->lim.max_filter_bytes)
+			return -E2BIG;
+	}
+	nv = realloc(e->v, sizeof(*nv) * (size_t)(e->n + 1));
 	if (!nv)
 		return -ENOMEM;
 	e->v = nv;
@@ -173,6 +183,14 @@ int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,
 			     struct tracemeta_events **out, char *err,
 			     size_t errlen)
 {
+	return tracemeta_resolve_events_limited(specs, n, NULL, out, err, errlen);
+}
+
+int tracemeta_resolve_events_limited(const struct tracemeta_event_spec *specs, int n,
+				     const struct tracemeta_event_limits *lim,
+				     struct tracemeta_events **out, char *err,
+				     size_t errlen)
+{
 	struct tracemeta_events *e;
 	char **systems;
 	int ret = 0;
@@ -190,9 +208,18 @@ int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,
 		tracefs_list_free(systems);
 		return -ENOMEM;
 	}
+	if (lim)
+		e->lim = *lim;
 	for (int i = 0; i < n && !ret; i++)
 		ret = resolve_one(e, systems, &specs[i], err, errlen);
 	tracefs_list_free(systems);
+	if (ret == -E2BIG && e->filter_bytes > e->lim.max_filter_bytes &&
+	    e->lim.max_filter_bytes)
+		tsync_set_err(err, errlen, "the event selection's filters add up to more "
+			      "than %zu bytes", e->lim.max_filter_bytes);
+	else if (ret == -E2BIG)
+		tsync_set_err(err, errlen, "the event selection expands to more than %d "
+			      "events", e->lim.max_selections);
 	if (ret) {
 		tracemeta_events_free(e);
 		return ret;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -666,6 +667,169 @@ static void test_busy_spin_bound(void **state)
 	bye(f);
 }
 
+/* Skips the test unless this process can create tracefs instances. */
+static void need_tracefs(void)
+{
+	if (geteuid() != 0 || access("/sys/kernel/tracing/instances", W_OK)) {
+		printf("skipped: needs root and tracefs at /sys/kernel/tracing\n");
+		skip();
+	}
+}
+
+/* Sends TRACE_START with @n events (names @names[i % nnames], filters
+ * @filters[i] or none) and @kb KiB per CPU. */
+static void trace_start(struct fx *f, const char *const *names, int nnames,
+			char **filters, uint32_t n, uint32_t kb)
+{
+	struct tsync_trace_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	struct tsync_msg m;
+
+	assert_non_null(ev);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(ev[i].name, sizeof(ev[i].name), "%s", names[i % (uint32_t)nnames]);
+		ev[i].filter = filters ? filters[i] : (char *)"";
+	}
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	m.trace_start.buffer_kb = kb;
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
+	m.trace_start.nevents = n;
+	m.trace_start.events = ev;
+	host_send(f, &m);
+	free(ev);
+}
+
+/* Returns true if a tracefs instance of session @id of this process is
+ * left ("tsync-r<id hex>-<pid>-<n>", common/instance.h). */
+static bool instance_left(uint64_t id)
+{
+	char prefix[96];
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/sys/kernel/tracing/instances");
+
+	if (!d)
+		return false;
+	snprintf(prefix, sizeof(prefix), "tsync-r%llx-%d-", (unsigned long long)id,
+		 (int)getpid());
+	while ((de = readdir(d)))
+		found |= !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return found;
+}
+
+/* A whole trace: TRACE_START -> TRACE_STARTED; a second one refused
+ * (UNEXPECTED); TRACE_STOP -> TRACE_STOPPED with every CPU; META_REQ ->
+ * META_CHUNKs, META_END; TRACE_STOP again refused; BYE removes the
+ * instance. */
+static void test_trace(void **state)
+{
+	static const char *const names[] = { "sched:sched_switch" };
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+	int chunks = 0;
+
+	need_tracefs();
+	start(f);
+	session_req(f, &r);
+	trace_start(f, names, 1, NULL, 1, 0);
+	expect(f, TSYNC_MSG_TRACE_STARTED, &m);
+	assert_int_equal(m.trace_started.ncpus, (uint32_t)f->ctx.ncpus);
+	assert_true(instance_left(r.session_id));
+	trace_start(f, names, 1, NULL, 1, 0);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, "already active");
+	host_send_type(f, TSYNC_MSG_TRACE_STOP);
+	expect(f, TSYNC_MSG_TRACE_STOPPED, &m);
+	assert_int_equal(m.trace_stopped.count, (uint32_t)f->ctx.ncpus);
+	tsync_msg_free(&m);
+	host_send_type(f, TSYNC_MSG_META_REQ);
+	for (;;) {
+		char err[256];
+
+		assert_int_equal(tsync_msg_recv(f->hfd, &m, &f->dctx,
+						tsync_deadline_ms(SLACK_MS), err, sizeof(err)), 0);
+		if (m.type == TSYNC_MSG_META_END)
+			break;
+		assert_int_equal(m.type, TSYNC_MSG_META_CHUNK);
+		chunks++;
+		tsync_msg_free(&m);
+	}
+	assert_true(chunks > 0);
+	host_send_type(f, TSYNC_MSG_TRACE_STOP);
+	expect_error(f, TSYNC_ERR_UNEXPECTED, "no trace");
+	bye(f);
+	assert_false(instance_left(r.session_id));
+}
+
+/* Refused TRACE_STARTs, each with its code and a reason, and the
+ * session goes on: a buffer over --max-buffer-kb (LIMIT), an unknown
+ * clock (BAD_REQUEST), an unknown event (NO_EVENT). */
+static void test_trace_refusals(void **state)
+{
+	static const char *const good[] = { "sched:sched_switch" };
+	static const char *const bad[] = { "nosuchsys:nosuchevent" };
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_trace_event ev = { "sched:sched_switch", (char *)"" };
+	struct tsync_msg m;
+
+	need_tracefs();
+	start(f);
+	session_req(f, &r);
+	trace_start(f, good, 1, NULL, 1, f->cfg.max_buffer_kb + 1);
+	expect_error(f, TSYNC_ERR_LIMIT, "--max-buffer-kb");
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "nosuchclock");
+	m.trace_start.nevents = 1;
+	m.trace_start.events = &ev;
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_BAD_REQUEST, "nosuchclock");
+	trace_start(f, bad, 1, NULL, 1, 0);
+	expect_error(f, TSYNC_ERR_NO_EVENT, "nosuchsys");
+	assert_false(instance_left(r.session_id));
+	bye(f);
+}
+
+/* Event-spec amplification: a TRACE_START whose specs expand to more
+ * events than the agent allows, or whose filters add up to too much, is
+ * refused (LIMIT, with a reason) before the kernel sees any of it;
+ * repeated specs count once. */
+static void test_trace_amplify(void **state)
+{
+	static const char *const star[] = { "*" };
+	static const char *const one[] = { "sched:sched_switch" };
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+	char *filters[40], longf[240];
+
+	need_tracefs();
+	start(f);
+	session_req(f, &r);
+	/* "*" alone matches every event of every system: 40 of them with
+	 * distinct filters would be 40 x all events */
+	for (int i = 0; i < 40; i++)
+		assert_true(asprintf(&filters[i], "common_pid != %d", i) > 0);
+	trace_start(f, star, 1, filters, 40, 0);
+	expect_error(f, TSYNC_ERR_LIMIT, "expands to more than");
+	for (int i = 0; i < 40; i++)
+		free(filters[i]);
+	/* one "*" with a 239-byte filter: its copies add up */
+	memset(longf, ' ', sizeof(longf) - 1);
+	memcpy(longf, "common_pid != 1", 15);
+	longf[sizeof(longf) - 1] = '\0';
+	for (int i = 0; i < 40; i++)
+		filters[i] = longf;
+	trace_start(f, star, 1, filters, 1, 0);
+	expect_error(f, TSYNC_ERR_LIMIT, "filters add up");
+	assert_false(instance_left(r.session_id));
+	/* the same spec TSYNC_MAX_EVENTS times is one selection */
+	trace_start(f, one, 1, NULL, TSYNC_MAX_EVENTS, 0);
+	expect(f, TSYNC_MSG_TRACE_STARTED, &m);
+	bye(f);
+	assert_false(instance_left(r.session_id));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -688,6 +852,9 @@ int main(void)
 		T(test_round_timeout),
 		T(test_round_deadline),
 		T(test_busy_spin_bound),
+		T(test_trace),
+		T(test_trace_refusals),
+		T(test_trace_amplify),
 #undef T
 	};
 

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A TRACE_START's event selection, bounded and de-duplicated; see evsel.h. */
+#include <errno.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/evsel.h"
+
+/*
+ * Copies the distinct (name, filter) pairs of @events into @specs (an
+ * empty filter is none); returns how many, or -ENOMEM. @keys holds the
+ * hash keys ("name\x1ffilter") and is freed by the caller.
+ */
+static int distinct_specs(const struct tsync_trace_event *events, uint32_t n,
+			  struct tracemeta_event_spec *specs, char **keys)
+{
+	struct hsearch_data tab = { 0 };
+	int count = 0;
+
+	if (!hcreate_r(n * 2 + 1, &tab))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *filter = events[i].filter && events[i].filter[0] ?
+				     events[i].filter : NULL;
+		ENTRY e = { 0 }, *found;
+
+		if (asprintf(&keys[i], "%s\x1f%s", events[i].name, filter ? filter : "") < 0) {
+			keys[i] = NULL;
+			count = -ENOMEM;
+			break;
+		}
+		e.key = keys[i];
+		if (hsearch_r(e, FIND, &found, &tab))
+			continue;	/* seen already */
+		if (!hsearch_r(e, ENTER, &found, &tab)) {
+			count = -ENOMEM;
+			break;
+		}
+		specs[count++] = (struct tracemeta_event_spec){ events[i].name, filter };
+	}
+	hdestroy_r(&tab);
+	return count;
+}
+
+/* Resolves a TRACE_START's events; see evsel.h. */
+int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
+			 struct tracemeta_events **out, char *err, size_t errlen)
+{
+	static const struct tracemeta_event_limits lim = {
+		.max_selections = AGENT_MAX_SELECTIONS,
+		.max_filter_bytes = AGENT_MAX_FILTER_BYTES,
+	};
+	struct tracemeta_event_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+	char **keys = calloc(n ? n : 1, sizeof(*keys));
+	int ret, count;
+
+	err[0] = '\0';
+	count = specs && keys ? distinct_specs(events, n, specs, keys) : -ENOMEM;
+	ret = count < 0 ? count :
+	      tracemeta_resolve_events_limited(specs, count, &lim, out, err, errlen);
+	for (uint32_t i = 0; keys && i < n; i++)
+		free(keys[i]);
+	free(keys);
+	free(specs);
+	if (!ret)
+		return 0;
+	if (!err[0])	/* never an ERROR without a reason */
+		snprintf(err, errlen, "cannot resolve the event selection: %s", strerror(-ret));
+	switch (ret) {
+	case -ENOENT:
+		return TSYNC_ERR_NO_EVENT;
+	case -EINVAL:
+		return TSYNC_ERR_BAD_REQUEST;
+	case -E2BIG:
+		return TSYNC_ERR_LIMIT;
+	default:
+		return TSYNC_ERR_INTERNAL;
+	}
+}

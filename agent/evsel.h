@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The event selection of a host's TRACE_START, resolved against the
+ * kernel's events within bounds: one request may not expand (globs, bare
+ * event names matched in every system) beyond AGENT_MAX_SELECTIONS events
+ * or AGENT_MAX_FILTER_BYTES of filter text, and repeated entries count
+ * once.
+ */
+#ifndef TSYNC_AGENT_EVSEL_H
+#define TSYNC_AGENT_EVSEL_H
+
+#include <stddef.h>
+
+#include "common/tracemeta.h"
+#include "proto/proto.h"
+
+/* More than 3x the 2305 events of a distribution kernel: every event, one
+ * by one, with room to spare. */
+#define AGENT_MAX_SELECTIONS	8192
+/* Filters are compiled by the kernel, per event: 256 KiB of them take it
+ * a few tenths of a second. */
+#define AGENT_MAX_FILTER_BYTES	(256 * 1024)
+
+/*
+ * Resolves the @n events of a TRACE_START (duplicates dropped). Returns 0
+ * and the selection in @out (tracemeta_events_free()), or an ERROR code
+ * (> 0) with a reason in @err: NO_EVENT (unknown event), BAD_REQUEST
+ * (malformed), LIMIT (over the bounds above), INTERNAL.
+ */
+int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
+			 struct tracemeta_events **out, char *err, size_t errlen);
+
+#endif
