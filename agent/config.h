@@ -23,6 +23,7 @@ struct agent_cfg {
 	int auth_timeout_ms;	/* from accept to authenticated (hello.c) */
 	uint32_t max_probes;	/* per sync round */
 	uint32_t max_buffer_kb;	/* per-CPU buffer a host may ask for */
+	uint32_t max_trace_mb;	/* trace buffers of all sessions; 0: RAM / 4 */
 	uint32_t max_msg_kb;	/* largest message payload a host may send */
 	struct tsync_acl *acl;	/* who may connect (common/acl.h); owned by main */
 	struct tsync_key *key;	/* --key-file (common/auth.h) or NULL; owned by main */

@@ -9,6 +9,7 @@
 
 #include "agent/config.h"
 
+struct agent_budget;
 struct agent_conntab;
 struct agent_registry;
 
@@ -17,6 +18,7 @@ struct agent_ctx {
 	int ncpus;			/* the guest's CPUs */
 	struct agent_conntab *conns;	/* agent/conntab.h */
 	struct agent_registry *reg;	/* agent/registry.h */
+	struct agent_budget *budget;	/* agent/budget.h */
 };
 
 #endif

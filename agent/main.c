@@ -41,6 +41,8 @@ static void usage(FILE *f)
 "                          key) this soon after it opened (default 5000)\n"
 "      --max-probes N      probes per sync round a host may ask (default 4096)\n"
 "      --max-buffer-kb KB  per-CPU buffer a host may ask (default 65536)\n"
+"      --max-trace-mb MB   trace buffers of all sessions together (default:\n"
+"                          a quarter of the guest's memory)\n"
 "      --max-message-kb KB largest message a host may send (4-1024,\n"
 "                          default 1024)\n"
 "  -v, --verbose           debug logging (every message sent and received)\n"
@@ -65,7 +67,7 @@ static long parse_pos(const char *opt, const char *val, long max)
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
-	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_MSGKB };
+	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "daemon", no_argument, NULL, 'D' },
@@ -80,6 +82,7 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		{ "auth-timeout", required_argument, NULL, O_AUTHTO },
 		{ "max-probes", required_argument, NULL, O_PROBES },
 		{ "max-buffer-kb", required_argument, NULL, O_BUFKB },
+		{ "max-trace-mb", required_argument, NULL, O_TRACEMB },
 		{ "max-message-kb", required_argument, NULL, O_MSGKB },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -131,6 +134,7 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		case O_AUTHTO: cfg->auth_timeout_ms = (int)parse_pos("--auth-timeout", optarg, 3600000); break;
 		case O_PROBES: cfg->max_probes = (uint32_t)parse_pos("--max-probes", optarg, 4096); break;
 		case O_BUFKB: cfg->max_buffer_kb = (uint32_t)parse_pos("--max-buffer-kb", optarg, 16 * 1024 * 1024); break;
+		case O_TRACEMB: cfg->max_trace_mb = (uint32_t)parse_pos("--max-trace-mb", optarg, 16 * 1024 * 1024); break;
 		case O_MSGKB:
 			cfg->max_msg_kb = (uint32_t)parse_pos("--max-message-kb", optarg,
 							      TSYNC_MSG_MAX / 1024);

@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 
 
+#include "agent/budget.h"
 #include "agent/evsel.h"
 #include "agent/record.h"
 #include "common/streamer.h"
@@ -51,6 +52,10 @@
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
+
+/* What a trace without a buffer size takes per CPU: the kernel's default
+ * (trace_buf_size), counted against --max-trace-mb. */
+#define AGENT_DEFAULT_BUFFER_KB 1408
 
 /* Margin on top of the streams' own flush deadline before the control
  * side gives up waiting for them. */
@@ -79,6 +84,8 @@ struct agent_trace {
 	uint32_t ncpus;
 	int nclaimed, ndone;
 	struct trace_cpu *cpus;
+	struct agent_budget *budget;	/* the agent's (--max-trace-mb) */
+	uint64_t reserved_kb;		/* of it, for this instance */
 };
 
 /* Returns @s's recording state (NULL before the first TRACE_START). */
@@ -99,8 +106,9 @@ static int timed_wait(struct agent_trace *t, int64_t deadline)
 	return pthread_cond_timedwait(&t->cond, &t->lock, &ts);
 }
 
-/* Allocates an idle recording state for @ncpus CPUs; NULL on ENOMEM. */
-static struct agent_trace *trace_alloc(uint32_t ncpus)
+/* Allocates an idle recording state for @ncpus CPUs, its buffers taken
+ * from @budget; NULL on ENOMEM. */
+static struct agent_trace *trace_alloc(uint32_t ncpus, struct agent_budget *budget)
 {
 	struct agent_trace *t = calloc(1, sizeof(*t));
 	pthread_condattr_t ca;
@@ -113,6 +121,7 @@ static struct agent_trace *trace_alloc(uint32_t ncpus)
 		return NULL;
 	}
 	t->ncpus = ncpus;
+	t->budget = budget;
 	t->name = "";
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -143,6 +152,8 @@ static int stop_streams(struct agent_trace *t, int timeout_ms)
 static void remove_instance(struct agent_trace *t)
 {
 	tsync_instance_destroy(t->ti);	/* logs a failure */
+	agent_budget_release(t->budget, t->reserved_kb);
+	t->reserved_kb = 0;
 	t->ti = NULL;
 	t->name = "";
 	t->state = TR_IDLE;
@@ -235,56 +246,102 @@ fail:
 	return ret;
 }
 
+/* Checks what TRACE_START @rq asks for against the session's state and
+ * the agent's limits. Returns 0, or 1 after refusing it (the send's
+ * result in *@ret). */
+static int check_request(struct agent_session *s, const struct tsync_trace_start *rq,
+			 int *ret)
+{
+	const struct agent_cfg *cfg = agent_session_cfg(s);
+	static const uint8_t zero[TSYNC_SECRET_LEN];
+	struct agent_trace *t = trace_of(s);
+	char have[256];
+
+	if (!memcmp(s->secret, zero, sizeof(zero))) {
+		*ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED,
+					   "TRACE_START before SESSION_REQ");
+	} else if (t && t->state == TR_ACTIVE) {
+		log_warn("%s: refused TRACE_START: a trace is already active",
+			 s->peer->name);
+		*ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED,
+					   "a trace is already active in this session");
+	} else if (rq->clock[0] && check_clock(rq->clock, have, sizeof(have))) {
+		log_warn("%s: refused TRACE_START: unknown clock %s", s->peer->name,
+			 rq->clock);
+		*ret = agent_session_error(s, TSYNC_ERR_BAD_REQUEST,
+					   "unknown trace clock '%s' (have: %s)",
+					   rq->clock, have);
+	} else if (rq->buffer_kb > cfg->max_buffer_kb) {
+		log_warn("%s: refused TRACE_START: %u KiB buffer over the limit %u",
+			 s->peer->name, rq->buffer_kb, cfg->max_buffer_kb);
+		*ret = agent_session_error(s, TSYNC_ERR_LIMIT,
+					   "buffer of %u KiB per CPU above the agent's limit of %u KiB (--max-buffer-kb)",
+					   rq->buffer_kb, cfg->max_buffer_kb);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Sets aside the buffers @rq asks for from the agent's budget for @t.
+ * Returns 0, or LIMIT with @err filled. Lock held. */
+static int reserve_buffers(struct agent_trace *t, const struct tsync_trace_start *rq,
+			   char *err, size_t errlen)
+{
+	uint64_t kb = (uint64_t)(rq->buffer_kb ? rq->buffer_kb : AGENT_DEFAULT_BUFFER_KB) *
+		      t->ncpus, free_kb = 0;
+
+	if (agent_budget_reserve(t->budget, kb, &free_kb)) {
+		snprintf(err, errlen, "%llu KiB of trace buffers (%u CPUs) would take the "
+			 "agent over its budget of %llu MiB for all sessions "
+			 "(--max-trace-mb): %llu KiB free", (unsigned long long)kb, t->ncpus,
+			 (unsigned long long)(agent_budget_total(t->budget) / 1024),
+			 (unsigned long long)free_kb);
+		return TSYNC_ERR_LIMIT;
+	}
+	t->reserved_kb = kb;
+	return 0;
+}
+
+/* Returns @s's recording state, allocated at the first TRACE_START; NULL
+ * on ENOMEM. */
+static struct agent_trace *trace_get(struct agent_session *s)
+{
+	struct agent_trace *t = trace_of(s);
+
+	if (!t) {
+		t = trace_alloc((uint32_t)s->ctx->ncpus, s->ctx->budget);
+		if (t)
+			__atomic_store_n(&s->trace, t, __ATOMIC_RELEASE);
+	}
+	return t;
+}
+
 /* Answers TRACE_START; see record.h. */
 int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *rq)
 {
-	const struct agent_cfg *cfg = agent_session_cfg(s);
 	struct tracemeta_events *ev = NULL;
-	struct agent_trace *t = trace_of(s);
-	static const uint8_t zero[TSYNC_SECRET_LEN];
-	char err[TSYNC_REASON_MAX] = "", have[256];
+	char err[TSYNC_REASON_MAX] = "", have[64];
+	struct agent_trace *t;
 	struct tsync_msg m;
-	int code = 0;
+	int code, ret;
 
-	if (!memcmp(s->secret, zero, sizeof(zero)))
-		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
-					   "TRACE_START before SESSION_REQ");
-	if (t && t->state == TR_ACTIVE) {
-		log_warn("%s: refused TRACE_START: a trace is already active",
-			 s->peer->name);
-		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
-					   "a trace is already active in this session");
-	}
-	if (rq->clock[0] && check_clock(rq->clock, have, sizeof(have))) {
-		log_warn("%s: refused TRACE_START: unknown clock %s", s->peer->name,
-			 rq->clock);
-		return agent_session_error(s, TSYNC_ERR_BAD_REQUEST,
-					   "unknown trace clock '%s' (have: %s)",
-					   rq->clock, have);
-	}
-	if (rq->buffer_kb > cfg->max_buffer_kb) {
-		log_warn("%s: refused TRACE_START: %u KiB buffer over the limit %u",
-			 s->peer->name, rq->buffer_kb, cfg->max_buffer_kb);
-		return agent_session_error(s, TSYNC_ERR_LIMIT,
-					   "buffer of %u KiB per CPU above the agent's limit of %u KiB (--max-buffer-kb)",
-					   rq->buffer_kb, cfg->max_buffer_kb);
-	}
+	if (check_request(s, rq, &ret))
+		return ret;
 	code = agent_events_resolve(rq->events, rq->nevents, &ev, err, sizeof(err));
 	if (code)
 		goto refuse;
-
+	t = trace_get(s);
 	if (!t) {
-		t = trace_alloc((uint32_t)s->ctx->ncpus);
-		if (!t) {
-			tracemeta_events_free(ev);
-			return -ENOMEM;
-		}
-		__atomic_store_n(&s->trace, t, __ATOMIC_RELEASE);
+		tracemeta_events_free(ev);
+		return -ENOMEM;
 	}
 	pthread_mutex_lock(&t->lock);
 	if (t->state == TR_STOPPED)	/* the previous trace of this session */
 		remove_instance(t);
-	code = setup_instance(s, t, rq, ev, err, sizeof(err));
+	code = reserve_buffers(t, rq, err, sizeof(err));
+	if (!code)
+		code = setup_instance(s, t, rq, ev, err, sizeof(err));
 	if (!code)
 		t->state = TR_ACTIVE;
 	pthread_mutex_unlock(&t->lock);

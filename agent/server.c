@@ -20,6 +20,7 @@
 #include <sys/signalfd.h>
 
 #include "agent/agent.h"
+#include "agent/budget.h"
 #include "agent/context.h"
 #include "agent/conntab.h"
 #include "agent/hello.h"
@@ -59,6 +60,19 @@ static void cleanup_stale(void)
 		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
 }
 
+/* Returns the trace buffer budget in KiB: --max-trace-mb, by default a
+ * quarter of the guest's memory. */
+static uint64_t trace_budget_kb(const struct agent_cfg *cfg)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+	if (cfg->max_trace_mb)
+		return (uint64_t)cfg->max_trace_mb * 1024;
+	if (pages <= 0 || psize <= 0)
+		return 1024 * 1024;	/* 1 GiB if the kernel does not say */
+	return (uint64_t)pages * (uint64_t)psize / 4 / 1024;
+}
+
 /* Frees @a and what it owns (its connection threads must be gone). */
 static void agent_free(struct agent *a)
 {
@@ -66,6 +80,7 @@ static void agent_free(struct agent *a)
 		tsync_listener_close(a->listeners[i]);
 	agent_conntab_free(a->ctx.conns);
 	agent_registry_free(a->ctx.reg);
+	agent_budget_free(a->ctx.budget);
 	free(a);
 }
 
@@ -84,7 +99,8 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 	a->ctx.conns = agent_conntab_new(cfg->max_conns);
 	a->ctx.reg = agent_registry_new(cfg->max_sessions,
 					((uint64_t)getpid() << 32) | 1);
-	if (!a->ctx.conns || !a->ctx.reg) {
+	a->ctx.budget = agent_budget_new(trace_budget_kb(cfg));
+	if (!a->ctx.conns || !a->ctx.reg || !a->ctx.budget) {
 		ret = -ENOMEM;
 		goto fail;
 	}

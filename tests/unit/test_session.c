@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
+#include "agent/budget.h"
 #include "agent/context.h"
 #include "agent/registry.h"
 #include "agent/session.h"
@@ -96,10 +97,11 @@ static int setup(void **state)
 	f->ctx.cfg = &f->cfg;
 	f->ctx.ncpus = tsync_cpu_count();
 	f->ctx.reg = agent_registry_new(f->cfg.max_sessions, FIRST_ID);
+	f->ctx.budget = agent_budget_new(1024 * 1024);
 	snprintf(f->peer.name, sizeof(f->peer.name), "scripted-host");
 	f->dctx.max_payload = TSYNC_MSG_MAX;
 	*state = f;
-	return f->ctx.reg ? 0 : -1;
+	return f->ctx.reg && f->ctx.budget ? 0 : -1;
 }
 
 /* Starts the session thread. */
@@ -134,6 +136,7 @@ static int teardown(void **state)
 		close(f->afd);
 	close(f->hfd);
 	agent_registry_free(f->ctx.reg);
+	agent_budget_free(f->ctx.budget);
 	free(f);
 	return 0;
 }
@@ -830,6 +833,46 @@ static void test_trace_amplify(void **state)
 	assert_false(instance_left(r.session_id));
 }
 
+/* The trace buffer budget (--max-trace-mb) holds across sessions: a
+ * second session that would go over it is refused (LIMIT, naming the
+ * option), and gets its buffers once the first session gave them back. */
+static void test_trace_budget(void **state)
+{
+	static const char *const names[] = { "sched:sched_switch" };
+	struct fx *f = *state, g = { 0 };
+	struct tsync_session_reply r;
+	uint32_t kb = 512, n = (uint32_t)f->ctx.ncpus;
+	struct tsync_msg m;
+	int sv[2];
+
+	need_tracefs();
+	agent_budget_free(f->ctx.budget);
+	f->ctx.budget = agent_budget_new(kb * n * 3 / 2);	/* room for 1.5 */
+	start(f);
+	session_req(f, &r);
+	trace_start(f, names, 1, NULL, 1, kb);
+	expect(f, TSYNC_MSG_TRACE_STARTED, &m);
+
+	/* a second session on the same agent */
+	g.cfg = f->cfg;
+	g.ctx = f->ctx;
+	g.ctx.cfg = &g.cfg;
+	g.peer = f->peer;
+	g.dctx = f->dctx;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	g.afd = sv[0];
+	g.hfd = sv[1];
+	start(&g);
+	session_req(&g, &r);
+	trace_start(&g, names, 1, NULL, 1, kb);
+	expect_error(&g, TSYNC_ERR_LIMIT, "--max-trace-mb");
+	bye(f);		/* gives its buffers back */
+	trace_start(&g, names, 1, NULL, 1, kb);
+	expect(&g, TSYNC_MSG_TRACE_STARTED, &m);
+	bye(&g);
+	close(g.hfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -855,6 +898,7 @@ int main(void)
 		T(test_trace),
 		T(test_trace_refusals),
 		T(test_trace_amplify),
+		T(test_trace_budget),
 #undef T
 	};
 
