@@ -3,11 +3,14 @@
 # random bytes, headers with lying lengths, truncated messages then silence,
 # a message one byte at a time, 500 idle connections, data hellos with a
 # wrong secret, sessions asking for a CPU the guest lacks, an unknown event,
-# a buffer over the limit. Throughout, a legitimate host keeps syncing
-# against the same agent and every one of its syncs must succeed. Then the
-# agent's descriptors are back to where they were, its memory did not grow
-# from one round of abuse to the next, no tracefs instance of it is left,
-# and every refusal is in its log with its reason.
+# a buffer over the limit, a busy-polled round kept alive by a probe now and
+# then, an event selection that expands ('*' x 40 with filters), more trace
+# buffers than --max-trace-mb across sessions. Throughout, a legitimate host
+# keeps syncing against the same agent and every one of its syncs must
+# succeed. Then the agent's descriptors and threads are back to where they
+# were, its memory did not grow from one round of abuse to the next, no
+# tracefs instance of it is left, and every refusal is in its log with its
+# reason (the floods' lines rate-limited).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 HC=$B/helpers/hostile_client
@@ -15,14 +18,19 @@ HC=$B/helpers/hostile_client
 # timeouts short enough for a quick test, long enough that the legitimate
 # host is never cut off on a loaded machine or under ASan
 IO=2000 IDLE=4000 MAXKB=8192 MAXCONNS=256 NIDLE=500
+# room for two and a half sessions with MAXKB per CPU: 4 asking at once
+# must see some refused
+NCPU=$(nproc)
+MAXTRACE=$((MAXKB * NCPU * 5 / 2 / 1024))
 # 500 connections on our side, up to 256 + listeners on the agent's
 ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -ge $((NIDLE + 64)) ] || skip "fd limit $(ulimit -n) too low for $NIDLE connections"
 
 start_agent hostile -- --idle-timeout $IDLE --io-timeout $IO --max-buffer-kb $MAXKB \
-	--max-conns $MAXCONNS --max-message-kb 512
+	--max-conns $MAXCONNS --max-message-kb 512 --max-trace-mb $MAXTRACE
 LOG=$E2E_TMP/hostile.log
 fds() { ls /proc/"$AGENT_PID"/fd | wc -l; }
+threads() { ls /proc/"$AGENT_PID"/task | wc -l; }
 rss() { awk '/^VmRSS:/ {print $2}' /proc/"$AGENT_PID"/status; }
 # wait_for SECONDS CMD...: polls CMD until it succeeds or the time is up
 wait_for() {
@@ -35,8 +43,8 @@ wait_for() {
 
 # warm-up (first-use allocations belong to the baseline)
 timeout 30 "$HOST" sync -C mono --rounds 1 "$AGENT_EP" >/dev/null 2>&1 || fail "warm-up sync failed"
-fd0=$(fds); rss0=$(rss)
-echo "baseline: $fd0 fds, VmRSS $rss0 kB"
+fd0=$(fds); th0=$(threads); rss0=$(rss)
+echo "baseline: $fd0 fds, $th0 threads, VmRSS $rss0 kB"
 
 # the legitimate host: back-to-back syncs until told to stop
 STOP=$E2E_TMP/stop; LEGIT=$E2E_TMP/legit
@@ -72,6 +80,9 @@ abuse() {
 	run bad-cpu
 	run bad-event
 	run big-buffer $((MAXKB + 1))
+	run busy-abuse $IO
+	run amplify
+	run budget $MAXKB 4
 	for i in "${!pids[@]}"; do
 		wait "${pids[$i]}"; rc=$?
 		case $rc in
@@ -86,13 +97,13 @@ abuse() {
 		fail "idle flood: $(tail -3 "$E2E_TMP/cases.out")"
 }
 
-back_to_baseline() { [ "$(fds)" -le "$fd0" ]; }
+back_to_baseline() { [ "$(fds)" -le "$fd0" ] && [ "$(threads)" -le "$th0" ]; }
 
 abuse
-wait_for 15 back_to_baseline || fail "agent fds: $(fds), $fd0 before (round 1)"
+wait_for 15 back_to_baseline || fail "agent fds: $(fds), $fd0 before; threads $(threads), $th0 before (round 1)"
 rss1=$(rss)
 abuse
-wait_for 15 back_to_baseline || fail "agent fds: $(fds), $fd0 before (round 2)"
+wait_for 15 back_to_baseline || fail "agent fds: $(fds), $fd0 before; threads $(threads), $th0 before (round 2)"
 rss2=$(rss)
 
 touch "$STOP"
@@ -107,7 +118,7 @@ pass "legitimate host: $ok syncs during the abuse, all succeeded"
 grep '^ok:\|^note:' "$E2E_TMP/cases.out" | sort | uniq -c
 for n in "${notes[@]}"; do echo "note: $n"; done
 
-echo "agent: $(fds) fds (baseline $fd0); VmRSS $rss0 -> $rss1 -> $rss2 kB"
+echo "agent: $(fds) fds (baseline $fd0), $(threads) threads (baseline $th0); VmRSS $rss0 -> $rss1 -> $rss2 kB"
 # Thread stacks and malloc arenas of the burst stay cached by glibc, so the
 # first round may grow RSS once; a leak shows as growth in the second.
 # Under ASan freed memory sits in its quarantine (RSS says nothing there;
@@ -115,9 +126,9 @@ echo "agent: $(fds) fds (baseline $fd0); VmRSS $rss0 -> $rss1 -> $rss2 kB"
 if [ ${#SAN_ENV[@]} = 0 ]; then
 	[ $((rss2 - rss1)) -le 4096 ] || fail "VmRSS grew $((rss2 - rss1)) kB from round 1 to round 2"
 	[ $((rss2 - rss0)) -le 65536 ] || fail "VmRSS grew $((rss2 - rss0)) kB over the test"
-	pass "fds back to $fd0, VmRSS $rss0 -> $rss2 kB"
+	pass "fds back to $fd0, threads to $th0, VmRSS $rss0 -> $rss2 kB"
 else
-	pass "fds back to $fd0 (VmRSS not judged under ASan: $rss0 -> $rss2 kB)"
+	pass "fds back to $fd0, threads to $th0 (VmRSS not judged under ASan: $rss0 -> $rss2 kB)"
 fi
 
 left=$(instances_left "^tsync-.*-$AGENT_PID(-[0-9]+)?\$")
@@ -137,11 +148,14 @@ need_log 2 "refused: HELLO: payload 10 bytes, minimum" "short length"
 need_log 8 "stalled in the middle of a message" "lying length/truncated/trickle"
 need_log 4 "data stream.*refused" "data hello, wrong secret or session"
 need_log 2 "SYNC_START: cpu 9999 out of range" "CPU the guest lacks"
+need_log 2 "round [0-9]+: not over within" "busy-polled round kept alive"
 need_log 2 "TRACE_START: payload 1048576 bytes, limit 524288" "over --max-message-kb"
 need_log $((2 * (NIDLE - MAXCONNS))) "dropped: not authenticated and $MAXCONNS connections open" "over --max-conns"
 need_log 2 "refused: idle: no message within the idle timeout" "idle connections"
 if [ ${#notes[@]} = 0 ]; then
 	need_log 2 "refused TRACE_START.*(event|nosuchsys)" "unknown event"
 	need_log 2 "refused TRACE_START.*over the limit" "buffer over the limit"
+	need_log 2 "refused TRACE_START: the event selection expands to more than" "event amplification"
+	need_log 2 "refused TRACE_START: .*--max-trace-mb" "over the trace buffer budget"
 fi
 pass "every refusal logged with its reason"

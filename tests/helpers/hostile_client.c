@@ -36,6 +36,15 @@
  *                        prints "holding" once all N are open
  *   auth-deadline MAX    one HELLO-then-silence connection must be closed
  *                        within MAX ms (the agent's --auth-timeout)
+ *   busy-abuse IO        a busy-polling round (TSYNC_SYNC_F_BUSY) of 4096
+ *                        probes, one probe every 0.8 IO: the agent must
+ *                        end it (ERROR TIMEOUT) within twice IO
+ *   amplify              TRACE_START with '*' 40 times, each with its own
+ *                        filter: refused (LIMIT, with a reason) at once
+ *   budget KB N          N sessions each starting a trace of KB KiB per
+ *                        CPU at once: some must be refused for the
+ *                        agent's --max-trace-mb (LIMIT), and after they
+ *                        all end, a trace of that size starts again
  *
  * With --key-file FILE before ENDPOINT, control sessions the cases open
  * authenticate with that key.
@@ -769,6 +778,163 @@ static int case_auth_deadline(const struct ctx *c, int max_ms)
 	return 0;
 }
 
+static int case_busy_abuse(const struct ctx *c, int io_ms)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_session_reply r;
+	int fd = open_session(c, &r);
+	int64_t start, limit = 2 * (int64_t)io_ms + SLACK_MS;
+	uint32_t answered = 0, code = 0;
+	struct tsync_msg m;
+	char err[256];
+
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_START);
+	m.flags = TSYNC_SYNC_F_BUSY;
+	m.sync_start.round_id = 1;
+	m.sync_start.nprobes = 4096;
+	m.sync_start.source = TSYNC_STAMP_CLOCK;
+	snprintf(m.sync_start.clock, sizeof(m.sync_start.clock), "mono");
+	if (tsync_msg_send(fd, &m, tsync_deadline_ms(5000)) ||
+	    tsync_msg_recv_expect(fd, TSYNC_MSG_SYNC_READY, &m, &dctx,
+				  tsync_deadline_ms(SLACK_MS), err, sizeof(err))) {
+		close(fd);
+		return bad("busy-abuse: no SYNC_READY");
+	}
+	start = tsync_now_ns();
+	while ((tsync_now_ns() - start) / NSEC_PER_MSEC < limit) {
+		uint32_t got = 0;
+
+		if (wait_closed(fd, io_ms * 8 / 10, &got) >= 0) {
+			code = got;
+			break;
+		}
+		if (tsync_probe_send(fd, TSYNC_MSG_PROBE, 1, answered,
+				     tsync_deadline_ms(5000)))
+			break;
+		answered++;
+	}
+	if ((tsync_now_ns() - start) / NSEC_PER_MSEC >= limit) {
+		close(fd);
+		return bad("busy-abuse: round still going after %lld ms (%u probes)",
+			   (long long)limit, answered);
+	}
+	close(fd);
+	if (code && code != TSYNC_ERR_TIMEOUT)
+		return bad("busy-abuse: ERROR %s, expected TIMEOUT", tsync_err_name(code));
+	printf("ok: busy-polled round with a probe every %d ms ended by the agent "
+	       "after %lld ms (%u probes)%s\n", io_ms * 8 / 10,
+	       (long long)((tsync_now_ns() - start) / NSEC_PER_MSEC), answered,
+	       code ? ", ERROR TIMEOUT" : "");
+	return 0;
+}
+
+/* Sends TRACE_START of @n specs @name, filters "common_pid != i", @kb
+ * KiB per CPU on session @fd; returns the answer's type and the error
+ * code in *@code, or -1. */
+static int send_trace_start(int fd, const char *name, uint32_t n, uint32_t kb,
+			    uint32_t *code, char *reason, size_t rlen)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_trace_event *ev = calloc(n, sizeof(*ev));
+	char (*filters)[32] = calloc(n, sizeof(*filters));
+	struct tsync_msg m;
+	char err[256];
+	int type = -1;
+
+	if (!ev || !filters)
+		exit(2);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(ev[i].name, sizeof(ev[i].name), "%s", name);
+		if (n > 1)
+			snprintf(filters[i], sizeof(filters[i]), "common_pid != %u", i);
+		ev[i].filter = filters[i];
+	}
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	m.trace_start.buffer_kb = kb;
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
+	m.trace_start.nevents = n;
+	m.trace_start.events = ev;
+	if (!tsync_msg_send(fd, &m, tsync_deadline_ms(5000)) &&
+	    !tsync_msg_recv(fd, &m, &dctx, tsync_deadline_ms(SLACK_MS), err, sizeof(err))) {
+		type = m.type;
+		*code = m.type == TSYNC_MSG_ERROR ? m.error.code : 0;
+		snprintf(reason, rlen, "%s", m.type == TSYNC_MSG_ERROR ? m.error.reason : "");
+		tsync_msg_free(&m);
+	}
+	free(ev);
+	free(filters);
+	return type;
+}
+
+static int case_amplify(const struct ctx *c)
+{
+	struct tsync_session_reply r;
+	int fd = open_session(c, &r), type;
+	int64_t start = tsync_now_ns();
+	char reason[TSYNC_REASON_MAX] = "";
+	uint32_t code = 0;
+
+	type = send_trace_start(fd, "*", 40, 0, &code, reason, sizeof(reason));
+	bye(fd);
+	if (type < 0)
+		return bad("amplify: no answer to TRACE_START");
+	if (code == TSYNC_ERR_UNSUPPORTED)
+		return 3;
+	if (type != TSYNC_MSG_ERROR || code != TSYNC_ERR_LIMIT || !reason[0])
+		return bad("amplify: answered %s %s '%s', expected ERROR LIMIT with a reason",
+			   tsync_msg_name((uint8_t)type), code ? tsync_err_name(code) : "",
+			   reason);
+	printf("ok: TRACE_START of '*' x 40 with filters refused after %lld ms: %s\n",
+	       (long long)((tsync_now_ns() - start) / NSEC_PER_MSEC), reason);
+	return 0;
+}
+
+static int case_budget(const struct ctx *c, int kb, int n)
+{
+	struct tsync_session_reply r;
+	char reason[TSYNC_REASON_MAX] = "", why[TSYNC_REASON_MAX] = "";
+	int fds[64], started = 0, refused = 0, type, fd;
+	uint32_t code = 0;
+
+	if (n > 64)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		fds[i] = open_session(c, &r);
+		type = send_trace_start(fds[i], "sched:sched_switch", 1, (uint32_t)kb,
+					&code, reason, sizeof(reason));
+		if (type == TSYNC_MSG_TRACE_STARTED)
+			started++;
+		else if (code == TSYNC_ERR_UNSUPPORTED)
+			return 3;
+		else if (code == TSYNC_ERR_LIMIT && strstr(reason, "--max-trace-mb") &&
+			 ++refused)
+			snprintf(why, sizeof(why), "%s", reason);
+		else
+			return bad("budget: session %d: %s %s: %s", i,
+				   tsync_msg_name((uint8_t)type), tsync_err_name(code), reason);
+	}
+	for (int i = 0; i < n; i++)
+		bye(fds[i]);
+	if (!refused || !started)
+		return bad("budget: %d of %d traces of %d KiB/CPU started, %d refused",
+			   started, n, kb, refused);
+	/* the buffers come back when the sessions end (bye() does not wait
+	 * for that): a new trace must start within a few tries */
+	for (int tries = 0; tries < 50; tries++) {
+		fd = open_session(c, &r);
+		type = send_trace_start(fd, "sched:sched_switch", 1, (uint32_t)kb,
+					&code, reason, sizeof(reason));
+		bye(fd);
+		if (type == TSYNC_MSG_TRACE_STARTED) {
+			printf("ok: %d sessions of %d KiB/CPU: %d started, %d refused (%s); "
+			       "the budget came back\n", n, kb, started, refused, why);
+			return 0;
+		}
+		usleep(100000);
+	}
+	return bad("budget: no trace starts after the sessions ended: %s", reason);
+}
+
 /* Parses a positive int argument or exits 2. */
 static int num(const char *s)
 {
@@ -840,6 +1006,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cs, "hello-silence")) {
 		NEED(2);
 		return case_hello_silence(&c, num(argv[3]), num(argv[4]));
+	} else if (!strcmp(cs, "busy-abuse")) {
+		NEED(1);
+		return case_busy_abuse(&c, num(argv[3]));
+	} else if (!strcmp(cs, "amplify")) {
+		return case_amplify(&c);
+	} else if (!strcmp(cs, "budget")) {
+		NEED(2);
+		return case_budget(&c, num(argv[3]), num(argv[4]));
 	} else if (!strcmp(cs, "auth-deadline")) {
 		NEED(1);
 		return case_auth_deadline(&c, num(argv[3]));
