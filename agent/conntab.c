@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "agent/conntab.h"
+#include "agent/ratelimit.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
@@ -38,10 +39,11 @@ struct agent_conntab {
 	int nevicted;			/* of those, shut down and ending */
 	int max;
 	bool stopping;
+	struct agent_ratelimit *rl;
 };
 
 /* Creates a table; see conntab.h. */
-struct agent_conntab *agent_conntab_new(int max_conns)
+struct agent_conntab *agent_conntab_new(int max_conns, struct agent_ratelimit *rl)
 {
 	struct agent_conntab *t = calloc(1, sizeof(*t));
 	pthread_condattr_t ca;
@@ -49,6 +51,7 @@ struct agent_conntab *agent_conntab_new(int max_conns)
 	if (!t)
 		return NULL;
 	t->max = max_conns;
+	t->rl = rl;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -101,8 +104,9 @@ static bool evict_one(struct agent_conntab *t, const struct tsync_peer *newcomer
 	oldest->evicted = true;
 	t->nevicted++;
 	shutdown(oldest->fd, SHUT_RDWR);
-	log_warn("%s: dropped: not authenticated and %d connections open (--max-conns); "
-		 "room made for %s", oldest->peer.name, t->max, newcomer->name);
+	agent_rl_warn(t->rl, AGENT_RL_CONNS, "%s: dropped: not authenticated and %d "
+		      "connections open (--max-conns); room made for %s",
+		      oldest->peer.name, t->max, newcomer->name);
 	return true;
 }
 
@@ -121,8 +125,8 @@ int agent_conntab_add(struct agent_conntab *t, int fd,
 	if (t->stopping) {
 		ret = -ESHUTDOWN;
 	} else if (t->n - t->nevicted >= t->max && !evict_one(t, peer)) {
-		log_warn("%s: refused: %d connections open (limit --max-conns)",
-			 peer->name, t->max);
+		agent_rl_warn(t->rl, AGENT_RL_CONNS, "%s: refused: %d connections open "
+			      "(limit --max-conns)", peer->name, t->max);
 		ret = -EBUSY;
 	} else {
 		c->next = t->head;

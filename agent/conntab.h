@@ -14,8 +14,11 @@
 struct agent_conntab;
 struct agent_conn;
 
-/* Creates a table for at most @max_conns connections; NULL on ENOMEM. */
-struct agent_conntab *agent_conntab_new(int max_conns);
+struct agent_ratelimit;
+
+/* Creates a table for at most @max_conns connections, its refusals and
+ * evictions logged through @rl; NULL on ENOMEM. */
+struct agent_conntab *agent_conntab_new(int max_conns, struct agent_ratelimit *rl);
 /* Frees @t; it must be empty. */
 void agent_conntab_free(struct agent_conntab *t);
 

@@ -11,6 +11,7 @@
 
 struct agent_budget;
 struct agent_conntab;
+struct agent_ratelimit;
 struct agent_registry;
 
 struct agent_ctx {
@@ -19,6 +20,7 @@ struct agent_ctx {
 	struct agent_conntab *conns;	/* agent/conntab.h */
 	struct agent_registry *reg;	/* agent/registry.h */
 	struct agent_budget *budget;	/* agent/budget.h */
+	struct agent_ratelimit *rl;	/* agent/ratelimit.h */
 };
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "agent/control.h"
 #include "agent/data.h"
+#include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "agent/registry.h"
 #include "common/log.h"
@@ -32,7 +33,7 @@ refuse_data(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer,
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	log_warn("%s: data stream refused: %s", peer->name, why);
+	agent_rl_warn(ctx->rl, AGENT_RL_DATA, "%s: data stream refused: %s", peer->name, why);
 	tsync_msg_send_error(fd, code, tsync_deadline_ms(ctx->cfg->io_timeout_ms),
 			     "%s", why);
 }

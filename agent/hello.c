@@ -20,6 +20,7 @@
 #include "agent/conntab.h"
 #include "agent/data.h"
 #include "agent/hello.h"
+#include "agent/ratelimit.h"
 #include "agent/session.h"
 #include "common/log.h"
 #include "common/msgio.h"
@@ -47,7 +48,7 @@ int agent_check_peer(const struct agent_ctx *ctx, const struct tsync_peer *peer)
 	if (tsync_acl_allows(ctx->cfg->acl, (const struct sockaddr *)&peer->addr,
 			     peer->addrlen, why, sizeof(why)))
 		return 0;
-	log_warn("%s: refused: %s", peer->name, why);
+	agent_rl_warn(ctx->rl, AGENT_RL_ACL, "%s: refused: %s", peer->name, why);
 	return -EACCES;
 }
 
@@ -76,17 +77,20 @@ static int recv_hello(struct hello *hs)
 		if (ret == -EPIPE)
 			log_info("%s: closed before hello", hs->peer->name);
 		else if (ret == -ETIMEDOUT && hs->deadline < idle && !strncmp(err, "idle", 4))
-			log_warn("%s: refused: not authenticated within %d ms (--auth-timeout)",
-				 hs->peer->name, cfg->auth_timeout_ms);
+			agent_rl_warn(hs->ctx->rl, AGENT_RL_SILENT, "%s: refused: not "
+				      "authenticated within %d ms (--auth-timeout)",
+				      hs->peer->name, cfg->auth_timeout_ms);
 		else
-			log_warn("%s: refused: %s", hs->peer->name, err);
+			agent_rl_warn(hs->ctx->rl, !strncmp(err, "idle", 4) ?
+				      AGENT_RL_SILENT : AGENT_RL_HELLO, "%s: refused: %s",
+				      hs->peer->name, err);
 		if (tsync_perr_is_proto(ret))
 			send_error(hs, TSYNC_ERR_PROTOCOL, err);
 		return ret;
 	}
 	if (m.type != TSYNC_MSG_HELLO) {
-		log_warn("%s: refused: first message is %s, not HELLO", hs->peer->name,
-			 tsync_msg_name(m.type));
+		agent_rl_warn(hs->ctx->rl, AGENT_RL_HELLO, "%s: refused: first message is "
+			      "%s, not HELLO", hs->peer->name, tsync_msg_name(m.type));
 		send_error(hs, TSYNC_ERR_UNEXPECTED, "expected HELLO");
 		tsync_msg_free(&m);
 		return -EPROTO;
@@ -108,8 +112,8 @@ static int build_reply(struct hello *hs, struct tsync_msg *reply)
 	hs->auth = cfg->key && (hs->h.kind == TSYNC_CONN_CONTROL ||
 				(hs->h.caps & TSYNC_CAP_AUTH_HMAC));
 	if (hs->auth && !(hs->h.caps & TSYNC_CAP_AUTH_HMAC)) {
-		log_warn("%s: refused: no authentication offered (this agent has --key-file)",
-			 hs->peer->name);
+		agent_rl_warn(hs->ctx->rl, AGENT_RL_AUTH, "%s: refused: no authentication "
+			      "offered (this agent has --key-file)", hs->peer->name);
 		send_error(hs, TSYNC_ERR_AUTH,
 			   "this agent requires authentication: give tsync-host --key-file");
 		return -EACCES;
@@ -127,7 +131,8 @@ static int build_reply(struct hello *hs, struct tsync_msg *reply)
 	}
 	if (tsync_proto_negotiate(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
 				  hs->h.ver_min, hs->h.ver_max, &hs->version, reply)) {
-		log_warn("%s: refused: %s", hs->peer->name, reply->error.reason);
+		agent_rl_warn(hs->ctx->rl, AGENT_RL_HELLO, "%s: refused: %s", hs->peer->name,
+			      reply->error.reason);
 		tsync_msg_send(hs->fd, reply, tsync_deadline_ms(cfg->io_timeout_ms));
 		return -EPROTO;
 	}
@@ -153,13 +158,15 @@ static int check_auth(struct hello *hs)
 	ret = tsync_msg_recv_expect(hs->fd, TSYNC_MSG_AUTH, &m, &dctx,
 				    io < hs->deadline ? io : hs->deadline, err, sizeof(err));
 	if (ret == -ETIMEDOUT && hs->deadline <= io) {
-		log_warn("%s: refused: not authenticated within %d ms (--auth-timeout)",
-			 hs->peer->name, cfg->auth_timeout_ms);
+		agent_rl_warn(hs->ctx->rl, AGENT_RL_SILENT, "%s: refused: not authenticated "
+			      "within %d ms (--auth-timeout)", hs->peer->name,
+			      cfg->auth_timeout_ms);
 		send_error(hs, TSYNC_ERR_AUTH, "no AUTH in time");
 		return -EACCES;
 	}
 	if (ret) {
-		log_warn("%s: refused: no authentication answer: %s", hs->peer->name, err);
+		agent_rl_warn(hs->ctx->rl, AGENT_RL_AUTH, "%s: refused: no authentication "
+			      "answer: %s", hs->peer->name, err);
 		if (ret != -EPIPE)
 			send_error(hs, TSYNC_ERR_AUTH, "expected AUTH");
 		return -EACCES;
@@ -168,8 +175,8 @@ static int check_auth(struct hello *hs)
 			      m.auth.mac);
 	tsync_msg_free(&m);
 	if (!ok) {
-		log_warn("%s: refused: authentication failed (the host's key differs)",
-			 hs->peer->name);
+		agent_rl_warn(hs->ctx->rl, AGENT_RL_AUTH, "%s: refused: authentication "
+			      "failed (the host's key differs)", hs->peer->name);
 		send_error(hs, TSYNC_ERR_AUTH, "authentication failed: wrong key");
 		return -EACCES;
 	}
@@ -220,5 +227,6 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 	else if (ds)
 		agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu);
 	else
-		log_warn("%s: refused: unknown connection kind %u", hs.peer->name, hs.h.kind);
+		agent_rl_warn(ctx->rl, AGENT_RL_HELLO, "%s: refused: unknown connection "
+			      "kind %u", hs.peer->name, hs.h.kind);
 }

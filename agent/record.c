@@ -44,6 +44,7 @@
 
 #include "agent/budget.h"
 #include "agent/evsel.h"
+#include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "common/streamer.h"
 #include "common/instance.h"
@@ -261,19 +262,22 @@ static int check_request(struct agent_session *s, const struct tsync_trace_start
 		*ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED,
 					   "TRACE_START before SESSION_REQ");
 	} else if (t && t->state == TR_ACTIVE) {
-		log_warn("%s: refused TRACE_START: a trace is already active",
-			 s->peer->name);
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: refused TRACE_START: a trace is already active",
+			      s->peer->name);
 		*ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED,
 					   "a trace is already active in this session");
 	} else if (rq->clock[0] && check_clock(rq->clock, have, sizeof(have))) {
-		log_warn("%s: refused TRACE_START: unknown clock %s", s->peer->name,
-			 rq->clock);
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: refused TRACE_START: unknown clock %s", s->peer->name,
+			      rq->clock);
 		*ret = agent_session_error(s, TSYNC_ERR_BAD_REQUEST,
 					   "unknown trace clock '%s' (have: %s)",
 					   rq->clock, have);
 	} else if (rq->buffer_kb > cfg->max_buffer_kb) {
-		log_warn("%s: refused TRACE_START: %u KiB buffer over the limit %u",
-			 s->peer->name, rq->buffer_kb, cfg->max_buffer_kb);
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: refused TRACE_START: %u KiB buffer over the limit %u",
+			      s->peer->name, rq->buffer_kb, cfg->max_buffer_kb);
 		*ret = agent_session_error(s, TSYNC_ERR_LIMIT,
 					   "buffer of %u KiB per CPU above the agent's limit of %u KiB (--max-buffer-kb)",
 					   rq->buffer_kb, cfg->max_buffer_kb);
@@ -357,7 +361,8 @@ int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *r
 	m.trace_started.ncpus = t->ncpus;
 	return agent_session_send(s, &m);
 refuse:
-	log_warn("%s: refused TRACE_START: %s", s->peer->name, err);
+	agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: refused TRACE_START: %s",
+		      s->peer->name, err);
 	return agent_session_error(s, (uint32_t)code, "%s", err);
 }
 
@@ -371,7 +376,8 @@ int agent_trace_stop(struct agent_session *s)
 	int ret;
 
 	if (!t || t->state != TR_ACTIVE) {
-		log_warn("%s: TRACE_STOP without an active trace", s->peer->name);
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: TRACE_STOP without an active trace", s->peer->name);
 		return agent_session_error(s, TSYNC_ERR_UNEXPECTED, "no trace is active");
 	}
 	cs = calloc(t->ncpus, sizeof(*cs));
@@ -451,7 +457,8 @@ int agent_trace_send_meta(struct agent_session *s)
 		pthread_mutex_unlock(&t->lock);
 	}
 	if (ret == -ENOENT && !tm) {
-		log_warn("%s: META_REQ without a trace", s->peer->name);
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: META_REQ without a trace",
+			      s->peer->name);
 		return agent_session_error(s, TSYNC_ERR_UNEXPECTED,
 					   "no trace to describe: META_REQ needs TRACE_START first");
 	}

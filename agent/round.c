@@ -47,6 +47,7 @@
 #include <sys/socket.h>
 
 #include "agent/round.h"
+#include "agent/ratelimit.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/msgio.h"
@@ -246,9 +247,10 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 					    TSYNC_STAMP_NS_CLOCK : 0, tag);
 	}
 	if (ret) {
-		log_warn("%s: round %u: clock %s with source %s: %s", s->peer->name,
-			 st->round_id, st->clock, tsync_stamp_source_name(st->source),
-			 strerror(-ret));
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: round %u: clock %s with source %s: %s", s->peer->name,
+			      st->round_id, st->clock, tsync_stamp_source_name(st->source),
+			      strerror(-ret));
 		return send_ready(s, st, TSYNC_ERR_BAD_REQUEST);
 	}
 	stamps = calloc(st->nprobes, sizeof(*stamps));
@@ -256,8 +258,9 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		return send_ready(s, st, TSYNC_ERR_INTERNAL);
 	ret = tsync_cpu_pin((int)st->cpu, &old);
 	if (ret) {
-		log_warn("%s: round %u: cannot run on CPU %u: %s", s->peer->name,
-			 st->round_id, st->cpu, strerror(-ret));
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: round %u: cannot run on CPU %u: %s", s->peer->name,
+			      st->round_id, st->cpu, strerror(-ret));
 		free(stamps);
 		return send_ready(s, st, TSYNC_ERR_NO_CPU);
 	}

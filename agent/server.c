@@ -24,6 +24,7 @@
 #include "agent/context.h"
 #include "agent/conntab.h"
 #include "agent/hello.h"
+#include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "agent/registry.h"
 #include "common/cpu.h"
@@ -81,6 +82,7 @@ static void agent_free(struct agent *a)
 	agent_conntab_free(a->ctx.conns);
 	agent_registry_free(a->ctx.reg);
 	agent_budget_free(a->ctx.budget);
+	agent_ratelimit_free(a->ctx.rl);
 	free(a);
 }
 
@@ -96,11 +98,12 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 	a->cfg = *cfg;
 	a->ctx.cfg = &a->cfg;
 	a->ctx.ncpus = tsync_cpu_count();
-	a->ctx.conns = agent_conntab_new(cfg->max_conns);
+	a->ctx.rl = agent_ratelimit_new();
+	a->ctx.conns = agent_conntab_new(cfg->max_conns, a->ctx.rl);
 	a->ctx.reg = agent_registry_new(cfg->max_sessions,
 					((uint64_t)getpid() << 32) | 1);
 	a->ctx.budget = agent_budget_new(trace_budget_kb(cfg));
-	if (!a->ctx.conns || !a->ctx.reg || !a->ctx.budget) {
+	if (!a->ctx.rl || !a->ctx.conns || !a->ctx.reg || !a->ctx.budget) {
 		ret = -ENOMEM;
 		goto fail;
 	}

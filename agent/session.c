@@ -38,6 +38,7 @@
 #include <sys/utsname.h>
 
 #include "agent/control.h"
+#include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "agent/registry.h"
 #include "agent/round.h"
@@ -107,7 +108,8 @@ static int on_session_req(struct agent_session *s, const struct tsync_msg *m)
 	int ret;
 
 	if (s->set_up) {
-		log_warn("%s: second SESSION_REQ refused", s->peer->name);
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: second SESSION_REQ refused",
+			      s->peer->name);
 		return agent_session_error(s, TSYNC_ERR_UNEXPECTED, "session already set up");
 	}
 	ret = session_setup(s, &m->session_req);
@@ -133,8 +135,8 @@ static enum next dispatch(struct agent_session *s, const struct tsync_msg *m,
 	int ret;
 
 	if (!s->set_up && needs_setup(m->type)) {
-		log_warn("%s: %s before SESSION_REQ refused", s->peer->name,
-			 tsync_msg_name(m->type));
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: %s before SESSION_REQ refused",
+			      s->peer->name, tsync_msg_name(m->type));
 		ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED, "%s before SESSION_REQ",
 					  tsync_msg_name(m->type));
 		if (ret)
@@ -228,8 +230,9 @@ void agent_serve_control(const struct agent_ctx *ctx, int fd,
 
 	ret = agent_registry_add(ctx->reg, &s, &s.id);
 	if (ret) {
-		log_warn("%s: session refused: %s", peer->name,
-			 ret == -EBUSY ? "too many sessions (--max-sessions)" : strerror(-ret));
+		agent_rl_warn(ctx->rl, AGENT_RL_SESSION, "%s: session refused: %s", peer->name,
+			      ret == -EBUSY ? "too many sessions (--max-sessions)" :
+			      strerror(-ret));
 		agent_session_error(&s, TSYNC_ERR_BUSY, "too many sessions");
 		return;
 	}
