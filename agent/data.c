@@ -38,6 +38,19 @@ refuse_data(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer,
 			     "%s", why);
 }
 
+/* Refuses a data hello whose session @sid is unknown (@known false) or
+ * whose secret is wrong: the log says which, the peer cannot tell (ids
+ * are sequential; the difference would say which sessions exist). */
+static void refuse_secret(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer,
+			  unsigned long long sid, bool known)
+{
+	agent_rl_warn(ctx->rl, AGENT_RL_DATA, "%s: data stream refused: %s %llx", peer->name,
+		      known ? "wrong secret for session" : "unknown session", sid);
+	tsync_msg_send_error(fd, TSYNC_ERR_NO_SESSION,
+			     tsync_deadline_ms(ctx->cfg->io_timeout_ms),
+			     "no session with this id and secret");
+}
+
 /* Checks a data hello and claims its CPU; see data.h. */
 struct agent_session *agent_data_claim(const struct agent_ctx *ctx, int fd,
 				       const struct tsync_peer *peer,
@@ -51,13 +64,12 @@ struct agent_session *agent_data_claim(const struct agent_ctx *ctx, int fd,
 
 	s = agent_registry_get(ctx->reg, h->session_id);
 	if (!s) {
-		refuse_data(ctx, fd, peer, TSYNC_ERR_NO_SESSION, "unknown session %llx", sid);
+		refuse_secret(ctx, fd, peer, sid, false);
 		return NULL;
 	}
 	/* a session not set up yet has an all-zero secret: never a match */
 	if (!secret_equal(h->secret, s->secret) || secret_equal(h->secret, zero)) {
-		refuse_data(ctx, fd, peer, TSYNC_ERR_NO_SESSION,
-			    "wrong secret for session %llx", sid);
+		refuse_secret(ctx, fd, peer, sid, true);
 		goto fail;
 	}
 	code = agent_trace_claim(s, h->cpu, why, sizeof(why));

@@ -459,26 +459,55 @@ static int case_idle(const struct ctx *c, int n, int max_conns, int idle_ms)
 	return 0;
 }
 
+/* Sends a data hello for session @sid with @secret on a new connection;
+ * the agent must answer ERROR NO_SESSION (its reason in @reason) and
+ * close within @max_ms. Returns 0 or 1. */
+static int data_hello_refused(const struct ctx *c, uint64_t sid, const uint8_t *secret,
+			      int max_ms, char *reason, size_t rlen, const char *what)
+{
+	struct tsync_decode_ctx dctx = { 0 };
+	struct tsync_msg m;
+	uint8_t buf[256];
+	char err[256];
+	int fd = conn(c);
+
+	mk_hello(&m, TSYNC_CONN_DATA, sid, secret);
+	put(fd, buf, encode(&m, buf, sizeof(buf)));
+	if (tsync_msg_recv(fd, &m, &dctx, tsync_deadline_ms(max_ms), err, sizeof(err))) {
+		close(fd);
+		return bad("%s: no answer: %s", what, err);
+	}
+	if (m.type != TSYNC_MSG_ERROR || m.error.code != TSYNC_ERR_NO_SESSION) {
+		close(fd);
+		return bad("%s: answered %s, expected ERROR NO_SESSION", what,
+			   tsync_msg_name(m.type));
+	}
+	snprintf(reason, rlen, "%s", m.error.reason);
+	return expect_closed(fd, max_ms, what);
+}
+
 static int case_data_secret(const struct ctx *c, int io_ms)
 {
+	char r1[TSYNC_REASON_MAX], r2[TSYNC_REASON_MAX];
+	uint8_t secret[TSYNC_SECRET_LEN];
 	struct tsync_session_reply r;
-	uint8_t secret[TSYNC_SECRET_LEN], buf[256];
-	struct tsync_msg m;
-	int cfd = open_session(c, &r), fd, ret;
+	int cfd = open_session(c, &r), ret;
 
 	memcpy(secret, r.secret, sizeof(secret));
 	secret[0] ^= 0x01;
-	fd = conn(c);
-	mk_hello(&m, TSYNC_CONN_DATA, r.session_id, secret);
-	put(fd, buf, encode(&m, buf, sizeof(buf)));
-	ret = expect_closed(fd, io_ms + SLACK_MS, "data hello with a wrong secret");
-
-	fd = conn(c);
-	mk_hello(&m, TSYNC_CONN_DATA, r.session_id ^ 0x5a5a0000, r.secret);
-	put(fd, buf, encode(&m, buf, sizeof(buf)));
-	ret |= expect_closed(fd, io_ms + SLACK_MS, "data hello for an unknown session");
+	ret = data_hello_refused(c, r.session_id, secret, io_ms + SLACK_MS, r1, sizeof(r1),
+				 "data hello with a wrong secret");
+	ret |= data_hello_refused(c, r.session_id ^ 0x5a5a0000, r.secret, io_ms + SLACK_MS,
+				  r2, sizeof(r2), "data hello for an unknown session");
 	bye(cfd);
-	return ret;
+	if (ret)
+		return ret;
+	/* session ids are sequential: the answer must not tell which exist */
+	if (strcmp(r1, r2))
+		return bad("the agent tells a wrong secret ('%s') from an unknown session "
+			   "('%s')", r1, r2);
+	printf("ok: wrong secret and unknown session get the same answer: %s\n", r1);
+	return 0;
 }
 
 /* Sends @m on a fresh session and waits for the agent's ERROR. Returns 0
