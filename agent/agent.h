@@ -7,19 +7,21 @@
  *
  *   main.c      options, signals, daemon
  *    -> server.c    listeners, accept loop, one thread per connection,
- *                   shutdown
+ *                   shutdown; owns the tables below (agent/context.h)
  *        -> conntab.c   the table of open connections (limit, eviction)
  *        -> registry.c  sessions by id, with references
+ *        -> budget.c    trace buffer memory of all sessions
  *        -> hello.c     the first exchange on a connection: HELLO,
  *                       authentication, then control or data
  *            -> session.c   the control session's state machine
  *                -> round.c     a sync round
  *                -> record.c    recording: instance, streams, metadata
+ *                    -> evsel.c     the event selection, bounded
  *            -> data.c      a data connection: finds its session,
  *                           streams one CPU (through record.c)
  *   control.c   a session's state and its control connection (send,
  *               error), used by session.c, round.c, record.c, data.c
- *   streamer.c  one CPU's ring buffer to a socket (record.c)
+ *   ratelimit.c rate-limited warnings for what peers can trigger
  */
 #ifndef TSYNC_AGENT_H
 #define TSYNC_AGENT_H
