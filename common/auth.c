@@ -21,6 +21,22 @@ struct tsync_key {
 	uint8_t bytes[TSYNC_KEY_MAX];
 };
 
+/* Names the kind of a non-regular file for an error message. */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "directory";
+	if (S_ISFIFO(mode))
+		return "fifo";
+	if (S_ISSOCK(mode))
+		return "socket";
+	if (S_ISCHR(mode))
+		return "character device";
+	if (S_ISBLK(mode))
+		return "block device";
+	return "special file";
+}
+
 /* Reads and checks the key file; see auth.h. */
 int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 		   size_t errlen)
@@ -31,7 +47,11 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 	ssize_t n;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a peer;
+	 * what it is gets checked on the open file below. Symlinks are
+	 * followed: a link to a key kept elsewhere is a normal setup, and the
+	 * checks apply to the file it names. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
@@ -45,7 +65,14 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 	}
 	if (!S_ISREG(st.st_mode)) {
 		ret = -EINVAL;
-		tsync_set_err(err, errlen, "key file %s is not a regular file", path);
+		tsync_set_err(err, errlen, "key file %s is not a regular file (it is a %s)",
+			      path, file_kind(st.st_mode));
+		goto fail;
+	}
+	if (st.st_size > TSYNC_KEY_MAX) {
+		ret = -EFBIG;
+		tsync_set_err(err, errlen, "key file %s is longer than %d bytes", path,
+			      TSYNC_KEY_MAX);
 		goto fail;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {

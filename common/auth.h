@@ -45,7 +45,9 @@ enum tsync_auth_role {
 
 /*
  * Reads the key from @path: a regular file, not accessible by group or
- * others, of TSYNC_KEY_MIN..TSYNC_KEY_MAX bytes. Returns 0 and the key in
+ * others, of TSYNC_KEY_MIN..TSYNC_KEY_MAX bytes. The file is opened
+ * without blocking and checked before a byte is read, so a FIFO or device
+ * is refused at once instead of waiting for a peer. Returns 0 and the key in
  * @out, or -errno with a one-line reason in @err.
  */
 int tsync_key_load(const char *path, struct tsync_key **out, char *err,

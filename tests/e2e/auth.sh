@@ -1,8 +1,9 @@
 #!/bin/bash
 # Shared-key authentication (--key-file): the right key works; a wrong
-# key, a missing key on either side, or a key file others can read is
-# refused with a clear error; an AUTH with a wrong MAC is refused by the
-# agent and logged. Each refusal names the problem.
+# key, a missing key on either side, a key file others can read or a
+# FIFO (refused at once, not after a hang) is refused with a clear error;
+# an AUTH with a wrong MAC is refused by the agent and logged. Each
+# refusal names the problem.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 K1=$E2E_TMP/k1 K2=$E2E_TMP/k2 KOPEN=$E2E_TMP/kopen
@@ -16,6 +17,21 @@ out=$("$AGENT" -l tcp:127.0.0.1:0 --allow 127.0.0.1 --key-file "$KOPEN" 2>&1 </d
 	fail "agent accepted a world-readable key file"
 echo "$out" | grep -q "accessible by group or others (mode 0644)" || fail "agent: $out"
 pass "agent refuses a 0644 key file: $out"
+
+# 1b. a key file that is a FIFO: refused at once (open() must not wait for
+# a writer), on both sides; timeout turns a hang into a failure
+mkfifo -m 600 "$E2E_TMP/kfifo"
+out=$(timeout 10 "$AGENT" -l tcp:127.0.0.1:0 --allow 127.0.0.1 --key-file "$E2E_TMP/kfifo" \
+	2>&1 </dev/null); rc=$?
+[ $rc -ne 124 ] || fail "agent hung opening a FIFO key file"
+[ $rc -ne 0 ] || fail "agent accepted a FIFO key file"
+echo "$out" | grep -qF "key file $E2E_TMP/kfifo is not a regular file (it is a fifo)" ||
+	fail "agent, FIFO key: $out"
+out=$(timeout 10 "$HOST" sync -C mono --rounds 1 --key-file "$E2E_TMP/kfifo" \
+	tcp:127.0.0.1:1 2>&1); rc=$?
+[ $rc -ne 124 ] || fail "host hung opening a FIFO key file"
+echo "$out" | grep -qF "is not a regular file (it is a fifo)" || fail "host, FIFO key: $out"
+pass "a FIFO key file is refused at once on both sides: $out"
 
 start_agent keyed -- --key-file "$K1"
 out=$(sync1 --key-file "$KOPEN" "$AGENT_EP") && fail "host accepted a world-readable key file"

@@ -3,7 +3,8 @@
  * Shared-key authentication: the MACs against values computed with an
  * independent HMAC implementation (Python's hmac module), rejection of
  * every single-bit change, of swapped roles and of another key; key
- * files: permissions, size limits, non-regular files.
+ * files: permissions, size limits, non-regular files (a FIFO without a
+ * writer must not block).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -172,12 +173,34 @@ static void test_key_file_checks(void **state)
 	assert_null(k);
 }
 
+/*
+ * A FIFO (or any file whose open() waits for a peer) must be refused at
+ * once, not wait for a writer forever. The alarm bounds a regression: if
+ * open() blocks, SIGALRM kills the test instead of hanging make check.
+ */
+static void test_key_file_fifo(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_key *k = NULL;
+	char err[256];
+
+	unlink(f->path);
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	alarm(5);
+	assert_int_equal(tsync_key_load(f->path, &k, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	assert_null(k);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_non_null(strstr(err, "fifo"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_known_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_key_file_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_key_file_fifo, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
