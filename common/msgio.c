@@ -77,56 +77,56 @@ static void io_err(char *err, size_t errlen, int ret, const char *what)
 		tsync_set_err(err, errlen, "reading %s: %s", what, strerror(-ret));
 }
 
-/* Reads, checks and decodes one message; see msgio.h. */
-int tsync_msg_recv(int fd, struct tsync_msg *m,
-		   const struct tsync_decode_ctx *ctx, int64_t deadline,
-		   char *err, size_t errlen)
+/* Decodes a received header and checks it against @ctx; see msgio.h. */
+int tsync_msg_recv_hdr(int fd, const uint8_t hbuf[TSYNC_HDR_LEN],
+		       const struct tsync_decode_ctx *ctx, struct tsync_hdr *hdr,
+		       char *err, size_t errlen)
 {
-	uint8_t hbuf[TSYNC_HDR_LEN];
+	struct tsync_proto_err perr = { 0 };
+	int ret;
+
+	ret = tsync_hdr_decode(hbuf, TSYNC_HDR_LEN, hdr, &perr);
+	if (!ret)
+		ret = tsync_hdr_check_ctx(hdr, ctx, &perr);
+	if (ret) {
+		tsync_set_err(err, errlen, "%s", perr.reason);
+		log_debug("fd %d: bad header: %s", fd, perr.reason);
+	}
+	return ret;
+}
+
+/* Reads and decodes the payload @hdr announced; see msgio.h. */
+int tsync_msg_recv_payload(int fd, const struct tsync_hdr *hdr,
+			   struct tsync_msg *m,
+			   const struct tsync_decode_ctx *ctx, int64_t deadline,
+			   char *err, size_t errlen)
+{
 	uint8_t stack[TSYNC_SMALL_MAX];
 	uint8_t *payload = stack;
 	struct tsync_proto_err perr = { 0 };
-	struct tsync_hdr hdr;
 	char what[64];
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = tsync_read_full(fd, hbuf, sizeof(hbuf), deadline);
-	if (ret) {
-		io_err(err, errlen, ret, "a message header");
-		return ret;
-	}
-	ret = tsync_hdr_decode(hbuf, sizeof(hbuf), &hdr, &perr);
-	if (!ret && ctx && ctx->max_payload && hdr.len > ctx->max_payload) {
-		ret = TSYNC_PERR_TOO_LONG;
-		snprintf(perr.reason, sizeof(perr.reason),
-			 "%s: payload %u bytes, limit %u",
-			 tsync_msg_name(hdr.type), hdr.len, ctx->max_payload);
-	}
-	if (ret) {
-		tsync_set_err(err, errlen, "%s", perr.reason);
-		log_debug("fd %d: bad header: %s", fd, perr.reason);
-		return ret;
-	}
-	if (hdr.len > sizeof(stack)) {
-		payload = malloc(hdr.len);
+	if (hdr->len > sizeof(stack)) {
+		payload = malloc(hdr->len);
 		if (!payload) {
 			tsync_set_err(err, errlen, "%s: no memory for %u bytes",
-				tsync_msg_name(hdr.type), hdr.len);
+				tsync_msg_name(hdr->type), hdr->len);
 			return -ENOMEM;
 		}
 	}
-	ret = tsync_read_full(fd, payload, hdr.len, deadline);
+	ret = tsync_read_full(fd, payload, hdr->len, deadline);
 	if (ret) {
 		snprintf(what, sizeof(what), "the %s payload",
-			 tsync_msg_name(hdr.type));
+			 tsync_msg_name(hdr->type));
 		io_err(err, errlen, ret, what);
 		goto out;
 	}
-	ret = tsync_msg_decode(&hdr, payload, hdr.len, ctx, m, &perr);
+	ret = tsync_msg_decode(hdr, payload, hdr->len, ctx, m, &perr);
 	if (ret) {
 		tsync_set_err(err, errlen, "%s", perr.reason);
-		log_debug("fd %d: bad %s: %s", fd, tsync_msg_name(hdr.type),
+		log_debug("fd %d: bad %s: %s", fd, tsync_msg_name(hdr->type),
 			  perr.reason);
 		goto out;
 	}
@@ -136,11 +136,32 @@ int tsync_msg_recv(int fd, struct tsync_msg *m,
 			  m->probe.seq);
 	else
 		log_debug("fd %d: received %s (%u bytes)", fd,
-			  tsync_msg_name(m->type), hdr.len + TSYNC_HDR_LEN);
+			  tsync_msg_name(m->type), hdr->len + TSYNC_HDR_LEN);
 out:
 	if (payload != stack)
 		free(payload);
 	return ret;
+}
+
+/* Reads, checks and decodes one message; see msgio.h. */
+int tsync_msg_recv(int fd, struct tsync_msg *m,
+		   const struct tsync_decode_ctx *ctx, int64_t deadline,
+		   char *err, size_t errlen)
+{
+	uint8_t hbuf[TSYNC_HDR_LEN];
+	struct tsync_hdr hdr;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = tsync_read_full(fd, hbuf, sizeof(hbuf), deadline);
+	if (ret) {
+		io_err(err, errlen, ret, "a message header");
+		return ret;
+	}
+	ret = tsync_msg_recv_hdr(fd, hbuf, ctx, &hdr, err, errlen);
+	if (ret)
+		return ret;
+	return tsync_msg_recv_payload(fd, &hdr, m, ctx, deadline, err, errlen);
 }
 
 /* Waits for a message's first byte, then reads it with the I/O deadline;

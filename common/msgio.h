@@ -28,6 +28,21 @@ int tsync_msg_recv(int fd, struct tsync_msg *m,
 		   const struct tsync_decode_ctx *ctx, int64_t deadline,
 		   char *err, size_t errlen);
 /*
+ * The two halves of tsync_msg_recv(), for receivers that read the header
+ * themselves (the probe loop, common/probeio.h). tsync_msg_recv_hdr()
+ * decodes the 12 bytes in @hbuf into @hdr and checks them against @ctx
+ * (type, length limits); tsync_msg_recv_payload() then reads the payload
+ * @hdr announces and decodes it into @m (the caller owns @m on success).
+ * @fd only names the connection in debug logs for the first.
+ */
+int tsync_msg_recv_hdr(int fd, const uint8_t hbuf[TSYNC_HDR_LEN],
+		       const struct tsync_decode_ctx *ctx, struct tsync_hdr *hdr,
+		       char *err, size_t errlen);
+int tsync_msg_recv_payload(int fd, const struct tsync_hdr *hdr,
+			   struct tsync_msg *m,
+			   const struct tsync_decode_ctx *ctx, int64_t deadline,
+			   char *err, size_t errlen);
+/*
  * Receives one message on a connection that may stay silent between
  * messages: waits up to @idle_deadline for its first byte, then the whole
  * message must arrive within @io_ms of that, so a peer that stalls (or

@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "common/io.h"
 #include "common/log.h"
+#include "common/msgio.h"
 #include "common/probeio.h"
 #include "common/timeutil.h"
 
@@ -73,8 +73,8 @@ int tsync_probe_recv(int fd, uint8_t type, bool busy, int64_t deadline,
 {
 	struct tsync_proto_err perr;
 	struct tsync_hdr hdr;
+	struct tsync_msg m;
 	uint8_t small[TSYNC_PROBE_MSG_LEN];
-	uint8_t *payload;
 	int ret;
 
 	ret = read_spin(fd, small, TSYNC_HDR_LEN, busy, deadline);
@@ -83,48 +83,26 @@ int tsync_probe_recv(int fd, uint8_t type, bool busy, int64_t deadline,
 			 ret == -EPIPE ? "peer closed the connection" : strerror(-ret));
 		return ret;
 	}
-	ret = tsync_hdr_decode(small, TSYNC_HDR_LEN, &hdr, &perr);
+	ret = tsync_msg_recv_hdr(fd, small, ctx, &hdr, err, errlen);
+	if (ret)
+		return ret;
+	if (hdr.type != type || hdr.len != TSYNC_PROBE_LEN) {
+		/* not the probe: an ERROR, SYNC_END..., read as usual */
+		ret = tsync_msg_recv_payload(fd, &hdr, other, ctx, deadline, err, errlen);
+		return ret ? ret : 1;
+	}
+	/* the hot path: 8 more bytes, spinning if busy, no heap */
+	ret = read_spin(fd, small + TSYNC_HDR_LEN, TSYNC_PROBE_LEN, busy, deadline);
+	if (ret) {
+		snprintf(err, errlen, "reading %s: %s", tsync_msg_name(type), strerror(-ret));
+		return ret;
+	}
+	ret = tsync_msg_decode(&hdr, small + TSYNC_HDR_LEN, TSYNC_PROBE_LEN, ctx, &m, &perr);
 	if (ret) {
 		snprintf(err, errlen, "%s", perr.reason);
 		return ret;
 	}
-	if (ctx && ctx->max_payload && hdr.len > ctx->max_payload) {
-		snprintf(err, errlen, "%s of %u bytes is over the limit of %u",
-			 tsync_msg_name(hdr.type), hdr.len, ctx->max_payload);
-		return TSYNC_PERR_TOO_LONG;
-	}
-	if (hdr.type == type && hdr.len == TSYNC_PROBE_LEN) {
-		struct tsync_msg m;
-
-		ret = read_spin(fd, small + TSYNC_HDR_LEN, TSYNC_PROBE_LEN, busy, deadline);
-		if (ret) {
-			snprintf(err, errlen, "reading %s: %s", tsync_msg_name(type), strerror(-ret));
-			return ret;
-		}
-		ret = tsync_msg_decode(&hdr, small + TSYNC_HDR_LEN, TSYNC_PROBE_LEN, ctx, &m, &perr);
-		if (ret) {
-			snprintf(err, errlen, "%s", perr.reason);
-			return ret;
-		}
-		*round_id = m.probe.round_id;
-		*seq = m.probe.seq;
-		return 0;
-	}
-	payload = malloc(hdr.len ? hdr.len : 1);
-	if (!payload)
-		return -ENOMEM;
-	ret = tsync_read_full(fd, payload, hdr.len, deadline);
-	if (ret) {
-		snprintf(err, errlen, "reading %s: %s", tsync_msg_name(hdr.type), strerror(-ret));
-		free(payload);
-		return ret;
-	}
-	ret = tsync_msg_decode(&hdr, payload, hdr.len, ctx, other, &perr);
-	free(payload);
-	if (ret) {
-		snprintf(err, errlen, "%s", perr.reason);
-		return ret;
-	}
-	log_debug("received %s", tsync_msg_name(other->type));
-	return 1;
+	*round_id = m.probe.round_id;
+	*seq = m.probe.seq;
+	return 0;
 }

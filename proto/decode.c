@@ -547,6 +547,22 @@ int tsync_hdr_decode(const uint8_t *buf, size_t len, struct tsync_hdr *hdr,
 	return 0;
 }
 
+/* Checks a header against the receiver's context; see proto.h. */
+int tsync_hdr_check_ctx(const struct tsync_hdr *hdr,
+			const struct tsync_decode_ctx *ctx,
+			struct tsync_proto_err *err)
+{
+	if (ctx && ctx->max_payload && hdr->len > ctx->max_payload)
+		return fail(err, TSYNC_PERR_TOO_LONG,
+			    "%s: payload %u bytes, limit %u",
+			    tsync_msg_name(hdr->type), hdr->len, ctx->max_payload);
+	if (err) {
+		err->code = 0;
+		err->reason[0] = 0;
+	}
+	return 0;
+}
+
 /* Decodes and checks a payload; see proto.h. */
 int tsync_msg_decode(const struct tsync_hdr *hdr, const uint8_t *payload,
 		     size_t len, const struct tsync_decode_ctx *ctx,

@@ -429,6 +429,14 @@ size_t tsync_probe_encode(uint8_t *buf, uint8_t type, uint32_t round_id,
 int tsync_hdr_decode(const uint8_t *buf, size_t len, struct tsync_hdr *hdr,
 		     struct tsync_proto_err *err);
 /*
+ * Checks a header that tsync_hdr_decode() accepted against what this
+ * receiver allows (@ctx, may be NULL): the payload limit. Returns 0 or
+ * TSYNC_PERR_TOO_LONG with @err filled (@err may be NULL).
+ */
+int tsync_hdr_check_ctx(const struct tsync_hdr *hdr,
+			const struct tsync_decode_ctx *ctx,
+			struct tsync_proto_err *err);
+/*
  * Decodes the payload (@len bytes, which must equal @hdr->len) of the
  * message @hdr announced into @m, checking every field (and CPU numbers
  * and probe counts against @ctx, which may be NULL). On success @m may own

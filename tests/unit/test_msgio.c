@@ -22,6 +22,7 @@
 #include "common/io.h"
 #include "common/log.h"
 #include "common/msgio.h"
+#include "common/probeio.h"
 #include "common/timeutil.h"
 #include "common/transport.h"
 #include "tests/unit/proto_samples.h"
@@ -140,6 +141,52 @@ static void test_probe_fast_path(void **state)
 						       err, sizeof(err)), 0);
 		assert_int_equal(m.probe.seq, i);
 	}
+}
+
+/*
+ * The probe loop's receive: a probe (sleeping and busy-polling), another
+ * message in its place (returned as 1, decoded like tsync_msg_recv()
+ * does), and a header over the receiver's limit, refused with the same
+ * reason tsync_msg_recv() gives (they share the header check).
+ */
+static void test_probe_recv(void **state)
+{
+	struct tsync_decode_ctx ctx = { .max_payload = 64 * 1024 };
+	struct pair *p = *state;
+	struct tsync_msg m, other;
+	uint32_t round = 0, seq = 0;
+	uint8_t hdr[64];
+	char err[256];
+	size_t len;
+
+	for (int busy = 0; busy < 2; busy++) {
+		assert_int_equal(tsync_probe_send(p->fd[0], TSYNC_MSG_PROBE, 7, 40 + busy,
+						  tsync_deadline_ms(5000)), 0);
+		assert_int_equal(tsync_probe_recv(p->fd[1], TSYNC_MSG_PROBE, busy,
+						  tsync_deadline_ms(5000), &round, &seq,
+						  &other, &ctx, err, sizeof(err)), 0);
+		assert_int_equal(round, 7);
+		assert_int_equal(seq, 40 + busy);
+	}
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_END);
+	m.sync_end.round_id = 9;
+	assert_int_equal(tsync_msg_send(p->fd[0], &m, tsync_deadline_ms(5000)), 0);
+	assert_int_equal(tsync_probe_recv(p->fd[1], TSYNC_MSG_PROBE, false,
+					  tsync_deadline_ms(5000), &round, &seq,
+					  &other, &ctx, err, sizeof(err)), 1);
+	assert_int_equal(other.type, TSYNC_MSG_SYNC_END);
+	assert_int_equal(other.sync_end.round_id, 9);
+	tsync_msg_free(&other);
+
+	sample_msg(TSYNC_MSG_SYNC_STAMPS, &m);
+	m.sync_stamps.count = 0;
+	assert_int_equal(tsync_msg_encode(&m, hdr, sizeof(hdr), &len), 0);
+	hdr[8] = 0x00; hdr[9] = 0x01; hdr[10] = 0x00; hdr[11] = 0x01;
+	assert_int_equal(write(p->fd[0], hdr, TSYNC_HDR_LEN), TSYNC_HDR_LEN);
+	assert_int_equal(tsync_probe_recv(p->fd[1], TSYNC_MSG_PROBE, false,
+					  tsync_deadline_ms(5000), &round, &seq,
+					  &other, &ctx, err, sizeof(err)), TSYNC_PERR_TOO_LONG);
+	assert_string_equal(err, "SYNC_STAMPS: payload 65537 bytes, limit 65536");
 }
 
 /* A silent peer gives -ETIMEDOUT, mid-header and mid-payload too. */
@@ -424,6 +471,8 @@ int main(void)
 						setup_pair, teardown_pair),
 		cmocka_unit_test(test_all_types_tcp),
 		cmocka_unit_test_setup_teardown(test_probe_fast_path,
+						setup_pair, teardown_pair),
+		cmocka_unit_test_setup_teardown(test_probe_recv,
 						setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(test_timeout, setup_pair,
 						teardown_pair),
