@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include "common/tcp.h"
 #include "common/transport.h"
 
 /* Resolves a TCP endpoint with getaddrinfo; returns the count or -errno. */
@@ -48,10 +49,21 @@ static int tcp_resolve(const struct tsync_endpoint *ep, int passive,
 	return n;
 }
 
+/* Reads TCP_NODELAY back from @fd; see tcp.h. */
+int tsync_sock_get_nodelay(int fd)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len))
+		return -errno;
+	return val ? 1 : 0;
+}
+
 /*
  * Sets TCP_NODELAY and reads it back. Request/response over TCP with Nagle
- * on stalls for a delayed ACK on every exchange (DESIGN.md lesson 1), so a
- * socket that cannot have it is refused.
+ * on stalls for a delayed ACK on every exchange (Documentation/protocol.md,
+ * section 1), so a socket that cannot have it is refused.
  */
 static int tcp_setup(int fd)
 {
@@ -61,6 +73,32 @@ static int tcp_setup(int fd)
 		return -errno;
 	if (tsync_sock_get_nodelay(fd) != 1)
 		return -EPROTO;
+	return 0;
+}
+
+/* Lets a restarted listener bind its port again at once. */
+static int tcp_listen_setup(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)))
+		return -errno;
+	return 0;
+}
+
+/* IPv4 and IPv6 addresses are TCP's. */
+static int tcp_has_family(int family)
+{
+	return family == AF_INET || family == AF_INET6;
+}
+
+/* Returns the port of an IPv4/IPv6 address. */
+static uint32_t tcp_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
 	return 0;
 }
 
@@ -102,5 +140,8 @@ const struct tsync_transport_ops tsync_tcp_ops = {
 	.name = "tcp",
 	.resolve = tcp_resolve,
 	.setup = tcp_setup,
+	.listen_setup = tcp_listen_setup,
 	.format = tcp_format,
+	.has_family = tcp_has_family,
+	.port = tcp_port,
 };

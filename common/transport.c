@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Backend-independent part of the transport layer: the listener, accept and
- * connect with a deadline. Backends only resolve addresses, set up sockets
- * and format addresses; every socket passes through ->setup here, in one
- * place, before it carries a byte.
+ * connect with a deadline. It knows no address family: backends resolve
+ * addresses, set up sockets, read ports and format addresses through their
+ * ops; every socket passes through ->setup here, in one place, before it
+ * carries a byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <linux/vm_sockets.h>
 
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -29,38 +27,30 @@ struct tsync_listener {
 	char name[TSYNC_PEER_NAME_MAX];
 };
 
+/* The backends, asked in turn by endpoint kind or address family. */
+static const struct tsync_transport_ops *const backends[] = {
+	&tsync_tcp_ops,
+	&tsync_vsock_ops,
+};
+
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
 /* Returns the ops table for @kind, or NULL. */
 const struct tsync_transport_ops *tsync_transport_ops(enum tsync_ep_kind kind)
 {
-	switch (kind) {
-	case TSYNC_EP_TCP:
-		return &tsync_tcp_ops;
-	case TSYNC_EP_VSOCK:
-		return &tsync_vsock_ops;
-	}
+	for (size_t i = 0; i < NBACKENDS; i++)
+		if (backends[i]->kind == kind)
+			return backends[i];
 	return NULL;
 }
 
 /* Returns the ops for a socket address family, or NULL. */
 static const struct tsync_transport_ops *ops_for_family(int family)
 {
-	if (family == AF_INET || family == AF_INET6)
-		return &tsync_tcp_ops;
-	if (family == AF_VSOCK)
-		return &tsync_vsock_ops;
+	for (size_t i = 0; i < NBACKENDS; i++)
+		if (backends[i]->has_family(family))
+			return backends[i];
 	return NULL;
-}
-
-/* Extracts the port of a bound or peer socket address. */
-static uint32_t addr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	if (ss->ss_family == AF_VSOCK)
-		return ((const struct sockaddr_vm *)ss)->svm_port;
-	return 0;
 }
 
 /* Listens on @ep; see transport.h. */
@@ -70,7 +60,7 @@ int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 	const struct tsync_transport_ops *ops = tsync_transport_ops(ep->kind);
 	struct sockaddr_storage addrs[MAX_ADDRS], bound = { 0 };
 	socklen_t lens[MAX_ADDRS], blen = sizeof(bound);
-	int fams[MAX_ADDRS], n, fd = -1, one = 1, ret;
+	int fams[MAX_ADDRS], n, fd = -1, ret;
 	struct tsync_listener *l;
 	char epstr[300];
 
@@ -95,13 +85,15 @@ int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 				 ops->name, epstr, strerror(errno));
 			continue;
 		}
-		if (fams[i] != AF_VSOCK &&
-		    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) {
-			ret = -errno;
-			snprintf(err, errlen, "SO_REUSEADDR on %s: %s", epstr, strerror(errno));
-			goto next;
+		if (ops->listen_setup) {
+			ret = ops->listen_setup(fd);
+			if (ret) {
+				snprintf(err, errlen, "listening socket setup for %s: %s",
+					 epstr, strerror(-ret));
+				goto next;
+			}
 		}
-		/* Accepted TCP sockets inherit this; accept sets it again. */
+		/* Accepted sockets may inherit this; accept sets it again. */
 		ret = ops->setup(fd);
 		if (ret) {
 			snprintf(err, errlen, "socket setup for %s: %s", epstr, strerror(-ret));
@@ -129,7 +121,7 @@ next:
 	}
 	l->fd = fd;
 	l->ops = ops;
-	l->port = addr_port(&bound);
+	l->port = ops->port(&bound);
 	ops->format(&bound, blen, l->name, sizeof(l->name));
 	*out = l;
 	return 0;
@@ -298,15 +290,4 @@ int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 			break;
 	}
 	return ret;
-}
-
-/* Reads TCP_NODELAY back from @fd. */
-int tsync_sock_get_nodelay(int fd)
-{
-	int val = 0;
-	socklen_t len = sizeof(val);
-
-	if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len))
-		return -errno;
-	return val ? 1 : 0;
 }

@@ -5,9 +5,14 @@
  * transport.h. Connections are plain file descriptors so that the splice
  * path and poll() work on them directly.
  *
+ * The generic part (transport.c) knows no address family: everything
+ * family-specific (resolving, socket options, ports, names) is an op of
+ * the backend (tcp.c, vsock.c), found by endpoint kind or by the address
+ * family of a socket.
+ *
  * Every socket a backend creates or accepts goes through its ->setup op
  * before it carries a byte; for TCP that sets TCP_NODELAY and fails the
- * whole operation if it cannot (see DESIGN.md, lesson 1).
+ * whole operation if it cannot (Documentation/protocol.md, section 1).
  */
 #ifndef TSYNC_TRANSPORT_H
 #define TSYNC_TRANSPORT_H
@@ -38,9 +43,16 @@ struct tsync_transport_ops {
 	/* Per-socket setup applied to every socket before its first byte;
 	 * returns 0 or -errno. */
 	int (*setup)(int fd);
+	/* Options a listening socket needs before bind() (TCP:
+	 * SO_REUSEADDR); NULL if none. Returns 0 or -errno. */
+	int (*listen_setup)(int fd);
 	/* Formats a socket address of this family for logs. */
 	void (*format)(const struct sockaddr_storage *addr, socklen_t len,
 		       char *buf, size_t buflen);
+	/* Returns 1 if sockets of address @family belong to this backend. */
+	int (*has_family)(int family);
+	/* Returns the port of a bound or peer address of this backend. */
+	uint32_t (*port)(const struct sockaddr_storage *addr);
 };
 
 extern const struct tsync_transport_ops tsync_tcp_ops;
@@ -85,8 +97,5 @@ int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 
 /* Fills @peer from a connected @fd's remote address; returns 0 or -errno. */
 int tsync_peer_from_fd(int fd, struct tsync_peer *peer);
-
-/* Returns 1 if TCP_NODELAY is set on @fd, 0 if not, -errno on error. */
-int tsync_sock_get_nodelay(int fd);
 
 #endif

@@ -41,7 +41,8 @@ static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
 	return 1;
 }
 
-/* vsock has no Nagle; nothing to set. */
+/* vsock has no Nagle; nothing to set. No listen_setup either: vsock has
+ * no TIME_WAIT to reuse a port through. */
 static int vsock_setup(int fd)
 {
 	(void)fd;
@@ -62,10 +63,24 @@ static void vsock_format(const struct sockaddr_storage *ss, socklen_t len,
 		snprintf(buf, buflen, "vsock:%u:%u", vm->svm_cid, vm->svm_port);
 }
 
+/* AF_VSOCK addresses are vsock's. */
+static int vsock_has_family(int family)
+{
+	return family == AF_VSOCK;
+}
+
+/* Returns the port of a vsock address. */
+static uint32_t vsock_port(const struct sockaddr_storage *ss)
+{
+	return ((const struct sockaddr_vm *)ss)->svm_port;
+}
+
 const struct tsync_transport_ops tsync_vsock_ops = {
 	.kind = TSYNC_EP_VSOCK,
 	.name = "vsock",
 	.resolve = vsock_resolve,
 	.setup = vsock_setup,
 	.format = vsock_format,
+	.has_family = vsock_has_family,
+	.port = vsock_port,
 };

@@ -30,6 +30,7 @@
 #include "common/endpoint.h"
 #include "common/io.h"
 #include "common/timeutil.h"
+#include "common/tcp.h"
 #include "common/transport.h"
 
 #define ROUNDS_TSYNC 339	/* PTP_SYNC_LOOP: probes per CPU in a sync round */

@@ -28,6 +28,7 @@
 #include "common/endpoint.h"
 #include "common/io.h"
 #include "common/timeutil.h"
+#include "common/tcp.h"
 #include "common/transport.h"
 
 /* Generous slack for timing on a busy 2-CPU machine. */
