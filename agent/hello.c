@@ -24,6 +24,7 @@
 #include "agent/session.h"
 #include "common/log.h"
 #include "common/msgio.h"
+#include "common/stamp.h"
 #include "common/timeutil.h"
 #include "proto/proto.h"
 
@@ -86,6 +87,8 @@ static int recv_hello(struct hello *hs)
 				      hs->peer->name, err);
 		if (tsync_perr_is_proto(ret))
 			send_error(hs, TSYNC_ERR_PROTOCOL, err);
+		else if (ret == -ETIMEDOUT)
+			send_error(hs, TSYNC_ERR_TIMEOUT, err);
 		return ret;
 	}
 	if (m.type != TSYNC_MSG_HELLO) {
@@ -139,7 +142,8 @@ static int build_reply(struct hello *hs, struct tsync_msg *reply)
 	reply->hello_reply.version = hs->version;
 	reply->hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
 	reply->hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
-	reply->hello_reply.caps = TSYNC_CAP_TRACE | (hs->auth ? TSYNC_CAP_AUTH_HMAC : 0);
+	reply->hello_reply.caps = TSYNC_CAP_TRACE | (hs->auth ? TSYNC_CAP_AUTH_HMAC : 0) |
+				  (tsync_stamp_tsc_available() ? TSYNC_CAP_STAMP_TSC : 0);
 	return 0;
 }
 
@@ -223,7 +227,7 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 	}
 	agent_conntab_authenticated(ctx->conns, c);
 	if (hs.h.kind == TSYNC_CONN_CONTROL)
-		agent_serve_control(ctx, hs.fd, hs.peer);
+		agent_serve_control(ctx, hs.fd, hs.peer, hs.version);
 	else if (ds)
 		agent_data_serve(ctx, hs.fd, hs.peer, ds, hs.h.cpu);
 	else

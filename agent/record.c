@@ -261,6 +261,14 @@ static int check_request(struct agent_session *s, const struct tsync_trace_start
 	if (!memcmp(s->secret, zero, sizeof(zero))) {
 		*ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED,
 					   "TRACE_START before SESSION_REQ");
+	} else if (rq->flags) {
+		/* reserved (Documentation/protocol.md, 6.14): refused, never
+		 * silently ignored */
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: refused TRACE_START: unknown flags %#x", s->peer->name,
+			      rq->flags);
+		*ret = agent_session_error(s, TSYNC_ERR_UNSUPPORTED,
+					   "TRACE_START flags %#x: this agent knows none", rq->flags);
 	} else if (t && t->state == TR_ACTIVE) {
 		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
 			      "%s: refused TRACE_START: a trace is already active",

@@ -251,7 +251,9 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 			      "%s: round %u: clock %s with source %s: %s", s->peer->name,
 			      st->round_id, st->clock, tsync_stamp_source_name(st->source),
 			      strerror(-ret));
-		return send_ready(s, st, TSYNC_ERR_BAD_REQUEST);
+		/* -EOPNOTSUPP: a source this machine lacks (tsc off x86) */
+		return send_ready(s, st, ret == -EOPNOTSUPP ? TSYNC_ERR_UNSUPPORTED :
+				  TSYNC_ERR_BAD_REQUEST);
 	}
 	stamps = calloc(st->nprobes, sizeof(*stamps));
 	if (!stamps)

@@ -59,8 +59,8 @@ struct outcome {
 };
 
 /* Fills @r's clock list from the kernel's trace clocks; the selected
- * one is the current clock. */
-static void list_clocks(struct tsync_session_reply *r)
+ * one is the current clock. Returns 0 or -errno. */
+static int list_clocks(struct tsync_session_reply *r)
 {
 	char clocks[TSYNC_MAX_CLOCKS][TSYNC_TRACE_CLOCK_NAME_MAX];
 	int n, sel = -1;
@@ -68,11 +68,14 @@ static void list_clocks(struct tsync_session_reply *r)
 	_Static_assert(TSYNC_TRACE_CLOCK_NAME_MAX == TSYNC_CLOCK_NAME_MAX,
 		       "clock names fit the wire");
 	n = tsync_instance_clocks(clocks, TSYNC_MAX_CLOCKS, &sel);
+	if (n < 0)
+		return n;
 	for (int i = 0; i < n; i++)
 		memcpy(r->clocks[i], clocks[i], TSYNC_CLOCK_NAME_MAX);
 	r->nclocks = n > 0 ? (uint32_t)n : 0;
 	if (sel >= 0 && n > 0)
 		memcpy(r->clock, clocks[sel], TSYNC_CLOCK_NAME_MAX);
+	return 0;
 }
 
 /* Answers SESSION_REQ: CPUs, page size, clocks, ids, the secret. */
@@ -81,6 +84,7 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	struct tsync_msg m;
 	struct tsync_session_reply *r = &m.session_reply;
 	struct utsname un;
+	int ret;
 
 	s->host_trace_id = req->trace_id;
 	snprintf(s->host_name, sizeof(s->host_name), "%s", req->name);
@@ -92,12 +96,28 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	r->ncpus = (uint32_t)s->ctx->ncpus;
 	r->page_size = (uint32_t)getpagesize();
 	r->trace_id = s->trace_id;
-	r->caps = TSYNC_CAP_TRACE;
+	r->caps = TSYNC_CAP_TRACE | (tsync_stamp_tsc_available() ? TSYNC_CAP_STAMP_TSC : 0);
 	r->session_id = s->id;
 	memcpy(r->secret, s->secret, sizeof(r->secret));
 	if (uname(&un) == 0)
 		snprintf(r->name, sizeof(r->name), "%s", un.nodename);
-	list_clocks(r);
+	ret = list_clocks(r);
+	if (ret) {
+		/* without its clocks the agent can neither sync nor trace: say
+		 * why rather than fail to encode an empty clock name */
+		log_err("%s: cannot read the trace clocks from tracefs: %s", s->peer->name,
+			strerror(-ret));
+		if (ret == -EACCES || ret == -EPERM)
+			agent_session_error(s, TSYNC_ERR_PERMISSION,
+					    "the agent cannot read the trace clocks from tracefs: %s "
+					    "(it needs root, or access to /sys/kernel/tracing)",
+					    strerror(-ret));
+		else
+			agent_session_error(s, TSYNC_ERR_INTERNAL,
+					    "the agent cannot read the trace clocks from tracefs: %s",
+					    strerror(-ret));
+		return ret;
+	}
 	return agent_session_send(s, &m);
 }
 
@@ -206,13 +226,15 @@ static int next_request(struct agent_session *s, struct tsync_msg *m,
 		o->why = "error";
 		if (tsync_perr_is_proto(ret))
 			agent_session_error(s, TSYNC_ERR_PROTOCOL, "%s", err);
+		else if (ret == -ETIMEDOUT)
+			agent_session_error(s, TSYNC_ERR_TIMEOUT, "%s", err);
 	}
 	return ret;
 }
 
 /* Serves a control connection; see session.h. */
 void agent_serve_control(const struct agent_ctx *ctx, int fd,
-			 const struct tsync_peer *peer)
+			 const struct tsync_peer *peer, uint8_t version)
 {
 	struct agent_session s = {
 		.ctx = ctx,
@@ -224,6 +246,8 @@ void agent_serve_control(const struct agent_ctx *ctx, int fd,
 	enum next next;
 	int ret;
 
+	/* from now on a message in another version is refused */
+	s.dctx.version = version;
 	s.dctx.ncpus = (uint32_t)ctx->ncpus;
 	s.dctx.max_probes = ctx->cfg->max_probes;
 	s.dctx.max_payload = ctx->cfg->max_msg_kb * 1024;

@@ -3,13 +3,15 @@
 #ifndef TSYNC_AGENT_SESSION_H
 #define TSYNC_AGENT_SESSION_H
 
+#include <stdint.h>
+
 #include "agent/context.h"
 #include "common/transport.h"
 
-/* Serves one authenticated control connection on @fd until it ends (BYE,
- * an error, the idle timeout or shutdown); removes everything the session
- * created. Closes nothing. */
+/* Serves one authenticated control connection on @fd, which negotiated
+ * protocol @version, until it ends (BYE, an error, the idle timeout or
+ * shutdown); removes everything the session created. Closes nothing. */
 void agent_serve_control(const struct agent_ctx *ctx, int fd,
-			 const struct tsync_peer *peer);
+			 const struct tsync_peer *peer, uint8_t version);
 
 #endif

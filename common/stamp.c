@@ -217,6 +217,12 @@ static int timens_offset(clockid_t clk, int64_t *off)
 	return 0;
 }
 
+/* Whether rdtsc stamps are possible here; see stamp.h. */
+bool tsync_stamp_tsc_available(void)
+{
+	return HAVE_TSC;
+}
+
 /* Opens a timestamp source; see stamp.h. */
 int tsync_stamp_open(unsigned int source, const char *clock_name,
 		     const char *tag, unsigned int flags,

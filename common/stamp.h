@@ -30,6 +30,7 @@
 #define TSYNC_STAMP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proto/proto.h"
@@ -56,6 +57,10 @@ struct tsync_stamper;
  * for x86-tsc on x86, marker otherwise (and for NULL).
  */
 enum tsync_stamp_source tsync_stamp_default(const char *clock_name);
+
+/* Returns true if this machine can stamp with the TSC (x86: rdtsc); what
+ * the agent announces as TSYNC_CAP_STAMP_TSC. */
+bool tsync_stamp_tsc_available(void);
 
 /*
  * Checks that @source (a wire value, enum tsync_stamp_source) can stamp in

@@ -135,6 +135,7 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 		     char *err, size_t errlen)
 {
 	struct tsync_msg m;
+	char why[256];
 	int ret;
 
 	tsync_msg_init(&m, TSYNC_MSG_HELLO);
@@ -155,12 +156,15 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 	if (ret)
 		return ret;
 	*reply = m.hello_reply;
-	if (reply->version < TSYNC_PROTO_VERSION_MIN || reply->version > TSYNC_PROTO_VERSION_MAX) {
-		tsync_set_err(err, errlen, "%s: agent chose protocol version %u, we speak %u-%u",
-			      c->peer.name, reply->version, (unsigned int)TSYNC_PROTO_VERSION_MIN,
-			      (unsigned int)TSYNC_PROTO_VERSION_MAX);
-		return TSYNC_PERR_NO_COMMON_VERSION;
+	ret = tsync_proto_check_choice(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
+				       reply, why, sizeof(why));
+	if (ret) {
+		tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
+		return ret;
 	}
+	/* from now on the control connection refuses other versions */
+	if (!data)
+		c->dctx.version = reply->version;
 	return 0;
 }
 
@@ -510,6 +514,9 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	if (cpu >= c->session.ncpus)
 		return round_fail(res, -EINVAL, "guest CPU %u does not exist (%u CPUs)",
 				  cpu, c->session.ncpus);
+	if (o->source == TSYNC_STAMP_TSC && !(c->session.caps & TSYNC_CAP_STAMP_TSC))
+		return round_fail(res, -EOPNOTSUPP, "the agent cannot stamp with the TSC "
+				  "(it does not announce the capability): use --stamp marker");
 	snprintf(tag, sizeof(tag), "h%d", c->fd);
 	ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock,
 				    o->ns_clock ? TSYNC_STAMP_NS_CLOCK : 0, tag);

@@ -556,6 +556,14 @@ int tsync_hdr_check_ctx(const struct tsync_hdr *hdr,
 		return fail(err, TSYNC_PERR_TOO_LONG,
 			    "%s: payload %u bytes, limit %u",
 			    tsync_msg_name(hdr->type), hdr->len, ctx->max_payload);
+	/* HELLO and HELLO_REPLY keep the base version forever; an ERROR may
+	 * use it so that any peer can read it (Documentation/protocol.md, 4) */
+	if (ctx && ctx->version && hdr->version != ctx->version &&
+	    hdr->type != TSYNC_MSG_HELLO && hdr->type != TSYNC_MSG_HELLO_REPLY &&
+	    !(hdr->type == TSYNC_MSG_ERROR && hdr->version == TSYNC_PROTO_VERSION_MIN))
+		return fail(err, TSYNC_PERR_BAD_VERSION,
+			    "%s in protocol version %u, the connection negotiated %u",
+			    tsync_msg_name(hdr->type), hdr->version, ctx->version);
 	if (err) {
 		err->code = 0;
 		err->reason[0] = 0;

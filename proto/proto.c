@@ -212,6 +212,31 @@ int tsync_proto_negotiate(uint8_t our_min, uint8_t our_max, uint8_t peer_min,
 	return TSYNC_PERR_NO_COMMON_VERSION;
 }
 
+/* Checks the version an agent chose in HELLO_REPLY; see proto.h. */
+int tsync_proto_check_choice(uint8_t our_min, uint8_t our_max,
+			     const struct tsync_hello_reply *r, char *err,
+			     size_t errlen)
+{
+	uint8_t want;
+
+	if (tsync_proto_negotiate(our_min, our_max, r->ver_min, r->ver_max, &want,
+				  NULL)) {
+		if (err && errlen)
+			snprintf(err, errlen, "no common protocol version: the agent chose "
+				 "version %u and speaks %u..%u, this host speaks %u..%u",
+				 r->version, r->ver_min, r->ver_max, our_min, our_max);
+		return TSYNC_PERR_NO_COMMON_VERSION;
+	}
+	if (r->version != want) {
+		if (err && errlen)
+			snprintf(err, errlen, "the agent chose protocol version %u, but the "
+				 "highest both speak is %u (agent %u..%u, host %u..%u)",
+				 r->version, want, r->ver_min, r->ver_max, our_min, our_max);
+		return TSYNC_PERR_BAD_VALUE;
+	}
+	return 0;
+}
+
 /* Checks that @m has @type; turns an ERROR into a readable reason. */
 int tsync_msg_expect(const struct tsync_msg *m, uint8_t type, char *err,
 		     size_t errlen)

@@ -31,7 +31,15 @@
 /* Maximum payload of the small fixed-layout messages (room to grow). */
 #define TSYNC_SMALL_MAX			1024u
 
-/* Protocol versions this build speaks. */
+/*
+ * Protocol versions this build speaks. The agent picks the highest version
+ * both sides speak (tsync_proto_negotiate()), the host checks that choice
+ * (tsync_proto_check_choice()), and both then refuse a message in another
+ * version (tsync_decode_ctx.version). The encoders write version 1
+ * layouts only: raising MAX means teaching them a new layout, and senders
+ * then set tsync_msg.version (and the probe encoder its version) to the
+ * negotiated one.
+ */
 #define TSYNC_PROTO_VERSION_MIN		1
 #define TSYNC_PROTO_VERSION_MAX		1
 
@@ -210,6 +218,7 @@ struct tsync_decode_ctx {
 	uint32_t ncpus;		/* CPUs of the CPU numbers' side; 0: unchecked */
 	uint32_t max_probes;	/* 0: TSYNC_MAX_PROBES */
 	uint32_t max_payload;	/* 0: TSYNC_MSG_MAX */
+	uint8_t version;	/* negotiated version; 0: not yet (any spoken) */
 };
 
 struct tsync_hello {
@@ -310,7 +319,8 @@ struct tsync_trace_event {
 
 struct tsync_trace_start {
 	uint32_t buffer_kb;
-	uint32_t flags;
+	uint32_t flags;			/* none defined: 0; the agent refuses any
+					 * bit with ERROR UNSUPPORTED */
 	char clock[TSYNC_CLOCK_NAME_MAX];
 	uint32_t nevents;
 	struct tsync_trace_event *events;	/* decoded: one allocation */
@@ -430,8 +440,11 @@ int tsync_hdr_decode(const uint8_t *buf, size_t len, struct tsync_hdr *hdr,
 		     struct tsync_proto_err *err);
 /*
  * Checks a header that tsync_hdr_decode() accepted against what this
- * receiver allows (@ctx, may be NULL): the payload limit. Returns 0 or
- * TSYNC_PERR_TOO_LONG with @err filled (@err may be NULL).
+ * receiver allows (@ctx, may be NULL): the payload limit, and once a
+ * version was negotiated (@ctx->version) that the message carries it
+ * (HELLO, HELLO_REPLY and an ERROR in the base version excepted). Returns
+ * 0, TSYNC_PERR_TOO_LONG or TSYNC_PERR_BAD_VERSION with @err filled (@err
+ * may be NULL).
  */
 int tsync_hdr_check_ctx(const struct tsync_hdr *hdr,
 			const struct tsync_decode_ctx *ctx,
@@ -456,6 +469,16 @@ int tsync_msg_decode(const struct tsync_hdr *hdr, const uint8_t *payload,
 int tsync_proto_negotiate(uint8_t our_min, uint8_t our_max, uint8_t peer_min,
 			  uint8_t peer_max, uint8_t *chosen,
 			  struct tsync_msg *reply);
+/*
+ * The host's check of HELLO_REPLY @r: the agent's range must overlap ours
+ * (else TSYNC_PERR_NO_COMMON_VERSION) and its chosen version must be the
+ * one tsync_proto_negotiate() picks from both ranges (else
+ * TSYNC_PERR_BAD_VALUE). Returns 0, or the code with a reason naming both
+ * ranges in @err.
+ */
+int tsync_proto_check_choice(uint8_t our_min, uint8_t our_max,
+			     const struct tsync_hello_reply *r, char *err,
+			     size_t errlen);
 /*
  * Checks that received @m is of @type. Returns 0; TSYNC_PERR_PEER_ERROR if
  * it is an ERROR (reason "peer error CODE: text" in @err); else

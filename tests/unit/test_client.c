@@ -621,6 +621,34 @@ static void test_round_bad_cpu(void **state)
 	peer_finish(p, c);
 }
 
+/* Opens a session (without CAP_STAMP_TSC), then the next message must be
+ * the client's BYE: nothing may be asked of this agent in between. */
+static void script_open_bye(struct peer *p)
+{
+	struct tsync_msg m;
+
+	if (!peer_open(p) && !peer_expect(p, p->fd, TSYNC_MSG_BYE, &m))
+		tsync_msg_free(&m);
+}
+
+/* TSC stamps are not asked of an agent that did not announce
+ * CAP_STAMP_TSC: the round fails with the reason, no SYNC_START is sent. */
+static void test_round_no_tsc_cap(void **state)
+{
+	struct round_opts ro = { .clock = "x86-tsc", .source = TSYNC_STAMP_TSC, .nprobes = 5,
+				 .host_cpu = 0 };
+	struct peer *p = peer_start(script_open_bye, 0);
+	struct tsync_client *c = open_ok();
+	struct round_result res;
+
+	(void)state;
+	assert_int_equal(client_sync_round(c, 0, &ro, &res), 0);
+	assert_int_equal(res.status, -EOPNOTSUPP);
+	assert_string_equal(res.error, "the agent cannot stamp with the TSC (it does not "
+			    "announce the capability): use --stamp marker");
+	peer_finish(p, c);
+}
+
 /* ---- tracing ---- */
 
 /* TRACE_START: 0 answers right, 1 ERROR, 2 the wrong message, 3 nothing. */
@@ -1014,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_round_refused),
 		cmocka_unit_test(test_round_errors),
 		cmocka_unit_test(test_round_bad_cpu),
+		cmocka_unit_test(test_round_no_tsc_cap),
 		cmocka_unit_test(test_trace_start),
 		cmocka_unit_test(test_stream_open),
 		cmocka_unit_test(test_trace_stop),

@@ -855,6 +855,73 @@ static void test_large_messages(void **state)
 	free(st);
 }
 
+/*
+ * The receiver's header check: its payload limit, and once a version was
+ * negotiated, that every message but HELLO, HELLO_REPLY and a base-version
+ * ERROR carries it. Versions above 1 are synthetic here: the header decoder
+ * of this build refuses them before this check.
+ */
+static void test_hdr_check_ctx(void **state)
+{
+	struct tsync_decode_ctx ctx = { .max_payload = 100 };
+	struct tsync_hdr h = { .magic = TSYNC_MAGIC, .version = 1,
+			       .type = TSYNC_MSG_SYNC_START, .len = 100 };
+	struct tsync_proto_err e;
+
+	(void)state;
+	assert_int_equal(tsync_hdr_check_ctx(&h, NULL, &e), 0);
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), 0);
+	h.len = 101;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), TSYNC_PERR_TOO_LONG);
+	assert_string_equal(e.reason, "SYNC_START: payload 101 bytes, limit 100");
+	h.len = 20;
+	ctx.version = 1;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), 0);
+	ctx.version = 2;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), TSYNC_PERR_BAD_VERSION);
+	assert_string_equal(e.reason,
+			    "SYNC_START in protocol version 1, the connection negotiated 2");
+	h.version = 2;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), 0);
+	/* the base-version exceptions */
+	h.version = 1;
+	h.type = TSYNC_MSG_HELLO;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), 0);
+	h.type = TSYNC_MSG_HELLO_REPLY;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), 0);
+	h.type = TSYNC_MSG_ERROR;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), 0);
+	ctx.version = 3;
+	h.version = 2;
+	assert_int_equal(tsync_hdr_check_ctx(&h, &ctx, &e), TSYNC_PERR_BAD_VERSION);
+}
+
+/* The host's check of the agent's choice: the highest common version. */
+static void test_check_choice(void **state)
+{
+	struct tsync_hello_reply r = { .version = 1, .ver_min = 1, .ver_max = 1 };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(tsync_proto_check_choice(1, 1, &r, err, sizeof(err)), 0);
+	r.ver_max = 4;
+	assert_int_equal(tsync_proto_check_choice(1, 3, &r, err, sizeof(err)),
+			 TSYNC_PERR_BAD_VALUE);
+	assert_string_equal(err, "the agent chose protocol version 1, but the highest "
+			    "both speak is 3 (agent 1..4, host 1..3)");
+	r.version = 3;
+	assert_int_equal(tsync_proto_check_choice(1, 3, &r, err, sizeof(err)), 0);
+	r.version = 4;
+	assert_int_equal(tsync_proto_check_choice(1, 3, &r, err, sizeof(err)),
+			 TSYNC_PERR_BAD_VALUE);
+	r.ver_min = 2;
+	r.version = 2;
+	assert_int_equal(tsync_proto_check_choice(1, 1, &r, err, sizeof(err)),
+			 TSYNC_PERR_NO_COMMON_VERSION);
+	assert_string_equal(err, "no common protocol version: the agent chose version 2 "
+			    "and speaks 2..4, this host speaks 1..1");
+}
+
 /* Version negotiation picks the highest common version or names both. */
 static void test_negotiate(void **state)
 {
@@ -1056,6 +1123,8 @@ int main(void)
 		cmocka_unit_test(test_value_errors),
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_large_messages),
+		cmocka_unit_test(test_hdr_check_ctx),
+		cmocka_unit_test(test_check_choice),
 		cmocka_unit_test(test_negotiate),
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_doc_tables),

@@ -57,7 +57,7 @@ static void *serve(void *arg)
 {
 	struct fx *f = arg;
 
-	agent_serve_control(&f->ctx, f->afd, &f->peer);
+	agent_serve_control(&f->ctx, f->afd, &f->peer, TSYNC_PROTO_VERSION_MIN);
 	close(f->afd);
 	f->afd = -1;
 	return NULL;
@@ -377,19 +377,23 @@ static void test_too_long(void **state)
 	expect_end(f, SLACK_MS);
 }
 
-/* A host that says nothing is cut off by the idle timeout. */
+/* A host that says nothing is cut off by the idle timeout, told so in an
+ * ERROR TIMEOUT first. */
 static void test_idle_timeout(void **state)
 {
 	struct fx *f = *state;
-	int ms;
+	int64_t t0 = tsync_now_ns();
 
 	start(f);
-	ms = expect_end(f, f->cfg.idle_timeout_ms + SLACK_MS);
-	assert_true(ms >= f->cfg.idle_timeout_ms / 2);
+	assert_int_equal(tsync_wait_readable(f->hfd,
+					     tsync_deadline_ms(f->cfg.idle_timeout_ms + SLACK_MS)), 1);
+	assert_true(tsync_now_ns() - t0 >= f->cfg.idle_timeout_ms / 2 * NSEC_PER_MSEC);
+	expect_error(f, TSYNC_ERR_TIMEOUT, "idle");
+	expect_end(f, SLACK_MS);
 }
 
-/* A host that stops in the middle of a message is cut off by the I/O
- * timeout, not the (longer) idle timeout. */
+/* A host that stops in the middle of a message is cut off (ERROR TIMEOUT,
+ * then EOF) by the I/O timeout, not the (longer) idle timeout. */
 static void test_stall_mid_message(void **state)
 {
 	struct fx *f = *state;
@@ -401,7 +405,10 @@ static void test_stall_mid_message(void **state)
 	session_req(f, &r);
 	assert_int_equal(tsync_write_full(f->hfd, half, sizeof(half),
 					  tsync_deadline_ms(SLACK_MS)), 0);
-	expect_end(f, f->cfg.io_timeout_ms + SLACK_MS);
+	assert_int_equal(tsync_wait_readable(f->hfd,
+					     tsync_deadline_ms(f->cfg.io_timeout_ms + SLACK_MS)), 1);
+	expect_error(f, TSYNC_ERR_TIMEOUT, "stalled in the middle of a message");
+	expect_end(f, SLACK_MS);
 }
 
 /* Over --max-sessions: ERROR BUSY, and the session never starts. */

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Protocol fields that must be acted on, driven with
+# $B/helpers/tsync_rawclient against a real agent (each `expect` is
+# checked by the client):
+#  - version negotiation: a host speaking only versions the agent does not
+#    gets ERROR VERSION naming both ranges, and the connection closes;
+#  - TRACE_START.flags is reserved: a non-zero value gets ERROR UNSUPPORTED
+#    and the session goes on;
+#  - an idle connection gets ERROR TIMEOUT before the agent closes it, both
+#    before HELLO and in a session;
+#  - an agent that cannot read tracefs answers SESSION_REQ with ERROR
+#    PERMISSION saying why (not a connection closed without a word);
+#  - the TSC capability: announced exactly where rdtsc works (x86), and
+#    there `sync --stamp tsc` runs.
+. "$(dirname "$0")/lib.inc"
+need_root_tracefs
+RAW=$B/helpers/tsync_rawclient
+[ -x "$RAW" ] || skip "$RAW not built"
+
+start_agent proto -- --idle-timeout 400
+R=(timeout 30 "$RAW" -t 10000 "$AGENT_EP")
+
+# 1. no common version: ERROR VERSION with both ranges, then EOF
+"${R[@]}" 'hello_nowait control 2 3' 'expect ERROR VERSION' 'expect_eof' \
+	> "$E2E_TMP/v" 2>&1 || fail "version mismatch: $(cat "$E2E_TMP/v")"
+grep -qF "c: ERROR code=VERSION reason=no common protocol version: we speak 1..1, peer speaks 2..3" \
+	"$E2E_TMP/v" || fail "version mismatch reason: $(cat "$E2E_TMP/v")"
+pass "no common version: $(grep ERROR "$E2E_TMP/v")"
+
+# 2. TRACE_START with flags 1: buffer_kb 0, flags 1, clock "local", no events
+ts_flags=545359500130000000000014000000000000000100066c6f63616c0000000000
+"${R[@]}" 'hello control' 'session' "raw $ts_flags" 'expect ERROR UNSUPPORTED' \
+	'meta_req' 'expect ERROR UNEXPECTED' 'bye' \
+	> "$E2E_TMP/f" 2>&1 || fail "TRACE_START flags: $(cat "$E2E_TMP/f")"
+grep -qF "c: ERROR code=UNSUPPORTED reason=TRACE_START flags 0x1: this agent knows none" \
+	"$E2E_TMP/f" || fail "TRACE_START flags reason: $(cat "$E2E_TMP/f")"
+pass "TRACE_START flags refused, session goes on: $(grep UNSUPPORTED "$E2E_TMP/f")"
+
+# 3. idle: ERROR TIMEOUT before the close, without HELLO and in a session
+"${R[@]}" 'expect ERROR TIMEOUT' 'expect_eof' > "$E2E_TMP/t1" 2>&1 ||
+	fail "idle before HELLO: $(cat "$E2E_TMP/t1")"
+grep -qF "reason=idle: no message within the idle timeout" "$E2E_TMP/t1" ||
+	fail "idle before HELLO reason: $(cat "$E2E_TMP/t1")"
+"${R[@]}" 'hello control' 'session' 'expect ERROR TIMEOUT' 'expect_eof' \
+	> "$E2E_TMP/t2" 2>&1 || fail "idle session: $(cat "$E2E_TMP/t2")"
+grep -qF "reason=idle: no message within the idle timeout" "$E2E_TMP/t2" ||
+	fail "idle session reason: $(cat "$E2E_TMP/t2")"
+pass "idle connections are told TIMEOUT before the close"
+
+# 4. the TSC capability (bit 2) where rdtsc works, and only there
+caps=$(grep -o 'HELLO_REPLY version=1 caps=0x[0-9a-f]*' "$E2E_TMP/f" | sed 's/.*caps=//')
+case $(uname -m) in
+x86_64|i?86)
+	[ $((caps & 4)) -ne 0 ] || fail "x86 agent does not announce CAP_STAMP_TSC (caps $caps)"
+	out=$(timeout 30 "$HOST" sync -C x86-tsc --stamp tsc --rounds 1 "$AGENT_EP" 2>&1) ||
+		fail "sync --stamp tsc: $out"
+	pass "CAP_STAMP_TSC announced (caps $caps), sync --stamp tsc runs" ;;
+*)
+	[ $((caps & 4)) -eq 0 ] || fail "non-x86 agent announces CAP_STAMP_TSC (caps $caps)"
+	out=$(timeout 30 "$HOST" sync -C mono --stamp tsc --rounds 1 "$AGENT_EP" 2>&1) &&
+		fail "sync --stamp tsc succeeded without the capability"
+	pass "no CAP_STAMP_TSC (caps $caps); the host refuses tsc: $out" ;;
+esac
+
+# 5. an agent without access to tracefs says so when asked for a session
+id nobody >/dev/null 2>&1 || skip "no user nobody to drop to"
+start_agent nobody setpriv --reuid=nobody --regid=nogroup --clear-groups --
+# SESSION_REQ: trace id 0, empty host name
+session_req=54535950011000000000000b0000000000000000000100
+timeout 30 "$RAW" -t 10000 "$AGENT_EP" 'hello control' "raw $session_req" \
+	'expect ERROR PERMISSION' > "$E2E_TMP/p" 2>&1 ||
+	fail "unprivileged agent: $(cat "$E2E_TMP/p")"
+grep -qF "reason=the agent cannot read the trace clocks from tracefs: Permission denied (it needs root, or access to /sys/kernel/tracing)" \
+	"$E2E_TMP/p" || fail "unprivileged agent reason: $(cat "$E2E_TMP/p")"
+pass "an agent without tracefs access answers ERROR PERMISSION with the reason"
