@@ -257,6 +257,32 @@ static int unknown_form(const char *str, unsigned int flags, char *err,
 	return ep_fail(err, errlen, "'%s' is not an endpoint (use %s)", str, forms);
 }
 
+/*
+ * In the agent shorthand, tells "udp:1.2.3.4:80" (a scheme this parser
+ * does not know) from "HOST:PORT": a word of letters, a colon, and more
+ * colons after it, that is not an unbracketed IPv6 address ("abcd::1:80",
+ * which gets the brackets advice instead).
+ */
+static bool looks_like_scheme(const char *str)
+{
+	const char *colon = strchr(str, ':'), *last = strrchr(str, ':');
+	struct in6_addr a6;
+	char v6[INET6_ADDRSTRLEN + 1];
+
+	if (!colon || colon == str || last == colon)
+		return false;
+	for (const char *c = str; c < colon; c++)
+		if (!isalpha((unsigned char)*c))
+			return false;
+	if ((size_t)(last - str) < sizeof(v6)) {
+		memcpy(v6, str, (size_t)(last - str));
+		v6[last - str] = '\0';
+		if (inet_pton(AF_INET6, v6, &a6) == 1)
+			return false;
+	}
+	return true;
+}
+
 /* Parses an endpoint string; see endpoint.h. */
 int tsync_endpoint_parse(const char *str, unsigned int flags,
 			 struct tsync_endpoint *ep, char *err, size_t errlen)
@@ -281,7 +307,7 @@ int tsync_endpoint_parse(const char *str, unsigned int flags,
 		}
 		if (ret == -ERANGE)
 			return ep_fail(err, errlen, "CID '%s' out of range (0-4294967294)", str);
-		if (strchr(str, ':') && !strstr(str, "://"))
+		if (strchr(str, ':') && !strstr(str, "://") && !looks_like_scheme(str))
 			return parse_tcp(str, str, flags, ep, err, errlen);
 	}
 	return unknown_form(str, flags, err, errlen);

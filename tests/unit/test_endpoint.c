@@ -174,6 +174,10 @@ static const struct bad_case bad[] = {
 	{ "3x", SH, "'3x' is not an endpoint " SFORMS },
 	{ "-3", SH, "'-3' is not an endpoint " SFORMS },
 	{ "http://x:80", SH, "unknown scheme 'http' in 'http://x:80' " SFORMS },
+	/* a scheme in the shorthand: not "HOST:PORT" with an IPv6 host */
+	{ "udp:1.2.3.4:5", SH, "unknown scheme 'udp' in 'udp:1.2.3.4:5' " SFORMS },
+	{ "vsok:3:80", SH, "unknown scheme 'vsok' in 'vsok:3:80' " SFORMS },
+	{ "abcd::1:80", SH, "IPv6 address must be in brackets in 'abcd::1:80'" },
 	{ "guest:", SH, "empty port in 'guest:'" },
 	{ ":80", SH, "empty host in ':80'" },
 	{ "::1:80", SH, "IPv6 address must be in brackets in '::1:80'" },
