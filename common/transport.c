@@ -238,6 +238,12 @@ done:
 	return 0;
 }
 
+/* Returns the backend's advice for errno @e, or NULL. */
+static const char *hint_of(const struct tsync_transport_ops *ops, int e)
+{
+	return ops->hint ? ops->hint(e) : NULL;
+}
+
 /* Connects to @ep with a deadline; see transport.h. */
 int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 		  struct tsync_peer *peer, char *err, size_t errlen)
@@ -247,6 +253,7 @@ int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 	socklen_t lens[MAX_ADDRS];
 	int fams[MAX_ADDRS], n, fd, ret = -EHOSTUNREACH;
 	int64_t deadline = tsync_deadline_ms(timeout_ms);
+	const char *hint;
 	char epstr[300];
 
 	tsync_endpoint_format(ep, epstr, sizeof(epstr));
@@ -261,8 +268,9 @@ int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 		fd = socket(fams[i], SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
 			ret = -errno;
-			snprintf(err, errlen, "cannot create %s socket for %s: %s",
-				 ops->name, epstr, strerror(errno));
+			hint = hint_of(ops, errno);
+			snprintf(err, errlen, "cannot create %s socket for %s: %s%s%s", ops->name,
+				 epstr, strerror(errno), hint ? ": " : "", hint ? hint : "");
 			continue;
 		}
 		/* Before connect(): not even the handshake goes out without it. */
@@ -283,8 +291,10 @@ int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 			}
 			return fd;
 		}
-		snprintf(err, errlen, "cannot connect to %s: %s", epstr,
-			 ret == -ETIMEDOUT ? "timed out" : strerror(-ret));
+		hint = hint_of(ops, -ret);
+		snprintf(err, errlen, "cannot connect to %s: %s%s%s", epstr,
+			 ret == -ETIMEDOUT ? "timed out" : strerror(-ret), hint ? ": " : "",
+			 hint ? hint : "");
 		close(fd);
 		if (ret == -ETIMEDOUT)
 			break;

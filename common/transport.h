@@ -53,6 +53,9 @@ struct tsync_transport_ops {
 	int (*has_family)(int family);
 	/* Returns the port of a bound or peer address of this backend. */
 	uint32_t (*port)(const struct sockaddr_storage *addr);
+	/* Returns what to do about a socket() or connect() failure with
+	 * errno @err (vsock's "No such device": no transport), or NULL. */
+	const char *(*hint)(int err);
 };
 
 extern const struct tsync_transport_ops tsync_tcp_ops;

@@ -75,6 +75,18 @@ static uint32_t vsock_port(const struct sockaddr_storage *ss)
 	return ((const struct sockaddr_vm *)ss)->svm_port;
 }
 
+/*
+ * ENODEV/ENXIO ("No such device") from connect(): no vsock transport for
+ * that CID; EAFNOSUPPORT from socket(): no vsock in the kernel at all.
+ */
+static const char *vsock_hint(int err)
+{
+	if (err == ENODEV || err == ENXIO || err == EAFNOSUPPORT)
+		return "this host has no vsock transport (modprobe vhost_vsock), "
+		       "or this guest has no vsock device";
+	return NULL;
+}
+
 const struct tsync_transport_ops tsync_vsock_ops = {
 	.kind = TSYNC_EP_VSOCK,
 	.name = "vsock",
@@ -83,4 +95,5 @@ const struct tsync_transport_ops tsync_vsock_ops = {
 	.format = vsock_format,
 	.has_family = vsock_has_family,
 	.port = vsock_port,
+	.hint = vsock_hint,
 };
