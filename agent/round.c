@@ -235,7 +235,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 	bool busy = start->flags & TSYNC_SYNC_F_BUSY;
 	struct tsync_stamp *stamps = NULL;
 	struct tsync_msg m;
-	cpu_set_t old;
+	struct tsync_cpu_mask old = { 0 };
 	int ret, n;
 
 	{

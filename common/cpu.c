@@ -34,85 +34,141 @@ static long parse_num(const char **p)
 	return v;
 }
 
-/* Parses "0-3,6" into @set; see cpu.h. */
-int tsync_cpu_list_parse(const char *str, int ncpus, cpu_set_t *set,
-			 char *err, size_t errlen)
+/* Returns how many CPUs a set must hold for CPU @cpu and for the
+ * kernel's masks (its nr_cpu_ids may exceed the configured count). */
+static int set_cpus(int cpu)
 {
-	const char *p = str;
-	int count = 0;
+	int conf = tsync_cpu_count();
 
-	CPU_ZERO(set);
-	if (!*p) {
-		snprintf(err, errlen, "empty CPU list");
-		return -EINVAL;
-	}
-	while (*p) {
-		long lo = parse_num(&p), hi;
-
-		if (lo < 0) {
-			snprintf(err, errlen, "bad CPU list '%s': expected a number at '%s'", str, p);
-			return -EINVAL;
-		}
-		hi = lo;
-		if (*p == '-') {
-			p++;
-			hi = parse_num(&p);
-			if (hi < lo) {
-				snprintf(err, errlen, "bad CPU range in '%s'", str);
-				return -EINVAL;
-			}
-		}
-		if (hi >= ncpus || hi >= CPU_SETSIZE) {
-			snprintf(err, errlen, "CPU %ld in '%s' does not exist (%d CPUs)", hi, str, ncpus);
-			return -EINVAL;
-		}
-		for (long c = lo; c <= hi; c++) {
-			if (!CPU_ISSET(c, set))
-				count++;
-			CPU_SET(c, set);
-		}
-		if (*p == ',')
-			p++;
-		else if (*p) {
-			snprintf(err, errlen, "bad CPU list '%s': junk at '%s'", str, p);
-			return -EINVAL;
-		}
-	}
-	return count;
+	return (cpu >= conf ? cpu + 1 : conf) + 64;
 }
 
-/* Pins the calling thread to @cpu and verifies it; see cpu.h. */
-int tsync_cpu_pin(int cpu, cpu_set_t *old)
+/* Parses one "A" or "A-B" item of @str at *@p into @lo/@hi. */
+static int parse_item(const char *str, const char **p, uint32_t ncpus, long *lo, long *hi,
+		      char *err, size_t errlen)
 {
-	cpu_set_t set;
-	int ret;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE)
+	*lo = parse_num(p);
+	if (*lo < 0) {
+		snprintf(err, errlen, "bad CPU list '%s': expected a number at '%s'", str, *p);
 		return -EINVAL;
-	if (old) {
-		ret = pthread_getaffinity_np(pthread_self(), sizeof(*old), old);
-		if (ret)
-			return -ret;
 	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (ret)
-		return -ret;
-	/* The migration happens before setaffinity returns for the caller,
-	 * but check: a round measured on the wrong CPU is worse than none. */
-	if (sched_getcpu() != cpu) {
-		sched_yield();
-		if (sched_getcpu() != cpu)
-			return -EIO;
+	*hi = *lo;
+	if (**p == '-') {
+		(*p)++;
+		*hi = parse_num(p);
+		if (*hi < *lo) {
+			snprintf(err, errlen, "bad CPU range in '%s'", str);
+			return -EINVAL;
+		}
+	}
+	if (*hi >= (long)ncpus) {
+		snprintf(err, errlen, "CPU %ld in '%s' does not exist (%u CPUs)", *hi, str, ncpus);
+		return -EINVAL;
+	}
+	if (**p == ',') {
+		(*p)++;
+	} else if (**p) {
+		snprintf(err, errlen, "bad CPU list '%s': junk at '%s'", str, *p);
+		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Restores a saved affinity mask. */
-int tsync_cpu_unpin(const cpu_set_t *old)
+/* Parses "0-3,6" into a sorted list; see cpu.h. */
+int tsync_cpu_list_parse(const char *str, uint32_t ncpus, uint32_t **cpus,
+			 char *err, size_t errlen)
 {
-	int ret = pthread_setaffinity_np(pthread_self(), sizeof(*old), old);
+	size_t size = CPU_ALLOC_SIZE(ncpus ? ncpus : 1);
+	cpu_set_t *set = CPU_ALLOC(ncpus ? ncpus : 1);
+	const char *p = str;
+	uint32_t count = 0, *list;
+	int ret = 0;
 
+	*cpus = NULL;
+	if (!set)
+		return -ENOMEM;
+	CPU_ZERO_S(size, set);
+	if (!*p) {
+		snprintf(err, errlen, "empty CPU list");
+		ret = -EINVAL;
+	}
+	while (!ret && *p) {
+		long lo, hi;
+
+		ret = parse_item(str, &p, ncpus, &lo, &hi, err, errlen);
+		for (long c = lo; !ret && c <= hi; c++)
+			CPU_SET_S((size_t)c, size, set);
+	}
+	list = ret ? NULL : calloc((size_t)CPU_COUNT_S(size, set), sizeof(*list));
+	if (!ret && !list)
+		ret = -ENOMEM;
+	for (uint32_t c = 0; !ret && c < ncpus; c++)
+		if (CPU_ISSET_S(c, size, set))
+			list[count++] = c;
+	CPU_FREE(set);
+	if (ret)
+		return ret;
+	*cpus = list;
+	return (int)count;
+}
+
+/* Pins the calling thread to @cpu and verifies it; see cpu.h. */
+int tsync_cpu_pin(int cpu, struct tsync_cpu_mask *old)
+{
+	int n = set_cpus(cpu);
+	size_t size = CPU_ALLOC_SIZE(n);
+	cpu_set_t *set;
+	int ret;
+
+	if (cpu < 0 || cpu > 100000)
+		return -EINVAL;
+	if (old) {
+		old->size = size;
+		old->set = CPU_ALLOC(n);
+		if (!old->set)
+			return -ENOMEM;
+		ret = -pthread_getaffinity_np(pthread_self(), size, old->set);
+		if (ret)
+			goto fail;
+	}
+	set = CPU_ALLOC(n);
+	if (!set) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	CPU_ZERO_S(size, set);
+	CPU_SET_S((size_t)cpu, size, set);
+	ret = -pthread_setaffinity_np(pthread_self(), size, set);
+	CPU_FREE(set);
+	if (ret)
+		goto fail;
+	/* The migration happens before setaffinity returns for the caller,
+	 * but check: a round measured on the wrong CPU is worse than none. */
+	if (sched_getcpu() != cpu) {
+		sched_yield();
+		if (sched_getcpu() != cpu) {
+			tsync_cpu_unpin(old);
+			return -EIO;
+		}
+	}
+	return 0;
+fail:
+	if (old) {
+		CPU_FREE(old->set);
+		old->set = NULL;
+	}
+	return ret;
+}
+
+/* Restores a saved affinity mask and frees it. */
+int tsync_cpu_unpin(struct tsync_cpu_mask *old)
+{
+	int ret;
+
+	if (!old || !old->set)
+		return 0;
+	ret = pthread_setaffinity_np(pthread_self(), old->size, old->set);
+	CPU_FREE(old->set);
+	old->set = NULL;
 	return -ret;
 }

@@ -504,7 +504,7 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 				.busy = o->busy > 0 };
 	int64_t start = tsync_now_ns();
 	char tag[32];
-	cpu_set_t old;
+	struct tsync_cpu_mask old = { 0 };
 	int ret;
 
 	memset(res, 0, sizeof(*res));

@@ -236,17 +236,16 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 		       uint32_t *nlist)
 {
 	char err[300];
-	cpu_set_t set;
+	int n;
 
 	if (cfg->cpus) {
-		if (tsync_cpu_list_parse(cfg->cpus, (int)ncpus, &set, err, sizeof(err)) < 0) {
+		n = tsync_cpu_list_parse(cfg->cpus, ncpus, list, err, sizeof(err));
+		if (n < 0) {
 			fprintf(stderr, "tsync-host sync: --cpus: %s (guest)\n", err);
-			return 2;
+			return n == -ENOMEM ? 1 : 2;
 		}
-	} else {
-		CPU_ZERO(&set);
-		for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
-			CPU_SET(i, &set);
+		*nlist = (uint32_t)n;
+		return 0;
 	}
 	/* ncpus >= 1: client_open() refuses a session without CPUs */
 	*list = calloc(ncpus, sizeof(**list));	// NOLINT(clang-analyzer-optin.portability.UnixAPI)
@@ -254,10 +253,9 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 		fprintf(stderr, "tsync-host sync: out of memory\n");
 		return 1;
 	}
-	*nlist = 0;
-	for (uint32_t i = 0; i < ncpus && i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			(*list)[(*nlist)++] = i;
+	for (uint32_t i = 0; i < ncpus; i++)
+		(*list)[i] = i;
+	*nlist = ncpus;
 	return 0;
 }
 

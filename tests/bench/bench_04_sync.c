@@ -85,7 +85,7 @@ static int64_t floor_ns(int c1, int c2, int busy)
 	char err[256], buf[20] = { 0 };
 	int fd, sfd;
 	int64_t t0, t;
-	cpu_set_t old;
+	struct tsync_cpu_mask old = { 0 };
 
 	tsync_endpoint_parse("tcp:127.0.0.1:0", TSYNC_EP_ALLOW_PORT0, &ep, err, sizeof(err));
 	if (tsync_listen(&ep, 4, &l, err, sizeof(err)))
