@@ -40,6 +40,7 @@
 #include "common/transport.h"
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
+#include "host/cancel.h"
 #include "host/client.h"
 #include "host/round_stop.h"
 
@@ -250,6 +251,13 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		ret = c->fd;
 		goto fail;
 	}
+	ret = host_cancel_add(o->cancel, c->fd);
+	if (ret) {
+		tsync_set_err(err, errlen, "%s: %s", c->peer.name, strerror(-ret));
+		close(c->fd);
+		c->fd = -1;
+		goto fail;
+	}
 	ret = control_hello(c, key, err, errlen);
 	if (!ret)
 		ret = open_session(c, err, errlen);
@@ -260,8 +268,10 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 	return 0;
 fail:
 	tsync_key_free(key);
-	if (c->fd >= 0)
+	if (c->fd >= 0) {
+		host_cancel_remove(o->cancel, c->fd);
 		close(c->fd);
+	}
 	free(c);
 	return ret;
 }
@@ -584,14 +594,29 @@ int client_stream_open(struct tsync_client *c, uint32_t cpu, int *fd,
 			      cpu, why);
 		return sock;
 	}
-	ret = say_hello(c, sock, &cpu, NULL, &r, why, sizeof(why));
+	ret = host_cancel_add(c->opts.cancel, sock);
+	if (ret) {
+		snprintf(why, sizeof(why), "%s", strerror(-ret));
+		close(sock);
+		sock = -1;
+	} else {
+		ret = say_hello(c, sock, &cpu, NULL, &r, why, sizeof(why));
+	}
 	if (ret) {
 		tsync_set_err(err, errlen, "data connection for CPU %u: %s", cpu, why);
-		close(sock);
+		if (sock >= 0)
+			client_stream_close(c, sock);
 		return ret;
 	}
 	*fd = sock;
 	return 0;
+}
+
+/* Closes a stream socket; see client.h. */
+void client_stream_close(struct tsync_client *c, int fd)
+{
+	host_cancel_remove(c->opts.cancel, fd);
+	close(fd);
 }
 
 /* Stops tracing; see client.h. */
@@ -710,6 +735,7 @@ void client_close(struct tsync_client *c)
 	tsync_msg_init(&m, TSYNC_MSG_BYE);
 	tsync_msg_send(c->fd, &m, tsync_deadline_ms(500));
 	tsync_stamp_cache_close(&c->stamps);
+	host_cancel_remove(c->opts.cancel, c->fd);
 	close(c->fd);
 	free(c);
 }

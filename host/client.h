@@ -24,6 +24,7 @@
 
 struct tsync_client;
 struct tracemeta;
+struct host_cancel;
 
 /* Opens a connection to @ep (tsync_connect()'s contract). */
 typedef int (*client_connect_fn)(const struct tsync_endpoint *ep, int timeout_ms,
@@ -39,6 +40,9 @@ struct client_opts {
 	/* How connections are made; NULL: tsync_connect() (tests pass
 	 * their own to speak over socketpairs). */
 	client_connect_fn connect;
+	/* Where the connections are registered so that another thread can
+	 * cut them all (host/cancel.h); NULL: none. */
+	struct host_cancel *cancel;
 };
 
 /* Result of one round on one guest CPU. */
@@ -113,6 +117,8 @@ int client_trace_start(struct tsync_client *c, const struct client_trace_opts *o
  */
 int client_stream_open(struct tsync_client *c, uint32_t cpu, int *fd,
 		       char *err, size_t errlen);
+/* Closes a stream socket from client_stream_open(). */
+void client_stream_close(struct tsync_client *c, int fd);
 /*
  * Stops tracing (TRACE_STOP), waiting up to @timeout_ms for TRACE_STOPPED.
  * Returns 0 and the agent's per-CPU statistics in @st (free st->cpus).

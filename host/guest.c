@@ -441,7 +441,7 @@ void guest_free(struct guest *g)
 			pthread_join(rx->th, NULL);
 		}
 		if (rx->sock >= 0)
-			close(rx->sock);
+			client_stream_close(g->client, rx->sock);
 		if (rx->file >= 0)
 			close(rx->file);
 		if (rx->stop_fd >= 0)

@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -40,7 +39,9 @@
 #include "proto/tsync_record.h"
 #include "host/agent_arg.h"
 #include "host/commands.h"
+#include "host/cancel.h"
 #include "host/guest.h"
+#include "host/rec_signals.h"
 
 #define MAX_GUESTS HOST_MAX_AGENTS
 #define MAX_EVENTS 256
@@ -393,43 +394,6 @@ static void guest_path(const char *output, const char *name, char *buf, size_t l
 		snprintf(buf, len, "trace-%s.dat", name);
 }
 
-/* Waits for the end of the recording: COMMAND, duration or signals.
- * Returns 0 to stop normally, 1 to abort (second SIGINT). */
-static int wait_for_end(const struct rec_cfg *cfg, int sigfd, pid_t child, int *child_status)
-{
-	int64_t deadline = cfg->duration > 0 ? tsync_now_ns() + (int64_t)(cfg->duration * 1e9) : -1;
-	int sigints = 0;
-
-	for (;;) {
-		struct pollfd pfd = { .fd = sigfd, .events = POLLIN };
-		int timeout = deadline < 0 ? -1 : tsync_remaining_ms(deadline);
-		struct signalfd_siginfo si;
-
-		if (deadline >= 0 && timeout == 0)
-			return 0;
-		if (poll(&pfd, 1, timeout) <= 0)
-			continue;
-		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
-			continue;
-		if (si.ssi_signo == SIGCHLD && child > 0) {
-			if (waitpid(child, child_status, WNOHANG) == child)
-				return 0;
-			continue;
-		}
-		if (si.ssi_signo == SIGINT && ++sigints >= 2)
-			return 1;
-		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
-			if (child > 0)
-				kill(child, SIGTERM);
-			if (si.ssi_signo == SIGTERM || !cfg->command)
-				return 0;
-			fprintf(stderr, "tsync-host record: stopping (press Ctrl-C again to abort)\n");
-			if (child <= 0)
-				return 0;
-		}
-	}
-}
-
 /* One run of `record`: the configuration and everything it started. */
 struct recorder {
 	struct rec_cfg cfg;
@@ -438,10 +402,10 @@ struct recorder {
 	struct host_rec h;
 	char dir[PATH_MAX];		/* where the output and temporary files go */
 	uint64_t trace_id;
-	sigset_t mask;			/* signals handled through sigfd */
-	int sigfd, stop_fd;
+	struct host_cancel *cancel;	/* cuts every connection on abort */
+	struct rec_signals *sig;	/* the signal watcher */
+	int stop_fd;			/* eventfd: the sync threads' final round */
 	pid_t child;
-	int child_status;
 };
 
 /* Fills in what follows from the parsed options: ids, options, directory. */
@@ -465,7 +429,7 @@ static void rec_init(struct recorder *r)
 		snprintf(r->dir, sizeof(r->dir), ".");
 	if (!*r->dir)
 		snprintf(r->dir, sizeof(r->dir), "/");
-	r->sigfd = r->stop_fd = -1;
+	r->stop_fd = -1;
 	r->child = -1;
 }
 
@@ -517,11 +481,12 @@ static void rec_fork_command(struct recorder *r)
 		return;
 	r->child = fork();
 	if (r->child == 0) {
-		pthread_sigmask(SIG_UNBLOCK, &r->mask, NULL);
+		pthread_sigmask(SIG_UNBLOCK, rec_signals_mask(r->sig), NULL);
 		execvp(r->cfg.command[0], r->cfg.command);
 		fprintf(stderr, "tsync-host record: %s: %s\n", r->cfg.command[0], strerror(errno));
 		_exit(127);
 	}
+	rec_signals_child(r->sig, r->child);
 }
 
 /* Wakes the sync threads for their final round (and stops them). */
@@ -555,7 +520,7 @@ static int rec_write(struct recorder *r)
 {
 	struct rec_cfg *cfg = &r->cfg;
 	char err[512], gpath[PATH_MAX + 64];
-	int failed = 0;
+	int failed = 0, status;
 
 	if (host_write(&r->h, cfg, r->trace_id, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);
@@ -577,16 +542,16 @@ static int rec_write(struct recorder *r)
 			printf("  wrote %s\n", gpath);
 		}
 	}
-	if (!failed && r->child > 0 && WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status))
-		fprintf(stderr, "tsync-host record: command exited with %d\n",
-			WEXITSTATUS(r->child_status));
+	status = rec_signals_child_status(r->sig);
+	if (!failed && r->child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "tsync-host record: command exited with %d\n", WEXITSTATUS(status));
 	return failed ? 1 : 0;
 }
 
 /* Ends COMMAND and every thread, frees everything. */
 static void rec_cleanup(struct recorder *r)
 {
-	if (r->child > 0 && waitpid(r->child, &r->child_status, WNOHANG) == 0)
+	if (r->child > 0 && r->sig && waitpid(r->child, NULL, WNOHANG) == 0)
 		kill(r->child, SIGTERM);
 	rec_signal_stop(r);
 	for (int i = 0; i < r->cfg.nguests; i++) {
@@ -596,10 +561,38 @@ static void rec_cleanup(struct recorder *r)
 	}
 	host_stop(&r->h);
 	host_free(&r->h);
-	if (r->sigfd >= 0)
-		close(r->sigfd);
+	rec_signals_free(r->sig);
+	host_cancel_free(r->cancel);
 	if (r->stop_fd >= 0)
 		close(r->stop_fd);
+}
+
+/* Prints that the run was aborted; returns its exit code. */
+static int rec_aborted(void)
+{
+	fprintf(stderr, "tsync-host record: aborted\n");
+	return 130;
+}
+
+/* Records from start to end once everything is set; returns the exit code. */
+static int rec_run(struct recorder *r)
+{
+	int64_t deadline = r->cfg.duration > 0 ?
+			   tsync_now_ns() + (int64_t)(r->cfg.duration * 1e9) : -1;
+
+	if (rec_start(r))
+		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
+	rec_signals_phase(r->sig, REC_RECORDING);
+	rec_fork_command(r);
+	fprintf(stderr, "tsync-host record: recording%s\n",
+		r->cfg.command ? "" : r->cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (rec_signals_wait(r->sig, deadline))
+		return rec_aborted();
+	rec_signals_phase(r->sig, REC_STOPPING);
+	rec_stop(r);
+	if (rec_signals_aborted(r->sig))
+		return rec_aborted();
+	return rec_write(r);
 }
 
 int host_cmd_record(int argc, char **argv)
@@ -608,7 +601,7 @@ int host_cmd_record(int argc, char **argv)
 					 .interval_ms = 1000 } };
 	struct recorder *r = &rec;
 	char err[512];
-	int ret = 1;
+	int ret;
 
 	parse_args(argc, argv, &r->cfg);
 	tsync_log_init("tsync-host", r->cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
@@ -620,31 +613,16 @@ int host_cmd_record(int argc, char **argv)
 		fprintf(stderr, "tsync-host record: %s\n", err);
 		return 2;
 	}
-
-	sigemptyset(&r->mask);
-	sigaddset(&r->mask, SIGINT);
-	sigaddset(&r->mask, SIGTERM);
-	sigaddset(&r->mask, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &r->mask, NULL);
-	r->sigfd = signalfd(-1, &r->mask, SFD_CLOEXEC);
+	r->cancel = host_cancel_new();
+	r->co.cancel = r->cancel;
 	r->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (r->sigfd < 0 || r->stop_fd < 0) {
-		fprintf(stderr, "tsync-host record: %s\n", strerror(errno));
-		goto out;
+	ret = r->cancel && r->stop_fd >= 0 ? rec_signals_start(r->cancel, &r->sig) : -ENOMEM;
+	if (ret || r->stop_fd < 0) {
+		fprintf(stderr, "tsync-host record: %s\n", strerror(ret ? -ret : errno));
+		ret = 1;
+	} else {
+		ret = rec_run(r);
 	}
-	if (rec_start(r))
-		goto out;
-	rec_fork_command(r);
-	fprintf(stderr, "tsync-host record: recording%s\n",
-		r->cfg.command ? "" : r->cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
-	if (wait_for_end(&r->cfg, r->sigfd, r->child, &r->child_status)) {
-		fprintf(stderr, "tsync-host record: aborted\n");
-		ret = 130;
-		goto out;
-	}
-	rec_stop(r);
-	ret = rec_write(r);
-out:
 	rec_cleanup(r);
 	return ret;
 }
