@@ -880,8 +880,10 @@ static void script_meta(struct peer *p)
 		send_forever(p, 200, 1, 20);
 		return;
 	case 6:
+		/* the same part twice; the client stops reading there */
 		send_chunk(p, TSYNC_META_HEADER_PAGE, "", header_page, sizeof(header_page) - 1, 0);
-		break;
+		send_chunk(p, TSYNC_META_HEADER_PAGE, "", header_page, sizeof(header_page) - 1, 0);
+		return;
 	default:
 		break;
 	}
