@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * One guest of `tsync-host record`: control session, periodic sync rounds,
- * per-CPU data receivers (socket -> temporary file with the splice
- * forwarder), metadata, and the guest's trace.dat with its TIME_SHIFT.
+ * per-CPU data receivers (socket -> checked pages -> temporary file,
+ * host/guest_rx.c), metadata, and the guest's trace.dat with its
+ * TIME_SHIFT.
  *
  * Threads: during the recording only the sync thread uses the control
  * connection; each data receiver owns its socket and file. The main thread
@@ -15,25 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 
 #include "common/log.h"
-#include "common/splice.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/guest.h"
-
-struct guest_rx {
-	int sock;
-	int file;
-	int stop_fd;
-	pthread_t th;
-	bool running;
-	int status;		/* TSYNC_FWD_EOF (0) when the stream ended cleanly */
-	uint64_t bytes;
-};
+#include "host/guest_rx.h"
 
 /* Connects and sets up the session; see guest.h. */
 int guest_connect(struct guest *g, const struct client_opts *co)
@@ -122,57 +112,33 @@ int guest_sync_all(struct guest *g, const struct round_opts *ro)
 	return 0;
 }
 
-/* Body of a data receiver: socket -> file until EOF or stop. */
-static void *rx_thread(void *arg)
-{
-	struct guest_rx *rx = arg;
-	struct tsync_fwd_stats st;
-	struct tsync_fwd *f;
-	struct tsync_fwd_opts o = { .name = "guest data" };
-	int ret;
-
-	ret = tsync_fwd_new(rx->sock, rx->file, &o, &f);
-	if (ret) {
-		rx->status = ret;
-		return NULL;
-	}
-	ret = tsync_fwd_run(f, rx->stop_fd, -1);
-	if (ret == TSYNC_FWD_STOPPED)	/* cut: keep what the pipe holds */
-		tsync_fwd_drain(f, tsync_deadline_ms(1000));
-	tsync_fwd_get_stats(f, &st);
-	rx->bytes = st.bytes_out;
-	rx->status = ret;
-	tsync_fwd_free(f);
-	return NULL;
-}
-
 /* Opens the data connection of @cpu and starts its receiver. */
 static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 {
-	struct guest_rx *rx = calloc(1, sizeof(*rx));
+	int sock, ret;
+
+	ret = client_stream_open(g->client, cpu, &sock, g->error, sizeof(g->error));
+	if (ret)
+		return ret;
+	return rx_start(g->rxg, cpu, g->client, sock, dir, &g->rx[cpu], g->error,
+			sizeof(g->error));
+}
+
+/* Sets up the receivers' group: the page layout from the metadata. */
+static int start_rx_group(struct guest *g)
+{
+	const struct tracedat_meta *m = tracemeta_meta(g->meta);
+	struct page_format f;
 	int ret;
 
-	if (!rx)
-		return -ENOMEM;
-	rx->sock = rx->file = rx->stop_fd = -1;
-	g->rx[cpu] = rx;
-	rx->file = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (rx->file < 0) {
-		ret = -errno;
-		snprintf(g->error, sizeof(g->error), "temporary file in %s: %s", dir, strerror(errno));
+	ret = page_format_init(&f, client_session(g->client)->page_size, m->header_page.data,
+			       m->header_page.len);
+	if (ret) {
+		snprintf(g->error, sizeof(g->error), "agent's page size %u is not usable",
+			 client_session(g->client)->page_size);
 		return ret;
 	}
-	rx->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (rx->stop_fd < 0)
-		return -errno;
-	ret = client_stream_open(g->client, cpu, &rx->sock, g->error, sizeof(g->error));
-	if (ret)
-		return ret;
-	ret = pthread_create(&rx->th, NULL, rx_thread, rx);
-	if (ret)
-		return -ret;
-	rx->running = true;
-	return 0;
+	return rx_group_new(&f, g->max_bytes, &g->rxg);
 }
 
 /* Fetches the metadata into g->meta (replacing what it held). */
@@ -201,18 +167,21 @@ int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 		return g->status = ret;
 	if (nstreams != g->ncpus)
 		log_warn("guest %s: streams %u CPUs of %u", g->name, nstreams, g->ncpus);
-	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
-		ret = start_rx(g, cpu, dir);
-		if (ret)
-			return g->status = ret;
-	}
 	/* Metadata now as well as after stop: should the guest vanish
-	 * mid-recording, what was received is still a readable file. */
+	 * mid-recording, what was received is still a readable file. And
+	 * the page layout, which the receivers check, is in it. */
 	ret = fetch_meta(g);
+	if (!ret)
+		ret = start_rx_group(g);
 	if (ret) {
 		if (!g->error[0] || ret == -ENOMEM)
 			snprintf(g->error, sizeof(g->error), "metadata: %s", strerror(-ret));
 		return g->status = ret;
+	}
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		ret = start_rx(g, cpu, dir);
+		if (ret)
+			return g->status = ret;
 	}
 	return 0;
 }
@@ -270,6 +239,29 @@ void guest_join_sync_thread(struct guest *g)
 	g->sync_running = false;
 }
 
+/* Judges how CPU @cpu's receiver ended (@how, rx_join()): bad data, the
+ * cap or a full disk fail the guest (the first one says why); a cut or a
+ * broken stream is a warning. */
+static void rx_ended(struct guest *g, uint32_t cpu, int how)
+{
+	struct guest_rx *rx = g->rx[cpu];
+
+	if (how == -EBADMSG || how == -EFBIG || how == -ENOSPC) {
+		if (how == -ENOSPC)
+			g->disk_full = true;
+		if (!g->data_status) {
+			g->data_status = how;
+			g->data_error = rx_error(rx);
+		}
+		return;
+	}
+	if (how != RX_EOF)
+		log_warn("guest %s: CPU %u stream ended with %s after %llu bytes", g->name, cpu,
+			 how < 0 ? rx_error(rx) : "a cut", (unsigned long long)rx_bytes(rx));
+	else if (rx_error(rx)[0])
+		log_warn("guest %s: CPU %u: %s", g->name, cpu, rx_error(rx));
+}
+
 /* Stops tracing, ends the streams, fetches metadata; see guest.h. */
 int guest_stop_trace(struct guest *g, int timeout_ms)
 {
@@ -284,46 +276,24 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 	}
 	/* The agent closes each stream after its final flush: EOF ends the
 	 * receivers. The wait starts now, not before TRACE_STOP, so that a
-	 * slow stop on a loaded guest does not eat the time of the tail. When the agent is gone, they end with an error; stop
-	 * them at the deadline otherwise. */
+	 * slow stop on a loaded guest does not eat the time of the tail.
+	 * When the agent is gone, they end with an error; they are cut at
+	 * the deadline otherwise. */
 	deadline = tsync_deadline_ms(timeout_ms);
-	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
-		struct guest_rx *rx = g->rx[cpu];
-		struct timespec ts;
-
-		if (!rx || !rx->running)
-			continue;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		int64_t left = deadline - tsync_now_ns();
-
-		if (left < 0)
-			left = 0;
-		ts.tv_sec += left / NSEC_PER_SEC;
-		ts.tv_nsec += left % NSEC_PER_SEC;
-		if (ts.tv_nsec >= NSEC_PER_SEC) {
-			ts.tv_sec++;
-			ts.tv_nsec -= NSEC_PER_SEC;
-		}
-		if (pthread_timedjoin_np(rx->th, NULL, &ts)) {
-			uint64_t one = 1;
-
-			log_warn("guest %s: CPU %u stream did not end in time; cutting it", g->name, cpu);
-			if (write(rx->stop_fd, &one, sizeof(one)) < 0)
-				log_warn("eventfd: %s", strerror(errno));
-			pthread_join(rx->th, NULL);
-		}
-		rx->running = false;
-		if (rx->status != TSYNC_FWD_EOF)
-			log_warn("guest %s: CPU %u stream ended with %s after %llu bytes", g->name, cpu,
-				 rx->status < 0 ? strerror(-rx->status) : "a cut",
-				 (unsigned long long)rx->bytes);
-	}
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+		if (g->rx[cpu])
+			rx_ended(g, cpu, rx_join(g->rx[cpu], deadline));
 	if (!g->status) {
 		ret = fetch_meta(g);
 		if (ret) {
 			log_warn("guest %s: metadata: %s", g->name, g->error);
 			g->status = ret;
 		}
+	}
+	/* the data's fault says most about what went wrong */
+	if (g->data_status) {
+		g->status = g->data_status;
+		snprintf(g->error, sizeof(g->error), "%s", g->data_error);
 	}
 	return g->status;
 }
@@ -356,12 +326,18 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id)
 		ret = -ENODATA;
 		goto out;
 	}
+	if (g->data_dropped) {
+		snprintf(g->error, sizeof(g->error), "not writing %s: its data was dropped to keep "
+			 "the host's file (the disk filled up)", path);
+		ret = -ENOSPC;
+		goto out;
+	}
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
 		struct stat st;
 		struct guest_rx *rx = g->rx[cpu];
 
-		cpus[cpu].fd = rx ? rx->file : -1;
-		if (rx && rx->file >= 0 && fstat(rx->file, &st) == 0)
+		cpus[cpu].fd = rx ? rx_file(rx) : -1;
+		if (rx && fstat(rx_file(rx), &st) == 0)
 			cpus[cpu].size = (uint64_t)st.st_size;
 		ts[cpu].count = g->samples[cpu].count;
 		ts[cpu].samples = g->samples[cpu].s;
@@ -410,7 +386,7 @@ void guest_print_summary(const struct guest *g)
 			}
 		}
 		printf("  %4u %12llu %10llu %10llu %10llu %8u %11lld..%-12lld %10s\n", cpu,
-		       (unsigned long long)(g->rx && g->rx[cpu] ? g->rx[cpu]->bytes : 0),
+		       (unsigned long long)(g->rx && g->rx[cpu] ? rx_bytes(g->rx[cpu]) : 0),
 		       (unsigned long long)(st ? st->entries : 0),
 		       (unsigned long long)(st ? st->overrun : 0),
 		       (unsigned long long)(st ? st->dropped : 0), gs->count,
@@ -425,30 +401,25 @@ void guest_print_summary(const struct guest *g)
 	}
 }
 
+/* Drops the data of a guest that filled the disk; see guest.h. */
+bool guest_drop_if_disk_full(struct guest *g)
+{
+	if (!g->disk_full || g->data_dropped)
+		return false;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+		if (g->rx[cpu])
+			rx_drop_data(g->rx[cpu]);
+	g->data_dropped = true;
+	return true;
+}
+
 /* Frees everything; see guest.h. */
 void guest_free(struct guest *g)
 {
-	for (uint32_t cpu = 0; g->rx && cpu < g->ncpus; cpu++) {
-		struct guest_rx *rx = g->rx[cpu];
-
-		if (!rx)
-			continue;
-		if (rx->running) {
-			uint64_t one = 1;
-
-			if (write(rx->stop_fd, &one, sizeof(one)) < 0)
-				log_warn("eventfd: %s", strerror(errno));
-			pthread_join(rx->th, NULL);
-		}
-		if (rx->sock >= 0)
-			client_stream_close(g->client, rx->sock);
-		if (rx->file >= 0)
-			close(rx->file);
-		if (rx->stop_fd >= 0)
-			close(rx->stop_fd);
-		free(rx);
-	}
+	for (uint32_t cpu = 0; g->rx && cpu < g->ncpus; cpu++)
+		rx_free(g->rx[cpu]);
 	free(g->rx);
+	rx_group_free(g->rxg);
 	for (uint32_t cpu = 0; g->samples && cpu < g->ncpus; cpu++)
 		free(g->samples[cpu].s);
 	free(g->samples);

@@ -16,6 +16,7 @@
 
 struct tracemeta;
 struct guest_rx;
+struct rx_group;
 
 /* Per-CPU time-sync samples gathered during the recording. */
 struct guest_samples {
@@ -33,12 +34,14 @@ struct guest {
 	int nevents;
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;
+	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
 
 	/* run time */
 	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
 	struct tsync_client *client;
 	uint32_t ncpus;
 	struct guest_samples *samples;	/* [ncpus] */
+	struct rx_group *rxg;		/* the receivers' shared limits */
 	struct guest_rx **rx;		/* [ncpus] data receivers */
 	struct tsync_trace_stopped stopped;	/* agent's stats at stop */
 	struct tracemeta *meta;		/* the guest's metadata, once received */
@@ -46,6 +49,10 @@ struct guest {
 	bool sync_running;
 	int status;			/* 0, or the first fatal error */
 	char error[400];
+	int data_status;		/* bad data, over the cap, disk full */
+	const char *data_error;		/* why (a receiver's) */
+	bool disk_full;			/* a receiver stopped for lack of space */
+	bool data_dropped;		/* its data was dropped (disk full) */
 };
 
 struct guest_sync_opts {
@@ -68,11 +75,15 @@ int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o);
 /* Waits for the sync thread (after its final round). */
 void guest_join_sync_thread(struct guest *g);
 /* Stops tracing on the guest, waits for the streams to end and fetches the
- * metadata. Returns 0 or -errno (what was received stays usable). */
+ * metadata. Returns 0 or -errno (what was received stays usable): bad
+ * data from the agent, its data over max_bytes or a full disk fail it. */
 int guest_stop_trace(struct guest *g, int timeout_ms);
 /* Writes trace-NAME.dat with TRACEID, TIME_SHIFT and the CPU data.
  * Returns 0 or -errno. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id);
+/* When the guest stopped because the disk filled up, drops its data so
+ * that the host's file can be written; returns true if it did. */
+bool guest_drop_if_disk_full(struct guest *g);
 /* Prints the per-CPU summary lines. */
 void guest_print_summary(const struct guest *g);
 /* Frees everything (temporary files included) and closes the session. */

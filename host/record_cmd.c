@@ -51,6 +51,7 @@ struct rec_cfg {
 	const char *output;
 	const char *key_file;
 	int interval_ms;
+	uint32_t guest_max_mb;		/* cap of each guest's data; 0: none */
 	double duration;
 	int verbose;
 	enum tsync_stamp_source source;
@@ -83,6 +84,8 @@ static void usage(FILE *f)
 "      --duration SECONDS   stop after SECONDS\n"
 "      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
 "      --key-file FILE   authenticate to the agents with this shared key\n"
+"      --guest-max-mb MB stop a guest that sends more than MB MiB of data\n"
+"                        (default 4096; 0: no cap)\n"
 "  -v, --verbose         debug logging\n"
 "Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
 "SIGTERM; a second SIGINT aborts without waiting for the data.\n");
@@ -100,12 +103,13 @@ static void __attribute__((noreturn)) die_usage(const char *fmt, const char *val
 /* Parses the command line into @cfg or exits. */
 static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 {
-	enum { O_INTERVAL = 256, O_DURATION, O_STAMP, O_KEYFILE };
+	enum { O_INTERVAL = 256, O_DURATION, O_STAMP, O_KEYFILE, O_GUESTMAX };
 	static const struct option opts[] = {
 		{ "tsync-interval", required_argument, NULL, O_INTERVAL },
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "stamp", required_argument, NULL, O_STAMP },
 		{ "key-file", required_argument, NULL, O_KEYFILE },
+		{ "guest-max-mb", required_argument, NULL, O_GUESTMAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -199,6 +203,14 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 			cfg->stamp_forced = 1;
 			break;
 		case O_KEYFILE: cfg->key_file = optarg; break;
+		case O_GUESTMAX: {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 0 || v > 16 * 1024 * 1024)
+				die_usage("invalid --guest-max-mb '%s' (MiB, 0-16777216)", optarg);
+			cfg->guest_max_mb = (uint32_t)v;
+			break;
+		}
 		case 'v': cfg->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
@@ -449,6 +461,7 @@ static int rec_start(struct recorder *r)
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
 
+		g->max_bytes = (uint64_t)cfg->guest_max_mb << 20;
 		if (guest_connect(g, &r->co) || guest_sync_all(g, &r->ro)) {
 			guest_error(g);
 			return 1;
@@ -522,6 +535,12 @@ static int rec_write(struct recorder *r)
 	char err[512], gpath[PATH_MAX + 64];
 	int failed = 0, status;
 
+	/* A guest that filled the disk must not cost the host its file. */
+	for (int i = 0; i < cfg->nguests; i++)
+		if (guest_drop_if_disk_full(&cfg->guests[i]))
+			fprintf(stderr, "tsync-host record: guest %s: the disk filled up: its data "
+				"is dropped so that the host's file can be written\n",
+				cfg->guests[i].name);
 	if (host_write(&r->h, cfg, r->trace_id, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);
 		failed++;
@@ -598,7 +617,7 @@ static int rec_run(struct recorder *r)
 int host_cmd_record(int argc, char **argv)
 {
 	struct recorder rec = { .cfg = { .clock = "local", .output = "trace.dat",
-					 .interval_ms = 1000 } };
+					 .interval_ms = 1000, .guest_max_mb = 4096 } };
 	struct recorder *r = &rec;
 	char err[512];
 	int ret;

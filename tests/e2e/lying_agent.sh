@@ -80,3 +80,52 @@ wait_log stop "got TRACE_STOP" 1
 abort_within hstop $hpid INT
 [ ! -e "$out/stop.dat" ] || fail "an aborted record wrote its file"
 pass "second SIGINT while the agent does not answer TRACE_STOP: aborted in $ABORT_MS ms"
+
+command -v trace-cmd >/dev/null || { pass "(trace-cmd not installed: guest-data checks skipped)"; exit 0; }
+
+# report_ok FILE...: trace-cmd reads the files without crashing.
+report_ok() {
+	local args=() f rc
+	for f in "$@"; do args+=(-i "$f"); done
+	trace-cmd report "${args[@]}" > "$E2E_TMP/report" 2>&1
+	rc=$?
+	[ $rc -lt 128 ] || fail "trace-cmd report $* crashed (exit $rc)"
+	return $rc
+}
+
+# 4. Garbage pages: refused before they are written, a clear error, exit
+#    1; the host file is complete and every file written is readable.
+start_fake garbage --stream garbage
+"$HOST" record -C mono -e sched -o "$out/g.dat" -A "$FAKE_EP@f" --duration 1 > "$E2E_TMP/hg.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "garbage stream: exit $rc: $(tail -5 "$E2E_TMP/hg.log")"
+grep -q "bad page from the agent" "$E2E_TMP/hg.log" || fail "garbage stream: no clear error: $(tail -5 "$E2E_TMP/hg.log")"
+report_ok "$out/g.dat" || fail "host file unreadable after a garbage guest"
+[ ! -e "$out/trace-f.dat" ] || report_ok "$out/g.dat" "$out/trace-f.dat" ||
+	fail "guest file unreadable: $(tail -3 "$E2E_TMP/report")"
+pass "garbage pages refused: $(grep -o 'CPU [0-9]* page [0-9]*: bad page[^:]*: [^(]*' "$E2E_TMP/hg.log" | head -1)"
+
+# 5. A guest over its cap is stopped there; what it sent before is kept.
+start_fake flood --stream flood
+"$HOST" record -C mono -o "$out/c.dat" -A "$FAKE_EP@f" --guest-max-mb 1 --duration 1 > "$E2E_TMP/hc.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "guest over its cap: exit $rc: $(tail -5 "$E2E_TMP/hc.log")"
+grep -q "more than its cap of 1 MiB" "$E2E_TMP/hc.log" || fail "cap: no clear error: $(tail -5 "$E2E_TMP/hc.log")"
+size=$(stat -c %s "$out/trace-f.dat" 2>/dev/null || echo 0)
+[ "$size" -gt 0 ] && [ "$size" -lt $((8 << 20)) ] || fail "cap: guest file of $size bytes"
+report_ok "$out/c.dat" "$out/trace-f.dat" || fail "capped guest file unreadable: $(tail -3 "$E2E_TMP/report")"
+pass "guest capped at 1 MiB (guest file $size bytes, readable)"
+
+# 6. A guest filling the disk (a 48 MiB tmpfs, no cap) stops; the host's
+#    file is complete all the same.
+start_fake full --stream flood
+small=$E2E_TMP/small; mkdir -p "$small"
+unshare -m bash -c "mount -t tmpfs -o size=48m tsync-test '$small' &&
+	'$HOST' record -C mono -e sched -o '$small/t.dat' -A '$FAKE_EP@f' --guest-max-mb 0 --duration 2;
+	echo rc=\$?; cp '$small/t.dat' '$out/full.dat' 2>/dev/null; ls -A '$small'" > "$E2E_TMP/hf.log" 2>&1
+grep -q "^rc=1" "$E2E_TMP/hf.log" || fail "disk filled by a guest: $(tail -5 "$E2E_TMP/hf.log")"
+grep -q "the disk filled up" "$E2E_TMP/hf.log" || fail "disk full: no clear error: $(tail -5 "$E2E_TMP/hf.log")"
+[ -s "$out/full.dat" ] || fail "the host's file was lost to a guest filling the disk: $(tail -5 "$E2E_TMP/hf.log")"
+report_ok "$out/full.dat" || fail "host file unreadable after the disk filled"
+grep -q "sched_switch" "$E2E_TMP/report" || fail "host file has no events after the disk filled"
+pass "guest filling the disk stopped; the host's file is complete"

@@ -57,6 +57,8 @@ struct fake {
 	int streams[MAX_STREAMS];
 	pthread_t th[MAX_STREAMS];
 	uint32_t nstreams;
+	pthread_t acceptor;
+	bool accepting;
 	atomic_bool stop;
 };
 
@@ -135,10 +137,14 @@ static void *stream_thread(void *arg)
 	return NULL;
 }
 
-/* Accepts the data connections of a trace and starts their streams. */
-static void accept_streams(struct fake *f, uint32_t n)
+/* Thread: accepts the data connections of a trace (in whatever order the
+ * host opens them, meanwhile the control connection is served) and starts
+ * their streams. */
+static void *accept_streams(void *arg)
 {
-	signal(SIGPIPE, SIG_IGN);
+	struct fake *f = arg;
+	uint32_t n = f->ncpus;
+
 	for (uint32_t i = 0; i < n && i < MAX_STREAMS; i++) {
 		struct stream_arg *a = calloc(1, sizeof(*a));
 		struct tsync_msg m;
@@ -160,6 +166,7 @@ static void accept_streams(struct fake *f, uint32_t n)
 		pthread_create(&f->th[f->nstreams++], NULL, stream_thread, a);
 	}
 	say("streaming %u CPUs", n);
+	return NULL;
 }
 
 /* Answers one sync round that began with @start. */
@@ -263,8 +270,12 @@ static void do_trace_stop(struct fake *f)
 	if (f->stall && !strcmp(f->stall, "trace_stop"))
 		return;
 	atomic_store(&f->stop, true);
+	if (f->accepting)
+		pthread_join(f->acceptor, NULL);
+	f->accepting = false;
 	for (uint32_t i = 0; i < f->nstreams; i++)
 		pthread_join(f->th[i], NULL);
+	f->nstreams = 0;
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_STOPPED);
 	send_or_die(f->ctl, &m);
 }
@@ -327,7 +338,8 @@ static void serve(struct fake *f)
 			tsync_msg_init(&m, TSYNC_MSG_TRACE_STARTED);
 			m.trace_started.ncpus = f->ncpus;
 			send_or_die(f->ctl, &m);
-			accept_streams(f, f->ncpus);
+			pthread_create(&f->acceptor, NULL, accept_streams, f);
+			f->accepting = true;
 			break;
 		case TSYNC_MSG_META_REQ:
 			do_meta(f);
@@ -374,8 +386,14 @@ int main(int argc, char **argv)
 	f.ctl = tsync_accept(f.l, NULL);
 	if (f.ctl < 0)
 		return 1;
+	signal(SIGPIPE, SIG_IGN);
 	serve(&f);
 	atomic_store(&f.stop, true);
+	if (f.accepting) {
+		/* the host left before opening every stream */
+		pthread_cancel(f.acceptor);
+		pthread_join(f.acceptor, NULL);
+	}
 	for (uint32_t i = 0; i < f.nstreams; i++)
 		pthread_join(f.th[i], NULL);
 	tsync_listener_close(f.l);

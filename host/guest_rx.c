@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A guest CPU's data receiver; see guest_rx.h. Pages are read into a
+ * buffer of RX_PAGES pages; each whole page is checked, and the checked
+ * ones are written at once. A stop (the group's eventfd) ends the receiver
+ * after it has taken what the socket holds already, for up to a second.
+ *
+ * Why a floor of free space: the guests' temporary files and the host's
+ * share the output directory's file system, and the host's trace.dat is
+ * written last. A guest that may fill the disk would cost the host its
+ * file; so a guest stops when less than RX_RESERVE_MAX (or an eighth of a
+ * small file system) is left, and the caller drops that guest's data
+ * before writing the host's file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+
+#include "common/errbuf.h"
+#include "common/timeutil.h"
+#include "host/client.h"
+#include "host/guest_rx.h"
+
+#define RX_PAGES		16
+#define RX_RESERVE_MAX		(64ull << 20)
+#define RX_SPACE_CHECK		(4ull << 20)	/* bytes between free-space checks */
+#define RX_DRAIN_MS		1000
+
+struct rx_group {
+	struct page_format fmt;
+	uint64_t max_bytes;
+	atomic_uint_fast64_t total;	/* bytes written by all receivers */
+	int stop_fd;			/* eventfd: stop */
+};
+
+struct guest_rx {
+	struct rx_group *grp;
+	struct tsync_client *client;
+	uint32_t cpu;
+	int sock, file;
+	pthread_t th;
+	bool running;
+	atomic_int status;		/* enum rx_end or -errno */
+	uint64_t bytes, pages, since_check;
+	uint64_t reserve;		/* free bytes to leave on the file system */
+	char error[200];
+};
+
+/* Creates a group; see guest_rx.h. */
+int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_group **out)
+{
+	struct rx_group *grp = calloc(1, sizeof(*grp));
+
+	if (!grp)
+		return -ENOMEM;
+	grp->fmt = *f;
+	grp->max_bytes = max_bytes;
+	atomic_init(&grp->total, 0);
+	grp->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (grp->stop_fd < 0) {
+		free(grp);
+		return -errno;
+	}
+	*out = grp;
+	return 0;
+}
+
+/* Stops every receiver of the group; see guest_rx.h. */
+void rx_group_stop(struct rx_group *grp)
+{
+	uint64_t one = 1;
+
+	if (grp && write(grp->stop_fd, &one, sizeof(one)) < 0)
+		perror("tsync-host: eventfd");
+}
+
+/* Frees a group; see guest_rx.h. */
+void rx_group_free(struct rx_group *grp)
+{
+	if (!grp)
+		return;
+	close(grp->stop_fd);
+	free(grp);
+}
+
+/* Fails the receiver with @err and a reason; stops the guest. */
+static int rx_fail(struct guest_rx *rx, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int rx_fail(struct guest_rx *rx, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rx->error, sizeof(rx->error), fmt, ap);
+	va_end(ap);
+	rx_group_stop(rx->grp);
+	return err;
+}
+
+/* Checks that writing @len more bytes stays within the cap and leaves the
+ * file system its floor. Returns 0, -EFBIG or -ENOSPC. */
+static int rx_room(struct guest_rx *rx, size_t len)
+{
+	struct statvfs vfs;
+	uint64_t total = atomic_fetch_add(&rx->grp->total, len) + len;
+
+	if (rx->grp->max_bytes && total > rx->grp->max_bytes)
+		return rx_fail(rx, -EFBIG, "the guest sent more than its cap of %llu MiB "
+			       "(--guest-max-mb): stopped", (unsigned long long)(rx->grp->max_bytes >> 20));
+	rx->since_check += len;
+	if (rx->since_check < RX_SPACE_CHECK && rx->bytes)
+		return 0;
+	rx->since_check = 0;
+	if (fstatvfs(rx->file, &vfs))
+		return 0;
+	if (!rx->reserve) {
+		rx->reserve = (uint64_t)vfs.f_blocks * vfs.f_frsize / 8;
+		if (rx->reserve > RX_RESERVE_MAX)
+			rx->reserve = RX_RESERVE_MAX;
+	}
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < rx->reserve + len)
+		return rx_fail(rx, -ENOSPC, "the output's file system is nearly full (%llu MiB "
+			       "left, kept for the host's file): guest stopped",
+			       (unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20));
+	return 0;
+}
+
+/* Writes @len bytes of checked pages to the file. */
+static int rx_write(struct guest_rx *rx, const uint8_t *p, size_t len)
+{
+	int ret = rx_room(rx, len);
+
+	while (!ret && len) {
+		ssize_t n = write(rx->file, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return rx_fail(rx, -errno, "writing the guest's data: %s", strerror(errno));
+		p += n;
+		len -= (size_t)n;
+		rx->bytes += (uint64_t)n;
+	}
+	return ret;
+}
+
+/* Checks and writes the whole pages of @buf (@have bytes), keeping the
+ * rest at its start. Returns 0 or the receiver's error. */
+static int rx_pages(struct guest_rx *rx, uint8_t *buf, size_t *have)
+{
+	size_t ps = rx->grp->fmt.page_size, n = *have / ps, good = 0;
+	char why[160];
+	int ret = 0;
+
+	for (; good < n; good++) {
+		if (page_check(buf + good * ps, &rx->grp->fmt, why, sizeof(why))) {
+			ret = rx_fail(rx, -EBADMSG, "CPU %u page %llu: bad page from the agent: %s",
+				      rx->cpu, (unsigned long long)(rx->pages + good), why);
+			break;
+		}
+	}
+	if (good) {
+		int wret = rx_write(rx, buf, good * ps);
+
+		if (wret)
+			return wret;
+	}
+	rx->pages += good;
+	if (ret)
+		return ret;
+	memmove(buf, buf + n * ps, *have - n * ps);
+	*have -= n * ps;
+	return 0;
+}
+
+/* Waits for data or the stop; on the stop, starts the final drain. */
+static void rx_wait(struct guest_rx *rx, bool *stopping, int64_t *drain_end)
+{
+	struct pollfd pfd[2] = { { .fd = rx->sock, .events = POLLIN },
+				 { .fd = rx->grp->stop_fd, .events = POLLIN } };
+
+	if (*stopping || poll(pfd, 2, -1) <= 0 || !(pfd[1].revents & POLLIN))
+		return;
+	*stopping = true;
+	*drain_end = tsync_deadline_ms(RX_DRAIN_MS);
+}
+
+/* Body of a receiver: socket -> checked pages -> file. */
+static void *rx_thread(void *arg)
+{
+	struct guest_rx *rx = arg;
+	size_t cap = RX_PAGES * rx->grp->fmt.page_size, have = 0;
+	uint8_t *buf = malloc(cap);
+	bool stopping = false;
+	int64_t drain_end = 0;
+	int ret = -ENOMEM;
+
+	while (buf) {
+		ssize_t n;
+
+		rx_wait(rx, &stopping, &drain_end);
+		n = recv(rx->sock, buf + have, cap - have, MSG_DONTWAIT);
+		if (n > 0) {
+			have += (size_t)n;
+			ret = rx_pages(rx, buf, &have);
+			if (ret)
+				break;
+			if (stopping && tsync_now_ns() > drain_end) {
+				ret = RX_CUT;
+				break;
+			}
+		} else if (n == 0) {
+			ret = RX_EOF;
+			if (have)	/* a stream cut inside a page */
+				snprintf(rx->error, sizeof(rx->error),
+					 "the stream ended inside a page: %zu bytes dropped", have);
+			break;
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			if (stopping) {
+				ret = RX_CUT;
+				break;
+			}
+		} else if (errno != EINTR) {
+			ret = -errno;
+			snprintf(rx->error, sizeof(rx->error), "%s", strerror(errno));
+			break;
+		}
+	}
+	free(buf);
+	/* Not reading any more: tell the agent at once (a close with data
+	 * unread resets the connection), so that it does not block writing
+	 * to a stream nobody reads. */
+	client_stream_close(rx->client, rx->sock);
+	atomic_store(&rx->status, ret);
+	return NULL;
+}
+
+/* Starts a receiver; see guest_rx.h. */
+int rx_start(struct rx_group *grp, uint32_t cpu, struct tsync_client *c, int sock,
+	     const char *dir, struct guest_rx **out, char *err, size_t errlen)
+{
+	struct guest_rx *rx = calloc(1, sizeof(*rx));
+	int ret;
+
+	if (!rx) {
+		client_stream_close(c, sock);
+		return -ENOMEM;
+	}
+	rx->grp = grp;
+	rx->client = c;
+	rx->cpu = cpu;
+	rx->sock = sock;
+	atomic_init(&rx->status, RX_RUNNING);
+	rx->file = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (rx->file < 0) {
+		ret = -errno;
+		tsync_set_err(err, errlen, "temporary file in %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	ret = -pthread_create(&rx->th, NULL, rx_thread, rx);
+	if (ret) {
+		close(rx->file);
+		goto fail;
+	}
+	rx->running = true;
+	*out = rx;
+	return 0;
+fail:
+	client_stream_close(c, sock);
+	free(rx);
+	return ret;
+}
+
+/* Waits for the receiver, cutting it at @deadline; see guest_rx.h. */
+int rx_join(struct guest_rx *rx, int64_t deadline)
+{
+	struct timespec ts;
+	int64_t left = deadline - tsync_now_ns();
+
+	if (!rx->running)
+		return atomic_load(&rx->status);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (left < 0)
+		left = 0;
+	ts.tv_sec += left / NSEC_PER_SEC;
+	ts.tv_nsec += left % NSEC_PER_SEC;
+	if (ts.tv_nsec >= NSEC_PER_SEC) {
+		ts.tv_sec++;
+		ts.tv_nsec -= NSEC_PER_SEC;
+	}
+	if (pthread_timedjoin_np(rx->th, NULL, &ts)) {
+		rx_group_stop(rx->grp);
+		pthread_join(rx->th, NULL);
+	}
+	rx->running = false;
+	return atomic_load(&rx->status);
+}
+
+/* Accessors; see guest_rx.h. */
+const char *rx_error(const struct guest_rx *rx)
+{
+	return rx->error;
+}
+
+uint64_t rx_bytes(const struct guest_rx *rx)
+{
+	return rx->bytes;
+}
+
+int rx_file(const struct guest_rx *rx)
+{
+	return rx->file;
+}
+
+/* Empties the file; see guest_rx.h. */
+void rx_drop_data(struct guest_rx *rx)
+{
+	if (ftruncate(rx->file, 0))
+		perror("tsync-host: ftruncate");
+	rx->bytes = 0;
+}
+
+/* Stops and frees a receiver; see guest_rx.h. */
+void rx_free(struct guest_rx *rx)
+{
+	if (!rx)
+		return;
+	if (rx->running) {
+		rx_group_stop(rx->grp);
+		pthread_join(rx->th, NULL);
+	}
+	close(rx->file);
+	free(rx);
+}
