@@ -12,7 +12,6 @@
  * every event header and event lies within the commit length, data
  * events have a sane length, and absolute timestamps never go back
  * within the page (the deltas cannot). Byte order is the host's.
- * Documentation/design.md describes where this sits in `record`.
  */
 #ifndef TSYNC_HOST_PAGECHECK_H
 #define TSYNC_HOST_PAGECHECK_H
