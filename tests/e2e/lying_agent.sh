@@ -81,6 +81,21 @@ abort_within hstop $hpid INT
 [ ! -e "$out/stop.dat" ] || fail "an aborted record wrote its file"
 pass "second SIGINT while the agent does not answer TRACE_STOP: aborted in $ABORT_MS ms"
 
+# 4. Metadata without end (chunks of a kind the host skips): refused at
+#    the chunk limit; and SIGINT meanwhile aborts at once.
+start_fake meta --meta endless
+timeout 60 "$HOST" record -C mono -o "$out/m.dat" -A "$FAKE_EP@f" --duration 1 > "$E2E_TMP/hm.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "endless metadata: exit $rc: $(tail -3 "$E2E_TMP/hm.log")"
+grep -q "metadata over the limit" "$E2E_TMP/hm.log" || fail "endless metadata: $(tail -3 "$E2E_TMP/hm.log")"
+pass "endless metadata refused: $(grep -o 'metadata over the limit[^:]*' "$E2E_TMP/hm.log")"
+start_fake metaint --meta endless
+"$HOST" record -C mono -o "$out/m2.dat" -A "$FAKE_EP@f" > "$E2E_TMP/hmi.log" 2>&1 &
+hpid=$!
+wait_log metaint "got META_REQ" 1
+abort_within hmi $hpid INT
+pass "SIGINT during endless metadata: aborted in $ABORT_MS ms"
+
 command -v trace-cmd >/dev/null || { pass "(trace-cmd not installed: guest-data checks skipped)"; exit 0; }
 
 # report_ok FILE...: trace-cmd reads the files without crashing.
@@ -93,7 +108,7 @@ report_ok() {
 	return $rc
 }
 
-# 4. Garbage pages: refused before they are written, a clear error, exit
+# 5. Garbage pages: refused before they are written, a clear error, exit
 #    1; the host file is complete and every file written is readable.
 start_fake garbage --stream garbage
 "$HOST" record -C mono -e sched -o "$out/g.dat" -A "$FAKE_EP@f" --duration 1 > "$E2E_TMP/hg.log" 2>&1
@@ -105,7 +120,7 @@ report_ok "$out/g.dat" || fail "host file unreadable after a garbage guest"
 	fail "guest file unreadable: $(tail -3 "$E2E_TMP/report")"
 pass "garbage pages refused: $(grep -o 'CPU [0-9]* page [0-9]*: bad page[^:]*: [^(]*' "$E2E_TMP/hg.log" | head -1)"
 
-# 5. A guest over its cap is stopped there; what it sent before is kept.
+# 6. A guest over its cap is stopped there; what it sent before is kept.
 start_fake flood --stream flood
 "$HOST" record -C mono -o "$out/c.dat" -A "$FAKE_EP@f" --guest-max-mb 1 --duration 1 > "$E2E_TMP/hc.log" 2>&1
 rc=$?
@@ -116,7 +131,7 @@ size=$(stat -c %s "$out/trace-f.dat" 2>/dev/null || echo 0)
 report_ok "$out/c.dat" "$out/trace-f.dat" || fail "capped guest file unreadable: $(tail -3 "$E2E_TMP/report")"
 pass "guest capped at 1 MiB (guest file $size bytes, readable)"
 
-# 6. A guest filling the disk (a 48 MiB tmpfs, no cap) stops; the host's
+# 7. A guest filling the disk (a 48 MiB tmpfs, no cap) stops; the host's
 #    file is complete all the same.
 start_fake full --stream flood
 small=$E2E_TMP/small; mkdir -p "$small"
