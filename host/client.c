@@ -235,6 +235,8 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		c->opts.connect = tsync_connect;
 	if (c->opts.meta_timeout_ms <= 0)
 		c->opts.meta_timeout_ms = CLIENT_META_DEADLINE_MS;
+	if (!c->opts.meta_max_chunks)
+		c->opts.meta_max_chunks = CLIENT_META_MAX_CHUNKS;
 	c->next_round = 1;
 	c->dctx.max_payload = TSYNC_MSG_MAX;
 	c->fd = -1;
@@ -672,10 +674,10 @@ static int meta_receive(struct tsync_client *c, struct tracemeta *tm, int64_t de
 			return ret ? ret : -EPROTO;
 		}
 		bytes += m.meta_chunk.len;
-		if (++chunks > CLIENT_META_MAX_CHUNKS || bytes > CLIENT_META_MAX_BYTES) {
+		if (++chunks > c->opts.meta_max_chunks || bytes > CLIENT_META_MAX_BYTES) {
 			tsync_msg_free(&m);
 			tsync_set_err(err, errlen, "%s: metadata over the limit of %u chunks or "
-				      "%u MiB: refusing it", c->peer.name, CLIENT_META_MAX_CHUNKS,
+				      "%u MiB: refusing it", c->peer.name, c->opts.meta_max_chunks,
 				      CLIENT_META_MAX_BYTES >> 20);
 			return -E2BIG;
 		}

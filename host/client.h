@@ -37,6 +37,7 @@ struct client_opts {
 	const char *host_name;
 	const char *key_file;	/* shared key (common/auth.h); NULL: none */
 	int meta_timeout_ms;	/* whole metadata transfer; 0: CLIENT_META_DEADLINE_MS */
+	uint32_t meta_max_chunks;	/* 0: CLIENT_META_MAX_CHUNKS */
 	/* How connections are made; NULL: tsync_connect() (tests pass
 	 * their own to speak over socketpairs). */
 	client_connect_fn connect;
