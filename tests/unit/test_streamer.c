@@ -5,7 +5,14 @@
  * by a thread pinned to one CPU, that CPU's trace_pipe_raw streamed to a
  * loopback socket, and every marker decoded back from the received pages
  * with kbuffer: payload intact, none lost, none duplicated, and the tail
- * (the partial page flushed on stop) arriving within 50 ms of the stop.
+ * (the partial page flushed on stop) already sent by TCP when the stop
+ * returns, not held back.
+ *
+ * No check depends on how fast the machine is: waits are for events or
+ * conditions (each with a deadline, generous because it only catches a
+ * hang), the tail is checked in the socket's unsent queue rather than by
+ * its latency (printed for information; bench_05_record measures speed),
+ * and the idle check measures CPU time, which load does not inflate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <cmocka.h>
 
 #include <event-parse.h>
@@ -31,7 +41,10 @@
 #include "common/timeutil.h"
 #include "tests/helpers/splice_rig.h"
 
-#define BOUND_MS	50
+/* Deadline of a wait for something that takes milliseconds when all is
+ * well: it only turns a hang into a failure, so a loaded machine never
+ * reaches it. */
+#define WAIT_MS		30000
 #define MARKER_ID	0x7473744du	/* "Mtst" */
 #define PAYLOAD		24
 
@@ -60,7 +73,7 @@ struct fixture {
 struct receiver {
 	int fd;
 	uint8_t *buf;
-	size_t len;
+	size_t len;		/* written by the thread, read atomically */
 	size_t cap;
 	int64_t last_ns;	/* time of the last read that got data */
 	int ret;
@@ -103,8 +116,9 @@ static void *receiver_main(void *arg)
 		}
 		n = recv(r->fd, r->buf + r->len, r->cap - r->len, 0);
 		if (n > 0) {
-			r->len += (size_t)n;
 			r->last_ns = tsync_now_ns();
+			__atomic_store_n(&r->len, r->len + (size_t)n,
+					 __ATOMIC_RELEASE);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -277,16 +291,51 @@ static void write_markers(struct fixture *fx, uint32_t n)
 }
 
 /*
+ * Waits until the streamer has sent at least @min bytes and the receiver
+ * has read all it sent. The streamer offers no event to wait on (its
+ * counter is updated at least every poll_ms), so this polls every 5 ms,
+ * until WAIT_MS. Returns the bytes sent.
+ */
+static uint64_t wait_streamed(struct tsync_streamer *s, struct receiver *rx,
+			      uint64_t min)
+{
+	int64_t deadline = tsync_deadline_ms(WAIT_MS);
+	struct timespec tick = { 0, 5 * NSEC_PER_MSEC };
+	uint64_t sent;
+
+	for (;;) {
+		sent = tsync_streamer_bytes(s);
+		if (sent >= min &&
+		    __atomic_load_n(&rx->len, __ATOMIC_ACQUIRE) == sent)
+			return sent;
+		if (tsync_now_ns() >= deadline)
+			return sent;
+		nanosleep(&tick, NULL);
+	}
+}
+
+/* Returns the bytes queued in socket @fd that TCP has not sent yet. */
+static int unsent_bytes(int fd)
+{
+	int n = -1;
+
+	if (ioctl(fd, SIOCOUTQNSD, &n))
+		return -errno;
+	return n;
+}
+
+/*
  * One run: writes @n markers on the fixture's CPU while the streamer
  * runs, checks that full pages flow before the stop, stops, and checks
- * everything arrived whole, once, and the tail within BOUND_MS.
+ * everything arrived whole, once, and nothing was held back in the socket
+ * when the stop returned.
  */
 static void run_markers(struct fixture *fx, uint32_t n, const char *percent)
 {
 	struct receiver rx = { 0 };
 	uint64_t before, after;
-	int64_t t_stop, tail_ns, deadline;
-	int snd, rcv, bad, missed = 0, lost = 0, dup = 0, ret;
+	int64_t t_stop, tail_ns;
+	int snd, rcv, bad, missed = 0, lost = 0, dup = 0, ret, unsent;
 	int64_t cpu0, idle_cpu;
 	uint8_t *seen;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -307,22 +356,26 @@ static void run_markers(struct fixture *fx, uint32_t n, const char *percent)
 	write_markers(fx, n);
 
 	/* Full pages stream while tracing runs (not only at stop): wait for
-	 * most of them, i.e. all but a few pages' worth of markers. */
-	deadline = tsync_deadline_ms(5000);
-	while (tsync_streamer_bytes(fx->s) < (uint64_t)n * 44 / 2 &&
-	       tsync_now_ns() < deadline)
-		usleep(5000);
-	before = tsync_streamer_bytes(fx->s);
+	 * most of them, i.e. all but a few pages' worth of markers, and for
+	 * the receiver to have read them (so its window is open at stop). */
+	before = wait_streamed(fx->s, &rx, (uint64_t)n * 44 / 2);
 
 	/* Idle with a partial page in the buffer: poll may say readable
 	 * (buffer_percent 0) while splice cannot take it; the streamer must
-	 * not spin. Whole-process CPU over 300 ms of idling. */
+	 * not spin. This sleep is the idle period being observed, not a wait
+	 * for something: whole-process CPU time over it is asserted, and a
+	 * loaded machine lengthens the period without adding to our CPU. */
 	cpu0 = process_cpu_ns();
 	usleep(300000);
 	idle_cpu = process_cpu_ns() - cpu0;
 
 	t_stop = tsync_now_ns();
 	ret = tsync_streamer_stop(fx->s);
+	/* Whatever TCP has not sent when the stop returns is held back: with
+	 * SPLICE_F_MORE left on it would wait ~200 ms for TCP's timer. On
+	 * loopback a push transmits at once, and the receiver's window is
+	 * open (it had read everything before the idle period). */
+	unsent = unsent_bytes(snd);
 	after = tsync_streamer_bytes(fx->s);
 	shutdown(snd, SHUT_WR);
 	pthread_join(rx.thr, NULL);
@@ -340,12 +393,13 @@ static void run_markers(struct fixture *fx, uint32_t n, const char *percent)
 		dup += seen[i] > 1;
 	}
 	printf("buffer_percent %s: %u markers, %zu bytes (%zu pages) received; "
-	       "%llu bytes before stop, %llu after; tail arrived %.3f ms after "
-	       "stop; bad %d lost %d dup %d missed-pages %d; CPU while idle %.1f "
-	       "ms / 300 ms\n", percent, n,
+	       "%llu bytes before stop, %llu after, %d unsent at stop; tail "
+	       "arrived %.3f ms after stop; bad %d lost %d dup %d missed-pages "
+	       "%d; CPU while idle %.1f ms / 300 ms\n", percent, n,
 	       rx.len, rx.len / page, (unsigned long long)before,
-	       (unsigned long long)after, (double)tail_ns / NSEC_PER_MSEC, bad,
-	       lost, dup, missed, (double)idle_cpu / NSEC_PER_MSEC);
+	       (unsigned long long)after, unsent,
+	       (double)tail_ns / NSEC_PER_MSEC, bad, lost, dup, missed,
+	       (double)idle_cpu / NSEC_PER_MSEC);
 	free(seen);
 	free(rx.buf);
 	assert_int_equal(ret, 0);
@@ -357,7 +411,9 @@ static void run_markers(struct fixture *fx, uint32_t n, const char *percent)
 	assert_int_equal(lost, 0);
 	assert_int_equal(dup, 0);
 	assert_int_equal(missed, 0);
-	assert_true(tail_ns >= 0 && tail_ns <= BOUND_MS * NSEC_PER_MSEC);
+	assert_int_equal(unsent, 0);		/* the tail was not held */
+	/* a spinning streamer burns the whole period (300 ms); one that
+	 * waits wakes every poll_ms for microseconds */
 	assert_true(idle_cpu < 30 * NSEC_PER_MSEC);
 }
 
@@ -438,7 +494,9 @@ static void test_streamer_empty(void **state)
 	s = fx->s;
 	t0 = tsync_now_ns();
 	assert_int_equal(tsync_streamer_stop(s), 0);
-	assert_true(tsync_now_ns() - t0 < 1000 * NSEC_PER_MSEC);
+	/* The stop is prompt (it takes microseconds): it must not wait for
+	 * the final flush's 5 s deadline. 4 s leaves a loaded machine room. */
+	assert_true(tsync_now_ns() - t0 < 4000 * NSEC_PER_MSEC);
 	assert_int_equal(tsync_streamer_bytes(s), 0);
 	assert_int_equal(tsync_streamer_stop(s), 0);	/* idempotent */
 	tsync_streamer_free(s);
