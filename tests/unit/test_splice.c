@@ -5,8 +5,18 @@
  *
  * The regression sweep sends messages of k * 8192 + r bytes through a
  * forwarder with an 8 KiB pipe; with the corrected flush each must arrive
- * within 50 ms, and with the flush turned off the r = 7372..8191 tails
- * must stall (~208 ms here), which proves the sweep can fail.
+ * within BOUND_MS, and with the flush turned off the r = 7372..8191 tails
+ * must stall, which proves the sweep can fail.
+ *
+ * The bound is part of the contract, so it stays a time: a held tail
+ * waits for TCP's 200 ms timer (measured 208-236 ms here), never less, so
+ * any arrival under 150 ms proves the tail was not held. A loaded machine
+ * can delay one delivery past that by scheduling, never make a stall
+ * shorter; so a message that misses the bound is sent again (up to
+ * MSG_TRIES times): a stall repeats for its length, a scheduling delay
+ * does not. How fast messages arrive is measured by bench_03_splice.
+ * Every other wait is for an event, with a deadline that only catches a
+ * hang.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,8 +46,9 @@
 #include "common/timeutil.h"
 #include "tests/helpers/splice_rig.h"
 
-#define BOUND_MS	50	/* the bound for a message to arrive */
-#define MSG_TIMEOUT_MS	3000	/* a stall is ~208 ms; a hang is a failure */
+#define BOUND_MS	150	/* a held tail takes >= 200 ms (see above) */
+#define MSG_TRIES	5	/* sends of one length before it counts */
+#define MSG_TIMEOUT_MS	10000	/* a stall is ~208 ms; a hang is a failure */
 #define NOBODY		65534
 #define MAX_HOLD	256	/* pipes the fallback test may hold */
 
@@ -53,8 +64,8 @@ static void print_lat(const char *what, size_t len, int64_t ns, int tries)
 
 /*
  * Sends message @len through @r until it arrives within BOUND_MS, at most
- * @tries times (a stall is systematic and repeats; a scheduling hiccup on
- * this shared 2-CPU machine does not). Returns the last latency or -errno;
+ * @tries times (a stall is systematic and repeats; a scheduling delay on
+ * a loaded machine does not). Returns the last latency or -errno;
  * *@used gets the number of attempts.
  */
 static int64_t msg_fast(struct splice_rig *r, size_t len, uint32_t *tag,
@@ -75,7 +86,7 @@ static int64_t msg_fast(struct splice_rig *r, size_t len, uint32_t *tag,
 /*
  * The flush-on sweep through a rig with @pipe_size: lengths k * @unit +
  * r * @unit / 8192. Returns the number of messages that missed BOUND_MS
- * (after one retry each), or -errno; *@got_pipe gets the pipe size.
+ * (in each of MSG_TRIES sends), or -errno; *@got_pipe gets the pipe size.
  */
 static int sweep_fast(size_t pipe_size, size_t unit, const char *label,
 		      size_t *got_pipe)
@@ -95,7 +106,7 @@ static int sweep_fast(size_t pipe_size, size_t unit, const char *label,
 	for (int k = 0; k < SPLICE_SWEEP_K; k++) {
 		for (int i = 0; i < SPLICE_SWEEP_NR; i++) {
 			len = k * unit + splice_sweep_r[i] * (unit / 8192);
-			ns = msg_fast(&r, len, &tag, 2, &used);
+			ns = msg_fast(&r, len, &tag, MSG_TRIES, &used);
 			print_lat(label, len, ns, used);
 			if (ns < 0 || ns > BOUND_MS * NSEC_PER_MSEC)
 				bad++;
@@ -240,7 +251,7 @@ static void test_sweep_copy_mode(void **state)
 	for (int k = 0; k < SPLICE_SWEEP_K; k++) {
 		for (int i = 0; i < SPLICE_SWEEP_NR; i++) {
 			len = k * 8192 + splice_sweep_r[i];
-			ns = msg_fast(&r, len, &tag, 2, &used);
+			ns = msg_fast(&r, len, &tag, MSG_TRIES, &used);
 			print_lat("copy", len, ns, used);
 			if (ns < 0 || ns > BOUND_MS * NSEC_PER_MSEC)
 				bad++;
@@ -293,7 +304,7 @@ static int unpriv_child(int nhold)
 	for (int k = 0; k < SPLICE_SWEEP_K; k++) {
 		for (int i = 0; i < SPLICE_SWEEP_NR; i++) {
 			len = k * 8192 + splice_sweep_r[i];
-			ns = msg_fast(&r, len, &tag, 2, &used);
+			ns = msg_fast(&r, len, &tag, MSG_TRIES, &used);
 			print_lat("unpriv", len, ns, used);
 			if (ns < 0 || ns > BOUND_MS * NSEC_PER_MSEC)
 				bad++;
@@ -479,18 +490,45 @@ static bool check_words(const uint8_t *buf, size_t n, uint64_t off)
 	return true;
 }
 
+/* Returns true if socket @fd would not take more data now (POLLOUT off). */
+static bool sock_full(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+	return poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * Waits until the whole rig is backed up: the sink @r->b and the sender's
+ * socket both full, so the forwarder's pipe is full between them. Polls
+ * every millisecond (the sockets offer no "became full" event) until
+ * @deadline; returns true once backed up.
+ */
+static bool wait_backed_up(const struct splice_rig *r, int64_t deadline)
+{
+	struct timespec tick = { 0, NSEC_PER_MSEC };
+
+	while (!(sock_full(r->b) && sock_full(r->snd))) {
+		if (tsync_now_ns() >= deadline)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+	return true;
+}
+
 /*
  * The EAGAIN pitfall: 1 GiB through an 8 KiB pipe while the receiver
  * does not read at first, so the sink fills, the pipe fills, and the
  * source splice says EAGAIN with data still queued. A forwarder that took
  * that EAGAIN for "source drained" would wait forever; this one must
- * complete, intact, well within the timeout.
+ * complete, intact, before the deadline (which only catches a hang: the
+ * transfer takes 5-15 s here, loaded or not).
  */
 static void test_eagain_pitfall_1gib(void **state)
 {
 	const uint64_t total = 1ull << 30;
 	struct tsync_fwd_opts o = { .pipe_size = 8192, .name = "1gib" };
-	struct timespec pause = { 0, 300 * NSEC_PER_MSEC }, tick = { 0, NSEC_PER_MSEC };
+	struct timespec tick = { 0, NSEC_PER_MSEC };
 	struct tsync_fwd_stats st;
 	struct splice_rig r;
 	struct sender s;
@@ -499,17 +537,19 @@ static void test_eagain_pitfall_1gib(void **state)
 	uint8_t *buf = malloc(bufsz);
 	int64_t t0, t1, deadline;
 	uint64_t got = 0;
-	bool ok = true;
+	bool ok = true, backed_up;
 	ssize_t n;
 
 	(void)state;
 	assert_non_null(buf);
 	assert_int_equal(splice_rig_start(&r, &o), 0);
 	t0 = tsync_now_ns();
-	deadline = tsync_deadline_ms(60000);
-	assert_int_equal(sender_start(&s, r.snd, total, true, 60000), 0);
-	/* slow at first: nothing for 300 ms, then 200 small reads */
-	nanosleep(&pause, NULL);
+	deadline = tsync_deadline_ms(180000);
+	assert_int_equal(sender_start(&s, r.snd, total, true, 180000), 0);
+	/* slow at first: nothing until everything is backed up, then 200
+	 * small reads 1 ms apart (the pace of a slow reader: any pace must
+	 * pass, a loaded machine only makes it slower) */
+	backed_up = wait_backed_up(&r, deadline);
 	for (int i = 0; i < 200 && ok; i++) {
 		n = recv(r.rcv, buf, 1024, MSG_DONTWAIT);
 		if (n > 0) {
@@ -538,12 +578,14 @@ static void test_eagain_pitfall_1gib(void **state)
 	splice_rig_join(&r);
 	tsync_fwd_get_stats(r.fwd, &st);
 	printf("1 GiB via 8 KiB pipe: %llu bytes in %.3f s (%.0f MB/s incl. "
-	       "the 0.5 s slow start), forwarder %d, sender %d, forwarder CPU "
-	       "%.3f s\n", (unsigned long long)got, (double)(t1 - t0) / NSEC_PER_SEC,
-	       (double)got / 1e6 / ((double)(t1 - t0) / NSEC_PER_SEC), r.result,
-	       s.ret, (double)r.cpu_ns / NSEC_PER_SEC);
+	       "the slow start), backed up %d, forwarder %d, sender %d, "
+	       "forwarder CPU %.3f s\n", (unsigned long long)got,
+	       (double)(t1 - t0) / NSEC_PER_SEC,
+	       (double)got / 1e6 / ((double)(t1 - t0) / NSEC_PER_SEC),
+	       backed_up, r.result, s.ret, (double)r.cpu_ns / NSEC_PER_SEC);
 	splice_rig_stop(&r);
 	free(buf);
+	assert_true(backed_up);
 	assert_true(ok);
 	assert_int_equal(s.ret, 0);
 	assert_int_equal(r.result, TSYNC_FWD_EOF);
@@ -720,11 +762,13 @@ static void test_deadline_stop_drain_eof(void **state)
 	assert_int_equal(tsync_fwd_new(a, b, NULL, &f), 0);
 	assert_int_equal(tsync_fwd_run(f, -1, -1), -EINVAL);
 
-	/* idle source: the deadline ends the call */
+	/* idle source: the deadline ends the call, not before it; the upper
+	 * bound only tells "ended by the deadline" from "hung", with room
+	 * for a loaded machine to wake us late */
 	t0 = tsync_now_ns();
 	assert_int_equal(tsync_fwd_run(f, -1, tsync_deadline_ms(100)), -ETIMEDOUT);
 	el = tsync_now_ns() - t0;
-	assert_true(el >= 99 * NSEC_PER_MSEC && el < 2 * NSEC_PER_SEC);
+	assert_true(el >= 99 * NSEC_PER_MSEC && el < 10 * NSEC_PER_SEC);
 
 	/* stop fd */
 	efd = eventfd(0, EFD_CLOEXEC);
