@@ -228,6 +228,8 @@ static void test_collect_roundtrip(void **state)
 	assert_int_equal(tracemeta_enable_events(f->inst, ev, err, sizeof(err)), 0);
 	tracemeta_events_free(ev);
 
+	/* The workload to record, not a wait: each sleep switches this
+	 * task out and back in (sched_switch and sched_wakeup events). */
 	for (int i = 0; i < 20; i++) {
 		struct timespec ts = { 0, 500000 };
 
