@@ -4,7 +4,9 @@
 #   "N passed, N failed, N skipped"
 # Exit status is non-zero if anything failed. A test exits 77 to skip
 # (with its reason on stderr). VALGRIND=1 runs the unit binaries under
-# valgrind with leak checking; any error fails the test.
+# valgrind with leak checking; any error fails the test. A failing test
+# that used random input printed "TSYNC_TEST_SEED=N"; that line is shown
+# with the failure, and TSYNC_TEST_SEED=N in the environment repeats it.
 set -u
 B=${B:-build}
 export B
@@ -32,6 +34,7 @@ run_one() {
 		fail=$((fail+1)); failed+=("$name")
 		echo "FAIL  $name (exit $rc, ${t}s); last lines of $log:"
 		tail -25 "$log" | sed 's/^/    /'
+		grep -m1 -o 'TSYNC_TEST_SEED=[0-9]*' "$log" | sed 's/^/    repeat with /'
 	fi
 }
 

@@ -6,9 +6,11 @@
 # refusal names the problem.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
+use_seed
 K1=$E2E_TMP/k1 K2=$E2E_TMP/k2 KOPEN=$E2E_TMP/kopen
-(umask 077; head -c 32 /dev/urandom > "$K1"; head -c 32 /dev/urandom > "$K2"
- head -c 32 /dev/urandom > "$KOPEN")
+(umask 077; seeded_bytes 32 1 > "$K1"; seeded_bytes 32 2 > "$K2"
+ seeded_bytes 32 3 > "$KOPEN")
+cmp -s "$K1" "$K2" && fail "the two keys are equal"
 chmod 644 "$KOPEN"
 sync1() { timeout 30 "$HOST" sync -C mono --rounds 1 "$@" 2>&1; }
 

@@ -15,6 +15,7 @@
 need_root_tracefs
 HC=$B/helpers/hostile_client
 [ -x "$HC" ] || fail "$HC not built"
+use_seed	# hostile_client's random bytes, nonces and MACs
 # timeouts short enough for a quick test, long enough that the legitimate
 # host is never cut off on a loaded machine or under ASan
 IO=2000 IDLE=4000 MAXKB=8192 MAXCONNS=256 NIDLE=500

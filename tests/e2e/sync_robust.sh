@@ -7,6 +7,7 @@
 # them, so "correct" is a known non-zero offset).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
+use_seed
 # (the idle timeout is generous: on a loaded machine, or under ASan, a host
 # may take seconds between two messages and nothing here needs it short)
 start_agent rob "$B/helpers/timens_exec" 7000000123 0 -- --idle-timeout 15000
@@ -33,7 +34,7 @@ kill -KILL $hp; wait $hp 2>/dev/null; exec {h}<&-
 sync_ok "after SIGKILL of a host mid-round"
 
 # 2. garbage
-head -c 4096 /dev/urandom > "$E2E_TMP/garbage"
+seeded_bytes 4096 1 > "$E2E_TMP/garbage"
 timeout 5 bash -c "cat '$E2E_TMP/garbage' > /dev/tcp/127.0.0.1/$port" 2>/dev/null
 sync_ok "after garbage"
 

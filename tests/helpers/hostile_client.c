@@ -49,6 +49,10 @@
  * With --key-file FILE before ENDPOINT, control sessions the cases open
  * authenticate with that key.
  *
+ * Random bytes (the random case, nonces, MACs) come from a PRNG seeded by
+ * TSYNC_TEST_SEED when set, else from a drawn seed; the seed is printed,
+ * so a run can be repeated.
+ *
  * Prints what happened on stdout. Exit: 0 the agent behaved, 1 it did not,
  * 2 usage or local error, 3 the agent does not support the feature the
  * case needs (e.g. tracing), so the case could not be judged.
@@ -56,6 +60,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +83,53 @@
 struct ctx {
 	struct tsync_endpoint ep;
 	struct tsync_key *key;		/* --key-file, or NULL */
+	uint64_t *rng;		/* splitmix64 state */
 };
+
+/* Returns the next 64 bits of splitmix64 state @x. */
+static uint64_t rng_next(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Fills @buf with @n pseudo-random bytes of @c's generator. */
+static void rand_bytes(const struct ctx *c, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i % 8 == 0)
+			v = rng_next(c->rng);
+		p[i] = (uint8_t)(v >> (8 * (i % 8)));
+	}
+}
+
+/* Returns the seed: TSYNC_TEST_SEED (decimal) or a drawn one; exits 2 on a
+ * malformed TSYNC_TEST_SEED. Prints it. */
+static uint64_t test_seed(void)
+{
+	const char *env = getenv("TSYNC_TEST_SEED");
+	uint64_t seed = 0;
+	char *end;
+
+	if (env && *env) {
+		errno = 0;
+		seed = strtoull(env, &end, 10);
+		if (errno || *end || *env == '-') {
+			fprintf(stderr, "hostile_client: bad TSYNC_TEST_SEED '%s'\n", env);
+			exit(2);
+		}
+	} else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+		seed = (uint64_t)tsync_now_ns() ^ (uint64_t)getpid();
+	}
+	printf("seed: TSYNC_TEST_SEED=%llu\n", (unsigned long long)seed);
+	return seed;
+}
 
 /* Prints a failure and returns 1. */
 static int __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
@@ -177,16 +228,16 @@ static void put(int fd, const void *buf, size_t len)
 
 /* Sends a HELLO offering authentication (fresh nonce in @hnonce) on
  * @fd and reads the HELLO_REPLY into @m. Returns 0, or -1 with @err. */
-static int hello_auth(int fd, struct tsync_msg *m, uint8_t kind, uint64_t sid,
-		      const uint8_t *secret, uint8_t *hnonce, char *err, size_t errlen)
+static int hello_auth(const struct ctx *c, int fd, struct tsync_msg *m, uint8_t kind,
+		      uint64_t sid, const uint8_t *secret, uint8_t *hnonce, char *err,
+		      size_t errlen)
 {
 	struct tsync_decode_ctx dctx = { 0 };
 	uint8_t buf[256];
 
 	mk_hello(m, kind, sid, secret);
 	m->hello.caps |= TSYNC_CAP_AUTH_HMAC;
-	if (getrandom(hnonce, TSYNC_NONCE_LEN, 0) != TSYNC_NONCE_LEN)
-		exit(2);
+	rand_bytes(c, hnonce, TSYNC_NONCE_LEN);
 	memcpy(m->hello.nonce, hnonce, TSYNC_NONCE_LEN);
 	put(fd, buf, encode(m, buf, sizeof(buf)));
 	return tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, m, &dctx,
@@ -195,15 +246,16 @@ static int hello_auth(int fd, struct tsync_msg *m, uint8_t kind, uint64_t sid,
 
 /* Sends the AUTH answering the agent's nonce in HELLO_REPLY @r, with
  * @key (NULL: a random, wrong MAC). */
-static void send_auth(int fd, const struct tsync_key *key, const uint8_t *hnonce,
-		      const struct tsync_hello_reply *r)
+static void send_auth(const struct ctx *c, int fd, const struct tsync_key *key,
+		      const uint8_t *hnonce, const struct tsync_hello_reply *r)
 {
 	struct tsync_msg m;
 	uint8_t buf[256];
 
 	tsync_msg_init(&m, TSYNC_MSG_AUTH);
-	if (key ? tsync_auth_mac(key, TSYNC_AUTH_HOST, hnonce, r->nonce, m.auth.mac) :
-	    getrandom(m.auth.mac, sizeof(m.auth.mac), 0) != sizeof(m.auth.mac))
+	if (!key)
+		rand_bytes(c, m.auth.mac, sizeof(m.auth.mac));
+	else if (tsync_auth_mac(key, TSYNC_AUTH_HOST, hnonce, r->nonce, m.auth.mac))
 		exit(2);
 	put(fd, buf, encode(&m, buf, sizeof(buf)));
 }
@@ -219,9 +271,9 @@ static int open_session(const struct ctx *c, struct tsync_session_reply *reply)
 	int fd = conn(c);
 
 	if (c->key) {
-		if (hello_auth(fd, &m, TSYNC_CONN_CONTROL, 0, NULL, hnonce, err, sizeof(err)))
+		if (hello_auth(c, fd, &m, TSYNC_CONN_CONTROL, 0, NULL, hnonce, err, sizeof(err)))
 			goto fail;
-		send_auth(fd, c->key, hnonce, &m.hello_reply);
+		send_auth(c, fd, c->key, hnonce, &m.hello_reply);
 	} else {
 		mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
 		put(fd, buf, encode(&m, buf, sizeof(buf)));
@@ -272,8 +324,9 @@ static int case_random(const struct ctx *c, int n)
 	uint8_t *buf = malloc((size_t)n);
 	int fd = conn(c);
 
-	if (!buf || getrandom(buf, (size_t)n, 0) != n)
+	if (!buf)
 		return 2;
+	rand_bytes(c, buf, (size_t)n);
 	buf[0] = 0;	/* never "TSYP" by chance */
 	/* the agent may close before it has read everything: ignore EPIPE */
 	tsync_write_full(fd, buf, (size_t)n, tsync_deadline_ms(5000));
@@ -600,8 +653,7 @@ static int case_auth_wrong(const struct ctx *c)
 
 	mk_hello(&m, TSYNC_CONN_CONTROL, 0, NULL);
 	m.hello.caps |= TSYNC_CAP_AUTH_HMAC;
-	if (getrandom(m.hello.nonce, sizeof(m.hello.nonce), 0) != sizeof(m.hello.nonce))
-		return 2;
+	rand_bytes(c, m.hello.nonce, sizeof(m.hello.nonce));
 	put(fd, buf, encode(&m, buf, sizeof(buf)));
 	if (tsync_msg_recv_expect(fd, TSYNC_MSG_HELLO_REPLY, &m, &dctx,
 				  tsync_deadline_ms(SLACK_MS), err, sizeof(err))) {
@@ -613,8 +665,7 @@ static int case_auth_wrong(const struct ctx *c)
 		return bad("auth-wrong: the agent does not ask for authentication");
 	}
 	tsync_msg_init(&m, TSYNC_MSG_AUTH);
-	if (getrandom(m.auth.mac, sizeof(m.auth.mac), 0) != sizeof(m.auth.mac))
-		return 2;
+	rand_bytes(c, m.auth.mac, sizeof(m.auth.mac));
 	put(fd, buf, encode(&m, buf, sizeof(buf)));
 	t = wait_closed(fd, SLACK_MS, &code);
 	close(fd);
@@ -660,12 +711,12 @@ static int data_auth_wrong(const struct ctx *c, const struct tsync_session_reply
 	char err[256];
 	int fd = conn(c), t;
 
-	if (hello_auth(fd, &m, TSYNC_CONN_DATA, r->session_id, r->secret, hnonce,
+	if (hello_auth(c, fd, &m, TSYNC_CONN_DATA, r->session_id, r->secret, hnonce,
 		       err, sizeof(err))) {
 		close(fd);
 		return bad("data hello: %s", err);
 	}
-	send_auth(fd, NULL, hnonce, &m.hello_reply);
+	send_auth(c, fd, NULL, hnonce, &m.hello_reply);
 	t = wait_closed(fd, SLACK_MS, &code);
 	close(fd);
 	if (t < 0 || code != TSYNC_ERR_AUTH)
@@ -704,13 +755,13 @@ static int case_data_auth_fail(const struct ctx *c, int n)
 		return ret;
 	}
 	fd = conn(c);
-	if (hello_auth(fd, &m, TSYNC_CONN_DATA, r.session_id, r.secret, hnonce,
+	if (hello_auth(c, fd, &m, TSYNC_CONN_DATA, r.session_id, r.secret, hnonce,
 		       err, sizeof(err))) {
 		close(fd);
 		bye(cfd);
 		return bad("CPU 0 after a failed AUTH: %s", err);
 	}
-	send_auth(fd, c->key, hnonce, &m.hello_reply);
+	send_auth(c, fd, c->key, hnonce, &m.hello_reply);
 	bye(cfd);
 	/* the session ends, so does its stream */
 	if (wait_closed(fd, SLACK_MS * 2, NULL) < 0) {
@@ -979,7 +1030,8 @@ static int num(const char *s)
 
 int main(int argc, char **argv)
 {
-	struct ctx c = { 0 };
+	uint64_t rng;
+	struct ctx c = { .rng = &rng };
 	char err[256];
 	const char *cs;
 
@@ -1000,6 +1052,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cs = argv[2];
+	rng = test_seed();
 #define NEED(n) do { if (argc < 3 + (n)) { fprintf(stderr, "%s needs %d argument(s)\n", cs, n); return 2; } } while (0)
 	if (!strcmp(cs, "random")) {
 		NEED(1);
