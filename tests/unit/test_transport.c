@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <netdb.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -195,12 +196,23 @@ static void test_tcp6_loopback(void **state)
 	loopback_tcp("tcp:[::1]:0", "tcp:[::1]:%u", "tcp:[::1]:");
 }
 
-/* A name that resolves (localhost) works for listen and connect. */
+/* A name that resolves (localhost) works for listen and connect. Where
+ * "localhost" has no address (a minimal root without /etc/hosts and no
+ * resolver that knows it), there is no name to test with: skip. */
 static void test_tcp_name(void **state)
 {
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	struct pair p;
+	int gai;
 
 	(void)state;
+	gai = getaddrinfo("localhost", NULL, &hints, &ai);
+	if (gai) {
+		print_message("'localhost' does not resolve here (%s; no /etc/hosts?): "
+			      "skipped\n", gai_strerror(gai));
+		skip();
+	}
+	freeaddrinfo(ai);
 	assert_int_equal(make_pair("tcp:localhost:0", "tcp:localhost:%u", &p), 0);
 	check_conn_fd(p.cli);
 	check_conn_fd(p.srv);
