@@ -129,7 +129,8 @@ for ((cpu = 0; cpu < $(nproc); cpu++)); do
 done
 # the round record (peer "e2ehost") is in the streamed pages
 cat "$E2E_TMP"/cpu*.raw | grep -aq e2ehost || fail "round record not in the stream"
-grep -q "event_format parts=[1-9]" "$E2E_TMP/c2" || fail "no event formats in META"
+grep -q "event_format parts=[1-9]" "$E2E_TMP/c2" ||
+	fail "no event formats in META: $(grep -A12 'META chunks' "$E2E_TMP/c2")"
 grep -q "kallsyms parts=1" "$E2E_TMP/c2" || fail "no kallsyms in META"
 pass "streams complete (bytes match TRACE_STOPPED), round record recorded, metadata sent"
 wait_for 10 no_instance_of "$AGENT_PID" || fail "instance left after BYE: $(instances_left ^tsync-r)"
