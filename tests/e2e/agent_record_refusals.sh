@@ -20,14 +20,6 @@ RAW=$B/helpers/tsync_rawclient
 [ -x "$RAW" ] || skip "$RAW not built"
 TI=/sys/kernel/tracing/instances
 
-# wait_for SECONDS CMD...: re-checks CMD every 50 ms until it succeeds.
-wait_for() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.05
-	done
-}
 no_record_instance() { [ -z "$(instances_left "^tsync-r")" ]; }
 # Only our agents' instances count: other tests may run at the same time.
 no_instance_of() { [ -z "$(instances_left "^tsync-r[0-9a-f]+-$1-[0-9]+\$")" ]; }
@@ -133,7 +125,9 @@ grep -q "event_format parts=[1-9]" "$E2E_TMP/c2" ||
 	fail "no event formats in META: $(grep -A12 'META chunks' "$E2E_TMP/c2")"
 grep -q "kallsyms parts=1" "$E2E_TMP/c2" || fail "no kallsyms in META"
 pass "streams complete (bytes match TRACE_STOPPED), round record recorded, metadata sent"
-wait_for 10 no_instance_of "$AGENT_PID" || fail "instance left after BYE: $(instances_left ^tsync-r)"
+# the agent logs a session's end after removing its instance
+wait_log rec "session .* ended" 2
+no_instance_of "$AGENT_PID" || fail "instance left after BYE: $(instances_left ^tsync-r)"
 pass "instance removed after BYE"
 
 # 3. the host vanishes while its streams run: streams end with EOF, the
@@ -141,7 +135,8 @@ pass "instance removed after BYE"
 "${R[@]}" 'hello control' 'session' 'trace_start local 0 sched' 'expect TRACE_STARTED' \
 	'connect d0' 'hello data sid 0 secret' 'drain d0' \
 	'close c' 'join d0' > "$E2E_TMP/c3" 2>&1 || fail "disconnect: $(cat "$E2E_TMP/c3")"
-wait_for 10 no_instance_of "$AGENT_PID" || fail "instance left after host disconnect: $(instances_left ^tsync-r)"
+wait_log rec "session .* ended" 3
+no_instance_of "$AGENT_PID" || fail "instance left after host disconnect: $(instances_left ^tsync-r)"
 "${R[@]}" 'hello control' 'session' 'trace_start local 0' 'expect TRACE_STARTED' \
 	'trace_stop' 'expect TRACE_STOPPED' 'bye' > "$E2E_TMP/c3b" 2>&1 ||
 	fail "next host after a disconnect: $(cat "$E2E_TMP/c3b")"
