@@ -20,8 +20,9 @@ readelf -l "$AGENT" | grep -q INTERP && fail "$AGENT has a program interpreter"
 readelf -d "$AGENT" 2>/dev/null | grep -q NEEDED && fail "$AGENT needs shared libraries"
 pass "$AGENT: static, $(stat -c %s "$AGENT") bytes"
 
+use_seed
 key=$E2E_TMP/key
-head -c 32 /dev/urandom >"$key" && chmod 600 "$key"
+(umask 077; seeded_bytes 32 1 >"$key")
 start_agent static -- --key-file "$key"
 timeout 60 "$HOST" sync -C mono --key-file "$key" "$AGENT_EP" >"$E2E_TMP/sync-mono" 2>&1 ||
 	fail "sync -C mono: $(cat "$E2E_TMP/sync-mono")"
