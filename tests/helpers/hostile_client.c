@@ -934,8 +934,11 @@ static int send_trace_start(int fd, const char *name, uint32_t n, uint32_t kb,
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
 	m.trace_start.nevents = n;
 	m.trace_start.events = ev;
+	/* resolving a selection lists tracefs directories: slow under ASan
+	 * on a loaded machine, so a generous deadline for the answer */
 	if (!tsync_msg_send(fd, &m, tsync_deadline_ms(5000)) &&
-	    !tsync_msg_recv(fd, &m, &dctx, tsync_deadline_ms(SLACK_MS), err, sizeof(err))) {
+	    !tsync_msg_recv(fd, &m, &dctx, tsync_deadline_ms(4 * SLACK_MS), err,
+			    sizeof(err))) {
 		type = m.type;
 		*code = m.type == TSYNC_MSG_ERROR ? m.error.code : 0;
 		snprintf(reason, rlen, "%s", m.type == TSYNC_MSG_ERROR ? m.error.reason : "");
@@ -1028,12 +1031,14 @@ static int num(const char *s)
 	return (int)v;
 }
 
+static int run_case(const struct ctx *cp, int argc, char **argv);
+
 int main(int argc, char **argv)
 {
 	uint64_t rng;
 	struct ctx c = { .rng = &rng };
 	char err[256];
-	const char *cs;
+	int ret;
 
 	if (argc >= 3 && !strcmp(argv[1], "--key-file")) {
 		if (tsync_key_load(argv[2], &c.key, err, sizeof(err))) {
@@ -1045,14 +1050,24 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: hostile_client ENDPOINT CASE [ARGS] (see the source)\n");
-		return 2;
-	}
-	if (tsync_endpoint_parse(argv[1], 0, &c.ep, err, sizeof(err))) {
+		ret = 2;
+	} else if (tsync_endpoint_parse(argv[1], 0, &c.ep, err, sizeof(err))) {
 		fprintf(stderr, "hostile_client: %s\n", err);
-		return 2;
+		ret = 2;
+	} else {
+		rng = test_seed();
+		ret = run_case(&c, argc, argv);
 	}
-	cs = argv[2];
-	rng = test_seed();
+	tsync_key_free(c.key);
+	return ret;
+}
+
+/* Runs the case argv[2] with its arguments; returns the exit status. */
+static int run_case(const struct ctx *cp, int argc, char **argv)
+{
+	const struct ctx c = *cp;
+	const char *cs = argv[2];
+
 #define NEED(n) do { if (argc < 3 + (n)) { fprintf(stderr, "%s needs %d argument(s)\n", cs, n); return 2; } } while (0)
 	if (!strcmp(cs, "random")) {
 		NEED(1);
