@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside the host's client (host/client.h): the connection's state, shared
+ * by client.c (hello, session, tracing, metadata) and client_round.c (the
+ * sync round). Nothing else includes this.
+ */
+#ifndef TSYNC_HOST_CLIENT_PRIV_H
+#define TSYNC_HOST_CLIENT_PRIV_H
+
+#include <stdint.h>
+
+#include "common/stamp_round.h"
+#include "common/timeutil.h"
+#include "common/transport.h"
+#include "host/client.h"
+
+struct tsync_client {
+	int fd;
+	struct tsync_endpoint ep;	/* data connections go there too */
+	struct tsync_peer peer;
+	struct client_opts opts;
+	struct tsync_session_reply session;
+	struct tsync_decode_ctx dctx;
+	uint32_t next_round;
+
+	struct tsync_stamp_cache stamps;	/* host stamps, kept across rounds */
+};
+
+/* Returns the deadline of one message exchange. */
+static inline int64_t client_io_deadline(const struct tsync_client *c)
+{
+	return tsync_deadline_ms(c->opts.io_timeout_ms);
+}
+
+#endif
