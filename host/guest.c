@@ -40,6 +40,14 @@ int guest_connect(struct guest *g, const struct client_opts *co)
 	g->rx = calloc(g->ncpus, sizeof(*g->rx));
 	if (!g->samples || !g->rx)
 		return g->status = -ENOMEM;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct tsync_interval_cfg ic;
+
+		tsync_interval_cfg_default(&ic);
+		ret = tsync_interval_new(&ic, &g->samples[cpu].iv);
+		if (ret)
+			return g->status = ret;
+	}
 	return 0;
 }
 
@@ -92,6 +100,7 @@ static void add_sample(struct guest *g, const struct round_result *r)
 	write_round_record(g, r);
 	if (r->est.error_ns > gs->err_max)
 		gs->err_max = r->est.error_ns;
+	tsync_interval_add(gs->iv, &s, r->est.error_ns, NULL);
 }
 
 /* Runs one round per guest CPU; see guest.h. */
@@ -191,6 +200,20 @@ struct sync_thread_arg {
 	struct guest_sync_opts o;
 };
 
+/* Returns the sync thread's next wait in ms: @interval_ms, or when that
+ * is 0 the shortest adaptive interval of the CPUs. */
+static int next_wait_ms(const struct guest *g, int interval_ms)
+{
+	int64_t ns = INT64_MAX;
+
+	if (interval_ms)
+		return interval_ms;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+		if (tsync_interval_now(g->samples[cpu].iv) < ns)
+			ns = tsync_interval_now(g->samples[cpu].iv);
+	return ns == INT64_MAX ? 1000 : (int)(ns / 1000000);
+}
+
 /* Body of the sync thread: rounds every interval, a final one at stop. */
 static void *sync_thread(void *arg)
 {
@@ -199,7 +222,7 @@ static void *sync_thread(void *arg)
 	struct pollfd pfd = { .fd = a->o.stop_fd, .events = POLLIN };
 
 	for (;;) {
-		int ret = poll(&pfd, 1, a->o.interval_ms);
+		int ret = poll(&pfd, 1, next_wait_ms(g, a->o.interval_ms));
 
 		if (ret < 0 && errno == EINTR)
 			continue;
@@ -222,6 +245,7 @@ int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o)
 		return -ENOMEM;
 	a->g = g;
 	a->o = *o;
+	g->sync_interval_ms = o->interval_ms;
 	ret = pthread_create(&g->sync_thread, NULL, sync_thread, a);
 	if (ret) {
 		free(a);
@@ -351,6 +375,42 @@ out:
 	return ret;
 }
 
+/* Prints how many sync rounds ran per CPU, and why at that pace. */
+static void print_sync_summary(const struct guest *g)
+{
+	struct tsync_interval_stats st, sum = { 0 };
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	if (!g->ncpus || !g->samples)
+		return;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		uint32_t n;
+
+		tsync_interval_stats(g->samples[cpu].iv, &st);
+		n = st.rounds + g->samples[cpu].failed;
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
+		sum.grown += st.grown;
+		sum.tightened += st.tightened;
+		if (st.longest_ns > sum.longest_ns)
+			sum.longest_ns = st.longest_ns;
+		if (st.worst_miss_ns > sum.worst_miss_ns)
+			sum.worst_miss_ns = st.worst_miss_ns;
+	}
+	if (g->sync_interval_ms) {
+		printf("  sync: %u..%u rounds per CPU, every %d ms (--tsync-interval)\n", lo, hi,
+		       g->sync_interval_ms);
+		return;
+	}
+	printf("  sync: %u..%u rounds per CPU, adaptive interval up to %.0f s: lengthened %u "
+	       "times (the drift fit predicted the new sample within its error bound), "
+	       "shortened %u times", lo, hi, sum.longest_ns / 1e9, sum.grown, sum.tightened);
+	if (sum.tightened)
+		printf(" (a sample off the prediction by up to %lld ns)",
+		       (long long)sum.worst_miss_ns);
+	printf("\n");
+}
+
 /* Prints the per-CPU summary; see guest.h. */
 void guest_print_summary(const struct guest *g)
 {
@@ -399,6 +459,7 @@ void guest_print_summary(const struct guest *g)
 			printf("  WARNING: guest %s CPU %u: %u sync round(s) failed\n", g->name, cpu,
 			       gs->failed);
 	}
+	print_sync_summary(g);
 }
 
 /* Drops the data of a guest that filled the disk; see guest.h. */
@@ -420,8 +481,10 @@ void guest_free(struct guest *g)
 		rx_free(g->rx[cpu]);
 	free(g->rx);
 	rx_group_free(g->rxg);
-	for (uint32_t cpu = 0; g->samples && cpu < g->ncpus; cpu++)
+	for (uint32_t cpu = 0; g->samples && cpu < g->ncpus; cpu++) {
 		free(g->samples[cpu].s);
+		tsync_interval_free(g->samples[cpu].iv);
+	}
 	free(g->samples);
 	free(g->stopped.cpus);
 	tracemeta_free(g->meta);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "host/client.h"
+#include "host/sync_interval.h"
 #include "host/tracedat.h"
 #include "proto/proto.h"
 
@@ -24,6 +25,7 @@ struct guest_samples {
 	struct tracedat_ts_sample *s;
 	int64_t err_max;		/* largest error bound of the rounds */
 	uint32_t failed;		/* rounds that failed */
+	struct tsync_interval *iv;	/* when to sync this CPU next */
 };
 
 struct guest {
@@ -47,6 +49,7 @@ struct guest {
 	struct tracemeta *meta;		/* the guest's metadata, once received */
 	pthread_t sync_thread;
 	bool sync_running;
+	int sync_interval_ms;		/* the sync thread's; 0: adaptive */
 	int status;			/* 0, or the first fatal error */
 	char error[400];
 	int data_status;		/* bad data, over the cap, disk full */
@@ -57,7 +60,7 @@ struct guest {
 
 struct guest_sync_opts {
 	struct round_opts round;
-	int interval_ms;
+	int interval_ms;		/* 0: adaptive (host/sync_interval.h) */
 	int stop_fd;			/* eventfd: readable when stopping */
 };
 
@@ -70,7 +73,8 @@ int guest_sync_all(struct guest *g, const struct round_opts *ro);
  * temporary files in @dir. 0 or -errno with g->error set. */
 int guest_start_trace(struct guest *g, const char *dir, const char *clock);
 /* Starts the periodic sync thread (a round per CPU every interval, and a
- * final one when stop_fd fires). */
+ * final one when stop_fd fires). An adaptive interval is the shortest one
+ * any CPU needs. */
 int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o);
 /* Waits for the sync thread (after its final round). */
 void guest_join_sync_thread(struct guest *g);

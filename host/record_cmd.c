@@ -80,7 +80,8 @@ static void usage(FILE *f)
 "  -o FILE               host output (default trace.dat); guests go to\n"
 "                        trace-NAME.dat beside it\n"
 "  -A AGENT[@NAME]       record a guest; -e, -f and -b after it apply to it\n"
-"      --tsync-interval MS  sync every MS ms while recording (default 1000)\n"
+"      --tsync-interval MS  sync every MS ms while recording (default: from\n"
+"                           1 s up to 16 s while the drift stays predictable)\n"
 "      --duration SECONDS   stop after SECONDS\n"
 "      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
 "      --key-file FILE   authenticate to the agents with this shared key\n"
@@ -616,8 +617,9 @@ static int rec_run(struct recorder *r)
 
 int host_cmd_record(int argc, char **argv)
 {
+	/* interval_ms 0: adaptive unless --tsync-interval */
 	struct recorder rec = { .cfg = { .clock = "local", .output = "trace.dat",
-					 .interval_ms = 1000, .guest_max_mb = 4096 } };
+					 .guest_max_mb = 4096 } };
 	struct recorder *r = &rec;
 	char err[512];
 	int ret;

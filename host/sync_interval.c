@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The adaptive sync interval of one guest CPU; see sync_interval.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/sync_interval.h"
+
+struct tsync_interval {
+	struct tsync_interval_cfg cfg;
+	struct tsync_shift_sample win[TSYNC_IV_WINDOW];	/* oldest first */
+	uint32_t n;			/* samples in win */
+	int64_t now_ns;			/* current interval */
+	struct tsync_interval_stats st;
+};
+
+/* Fills @cfg with the defaults; see sync_interval.h. */
+void tsync_interval_cfg_default(struct tsync_interval_cfg *cfg)
+{
+	cfg->base_ns = 1000000000;
+	cfg->max_ns = 16000000000;
+	cfg->fit_samples = 3;
+}
+
+/* Starts a CPU's interval; see sync_interval.h. */
+int tsync_interval_new(const struct tsync_interval_cfg *cfg, struct tsync_interval **out)
+{
+	struct tsync_interval *iv;
+
+	if (!cfg || !out || cfg->base_ns < 1 || cfg->max_ns < cfg->base_ns ||
+	    cfg->fit_samples < 2 || cfg->fit_samples > TSYNC_IV_WINDOW)
+		return -EINVAL;
+	iv = calloc(1, sizeof(*iv));
+	if (!iv)
+		return -ENOMEM;
+	iv->cfg = *cfg;
+	iv->now_ns = cfg->base_ns;
+	iv->st.longest_ns = cfg->base_ns;
+	*out = iv;
+	return 0;
+}
+
+/* Appends @s to the window, dropping the oldest when it is full. */
+static void push(struct tsync_interval *iv, const struct tsync_shift_sample *s)
+{
+	if (iv->n == TSYNC_IV_WINDOW) {
+		memmove(iv->win, iv->win + 1, (TSYNC_IV_WINDOW - 1) * sizeof(iv->win[0]));
+		iv->n--;
+	}
+	iv->win[iv->n++] = *s;
+}
+
+/* Predicts the offset at guest time @ts from the window; 0 or -EINVAL
+ * (no fit: equal guest times). */
+static int predict(const struct tsync_interval *iv, int64_t ts, double *pred)
+{
+	int64_t mean_ts, mean_off;
+	double ppm;
+	int ret = tsync_drift_fit(iv->win, iv->n, &ppm, &mean_ts, &mean_off);
+
+	if (ret)
+		return ret;
+	*pred = (double)mean_off + ppm * 1e-6 * ((double)ts - (double)mean_ts);
+	return 0;
+}
+
+/* Adds a round's sample; see sync_interval.h. */
+int64_t tsync_interval_add(struct tsync_interval *iv, const struct tsync_shift_sample *s,
+			   int64_t bound_ns, enum tsync_interval_why *why)
+{
+	enum tsync_interval_why w = TSYNC_IV_LEARN;
+	double pred, miss;
+
+	iv->st.rounds++;
+	if (iv->n >= iv->cfg.fit_samples && !predict(iv, s->guest_ts, &pred)) {
+		miss = fabs((double)s->offset_ns - pred);
+		if (miss <= (double)(bound_ns > 0 ? bound_ns : 0)) {
+			w = iv->now_ns < iv->cfg.max_ns ? TSYNC_IV_GROW : TSYNC_IV_HOLD;
+		} else {
+			w = TSYNC_IV_TIGHTEN;
+			if (miss > (double)iv->st.worst_miss_ns)
+				iv->st.worst_miss_ns = miss > 9e18 ? INT64_MAX : (int64_t)miss;
+			/* the drift changed: the older samples describe the past */
+			iv->n = 0;
+		}
+	}
+	push(iv, s);
+	if (w == TSYNC_IV_GROW) {
+		iv->now_ns = iv->now_ns > iv->cfg.max_ns / 2 ? iv->cfg.max_ns : iv->now_ns * 2;
+		iv->st.grown++;
+		if (iv->now_ns > iv->st.longest_ns)
+			iv->st.longest_ns = iv->now_ns;
+	} else if (w == TSYNC_IV_TIGHTEN) {
+		iv->now_ns = iv->cfg.base_ns;
+		iv->st.tightened++;
+	}
+	if (why)
+		*why = w;
+	return iv->now_ns;
+}
+
+/* Accessors; see sync_interval.h. */
+int64_t tsync_interval_now(const struct tsync_interval *iv)
+{
+	return iv->now_ns;
+}
+
+void tsync_interval_stats(const struct tsync_interval *iv, struct tsync_interval_stats *st)
+{
+	*st = iv->st;
+}
+
+/* Frees @iv; see sync_interval.h. */
+void tsync_interval_free(struct tsync_interval *iv)
+{
+	free(iv);
+}
+
+/* Returns the name of @why. */
+const char *tsync_interval_why_name(enum tsync_interval_why why)
+{
+	switch (why) {
+	case TSYNC_IV_LEARN: return "learn";
+	case TSYNC_IV_GROW: return "grow";
+	case TSYNC_IV_HOLD: return "hold";
+	case TSYNC_IV_TIGHTEN: return "tighten";
+	}
+	return "?";
+}

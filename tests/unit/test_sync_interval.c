@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of host/sync_interval.c, the adaptive sync interval of a
+ * recording, with synthetic TIME_SHIFT samples: a steady drift lets the
+ * interval grow to its maximum; a step or a drift change tightens it at
+ * once, and it grows again when the new drift is learned.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "host/sync_interval.h"
+
+#define SEC 1000000000LL
+
+/* Returns a new interval with the defaults. */
+static struct tsync_interval *interval(void)
+{
+	struct tsync_interval_cfg c;
+	struct tsync_interval *iv = NULL;
+
+	tsync_interval_cfg_default(&c);
+	assert_int_equal(tsync_interval_new(&c, &iv), 0);
+	return iv;
+}
+
+/* Adds a sample at guest time @ts with @off and bound @bound; returns the
+ * next interval and checks the reason. */
+static int64_t add(struct tsync_interval *iv, int64_t ts, int64_t off, int64_t bound,
+		   enum tsync_interval_why want)
+{
+	struct tsync_shift_sample s = { ts, off };
+	enum tsync_interval_why why;
+	int64_t next = tsync_interval_add(iv, &s, bound, &why);
+
+	assert_string_equal(tsync_interval_why_name(why), tsync_interval_why_name(want));
+	return next;
+}
+
+/* Bad configurations are refused. */
+static void test_validation(void **state)
+{
+	struct tsync_interval_cfg c;
+	struct tsync_interval *iv = NULL;
+
+	(void)state;
+	tsync_interval_cfg_default(&c);
+	c.base_ns = 0;
+	assert_int_equal(tsync_interval_new(&c, &iv), -EINVAL);
+	tsync_interval_cfg_default(&c);
+	c.max_ns = c.base_ns - 1;
+	assert_int_equal(tsync_interval_new(&c, &iv), -EINVAL);
+	tsync_interval_cfg_default(&c);
+	c.fit_samples = 1;
+	assert_int_equal(tsync_interval_new(&c, &iv), -EINVAL);
+	c.fit_samples = TSYNC_IV_WINDOW + 1;
+	assert_int_equal(tsync_interval_new(&c, &iv), -EINVAL);
+	assert_int_equal(tsync_interval_new(NULL, &iv), -EINVAL);
+	assert_null(iv);
+	assert_string_equal(tsync_interval_why_name((enum tsync_interval_why)9), "?");
+	tsync_interval_free(NULL);
+}
+
+/* Steady drift (2 ppm, 50 ns of noise, 8 us bounds): learn, then double
+ * up to the maximum and hold there. */
+static void test_steady_grows(void **state)
+{
+	struct tsync_interval *iv = interval();
+	struct tsync_interval_stats st;
+	int64_t t = 100 * SEC, next = tsync_interval_now(iv);
+	static const int64_t noise[] = { 30, -50, 10, 45, -20, 0, -35, 50, 5, -10 };
+
+	(void)state;
+	assert_int_equal(next, SEC);
+	for (int i = 0; i < 10; i++) {
+		enum tsync_interval_why want = i < 3 ? TSYNC_IV_LEARN :
+					       next < 16 * SEC ? TSYNC_IV_GROW : TSYNC_IV_HOLD;
+
+		next = add(iv, t, -5000000 + t / 500000 + noise[i], 8000, want);
+		t += next;
+	}
+	assert_int_equal(next, 16 * SEC);
+	tsync_interval_stats(iv, &st);
+	assert_int_equal(st.rounds, 10);
+	assert_int_equal(st.grown, 4);		/* 2, 4, 8, 16 s */
+	assert_int_equal(st.tightened, 0);
+	assert_int_equal(st.longest_ns, 16 * SEC);
+	tsync_interval_free(iv);
+}
+
+/* A clock step tightens at once; the fit restarts from the newest samples
+ * and the interval grows again once the new line is confirmed. */
+static void test_step_tightens(void **state)
+{
+	struct tsync_interval *iv = interval();
+	struct tsync_interval_stats st;
+	int64_t t = SEC, next = SEC;
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		next = add(iv, t, 1000 + t / 1000000, 8000,
+			   i < 3 ? TSYNC_IV_LEARN : TSYNC_IV_GROW);
+		t += next;
+	}
+	assert_int_equal(next, 8 * SEC);
+	/* the guest clock stepped by 1 ms */
+	next = add(iv, t, 1000 + t / 1000000 - 1000000, 8000, TSYNC_IV_TIGHTEN);
+	assert_int_equal(next, SEC);
+	tsync_interval_stats(iv, &st);
+	assert_int_equal(st.tightened, 1);
+	assert_true(st.worst_miss_ns >= 990000 && st.worst_miss_ns <= 1010000);
+	/* the fit starts over from the first sample after the step: two more
+	 * to learn the new line, then it grows again */
+	t += next;
+	next = add(iv, t, 1000 + t / 1000000 - 1000000, 8000, TSYNC_IV_LEARN);
+	t += next;
+	next = add(iv, t, 1000 + t / 1000000 - 1000000, 8000, TSYNC_IV_LEARN);
+	t += next;
+	next = add(iv, t, 1000 + t / 1000000 - 1000000, 8000, TSYNC_IV_GROW);
+	assert_int_equal(next, 2 * SEC);
+	tsync_interval_free(iv);
+}
+
+/* A drift change that the old fit mispredicts by more than the bound
+ * tightens; one it predicts within the bound does not. */
+static void test_drift_change(void **state)
+{
+	struct tsync_interval *iv = interval();
+	int64_t t = SEC, next = SEC, off = 0;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		next = add(iv, t, off, 1000, i < 3 ? TSYNC_IV_LEARN : TSYNC_IV_GROW);
+		t += next;
+		off += next / 1000000;		/* 1 ppm */
+	}
+	assert_int_equal(next, 4 * SEC);
+	/* 1.2 ppm over the last 4 s: 800 ns off the prediction, within 1 us */
+	off += 4 * SEC / 5000000;
+	next = add(iv, t, off, 1000, TSYNC_IV_GROW);
+	t += next;
+	/* 10 ppm over 8 s: 72 us off */
+	off += next / 1000000 + 9 * next / 1000000;
+	next = add(iv, t, off, 1000, TSYNC_IV_TIGHTEN);
+	assert_int_equal(next, SEC);
+	tsync_interval_free(iv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validation),
+		cmocka_unit_test(test_steady_grows),
+		cmocka_unit_test(test_step_tightens),
+		cmocka_unit_test(test_drift_change),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
