@@ -392,6 +392,11 @@ static int sync_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a
 	ret = select_cpus(cfg, client_session(c)->ncpus, &cpulist, &nlist);
 	if (ret)
 		goto out;
+	if (!nlist || cfg->rounds < 1) {
+		fprintf(stderr, "tsync-host sync: %s: no guest CPU to sync\n", a->name);
+		ret = 2;
+		goto out;
+	}
 	res = calloc((size_t)nlist * (size_t)cfg->rounds, sizeof(*res));
 	if (!res) {
 		fprintf(stderr, "tsync-host sync: out of memory\n");

@@ -299,7 +299,7 @@ int main(int argc, char **argv)
 	}
 	rules[2].nprobes = rule.min_probes;
 	printf("adaptive rule: min %u probes, %u near the floor (within %u/1000 or %ld ns),\n"
-	       "floor still for %u probes, at most %u probes\n", rule.min_probes, rule.near,
+	       "floor still for %u probes, at most %d probes\n", rule.min_probes, rule.near,
 	       rule.tol_permille, (long)rule.tol_min_ns, rule.quiet, MAXP);
 	agent = start_agent(b, &ep);
 	if (agent < 0) {
