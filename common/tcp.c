@@ -135,6 +135,17 @@ static void tcp_format(const struct sockaddr_storage *ss, socklen_t len,
 	}
 }
 
+/* What to check after a refused or unanswered TCP connect. */
+static const char *tcp_hint(int err)
+{
+	if (err == ECONNREFUSED)
+		return "no tsync-agent listens on that address and port: is it running "
+		       "there (tsync-agent -l tcp:0.0.0.0:8823)?";
+	if (err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH)
+		return "no answer from that address: check it, and a firewall on the way";
+	return NULL;
+}
+
 const struct tsync_transport_ops tsync_tcp_ops = {
 	.kind = TSYNC_EP_TCP,
 	.name = "tcp",
@@ -144,4 +155,5 @@ const struct tsync_transport_ops tsync_tcp_ops = {
 	.format = tcp_format,
 	.has_family = tcp_has_family,
 	.port = tcp_port,
+	.hint = tcp_hint,
 };

@@ -84,6 +84,11 @@ static const char *vsock_hint(int err)
 	if (err == ENODEV || err == ENXIO || err == EAFNOSUPPORT)
 		return "this host has no vsock transport (modprobe vhost_vsock), "
 		       "or this guest has no vsock device";
+	if (err == ECONNREFUSED || err == ECONNRESET)
+		return "no tsync-agent listens on that CID and port: is it running in "
+		       "the guest (tsync-agent -l vsock:any:8823)?";
+	if (err == ETIMEDOUT)
+		return "no answer from that CID: is the guest running, with that CID?";
 	return NULL;
 }
 
