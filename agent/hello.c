@@ -42,7 +42,7 @@ struct hello {
 };
 
 /* Checks the allow lists; see hello.h. */
-int agent_check_peer(const struct agent_ctx *ctx, const struct tsync_peer *peer)
+int agent_check_peer(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer)
 {
 	char why[128];
 
@@ -50,6 +50,11 @@ int agent_check_peer(const struct agent_ctx *ctx, const struct tsync_peer *peer)
 			     peer->addrlen, why, sizeof(why)))
 		return 0;
 	agent_rl_warn(ctx->rl, AGENT_RL_ACL, "%s: refused: %s", peer->name, why);
+	/* Said before the host's HELLO arrives, on the accept loop: a fresh
+	 * socket's send buffer takes it at once, and a short deadline bounds
+	 * the rest. */
+	tsync_msg_send_error(fd, TSYNC_ERR_PERMISSION, tsync_deadline_ms(50),
+			     "%s refused: %s of the agent", peer->name, why);
 	return -EACCES;
 }
 

@@ -9,10 +9,11 @@
 struct agent_conn;
 
 /*
- * Checks whether @peer may connect at all (allow lists). Returns 0, or
- * -EACCES after logging the refusal with the peer's address.
+ * Checks whether @peer, connected on @fd, may connect at all (allow
+ * lists). Returns 0, or -EACCES after logging the refusal (rate-limited)
+ * and telling the peer why in an ERROR PERMISSION; the caller closes @fd.
  */
-int agent_check_peer(const struct agent_ctx *ctx, const struct tsync_peer *peer);
+int agent_check_peer(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer);
 
 /*
  * Serves one accepted connection @c (agent/conntab.h): waits for HELLO

@@ -173,7 +173,7 @@ static void accept_one(struct agent *a, struct tsync_listener *l)
 		return;
 	}
 	job = calloc(1, sizeof(*job));
-	if (!job || agent_check_peer(&a->ctx, &peer) ||
+	if (!job || agent_check_peer(&a->ctx, fd, &peer) ||
 	    agent_conntab_add(a->ctx.conns, fd, &peer, &job->conn)) {
 		free(job);
 		close(fd);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Who may connect: the agent refuses to listen on TCP without --allow;
-# a peer outside the allow list is closed at accept and the refusal is
-# logged with its address; IPv6 rules work, and an IPv4 client of a
+# a peer outside the allow list is told why (ERROR PERMISSION, the exact
+# text checked) and closed at accept, and the refusal is logged with its
+# address; IPv6 rules work, and an IPv4 client of a
 # dual-stack listener (an IPv4-mapped IPv6 peer) is matched against the
 # IPv4 rules.
 . "$(dirname "$0")/lib.inc"
@@ -16,6 +17,8 @@ pass "TCP without --allow refused: $out"
 # 2. a peer outside the list is refused at accept, the refusal logged
 E2E_ALLOW=10.0.0.0/8 start_agent deny
 out=$(timeout 20 "$HOST" sync -C mono --rounds 1 "$AGENT_EP" 2>&1) && fail "sync from a refused address succeeded: $out"
+echo "$out" | grep -qE "^tsync-host sync: guest0: $AGENT_EP: peer error PERMISSION \(14\): tcp:127\.0\.0\.1:[0-9]+ refused: address not in the --allow list of the agent\$" ||
+	fail "the host was not told why: $out"
 grep -q "tcp:127.0.0.1:[0-9]*: refused: address not in the --allow list" "$E2E_TMP/deny.log" ||
 	fail "refusal not logged: $(cat "$E2E_TMP/deny.log")"
 pass "127.0.0.1 refused by --allow 10.0.0.0/8: $(grep refused "$E2E_TMP/deny.log" | head -1)"
