@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * bench_07_agents: `tsync-host sync` of many agents at once, N = 1, 2, 4, 8
+ * and 16, each agent in its own time namespace with a different known
+ * CLOCK_MONOTONIC shift (k seconds + k*1111 ns for agent k), so every
+ * offset has a truth.
+ *
+ * After one warm-up run of all agents, each run is the real command, `tsync-host sync -C mono --stamp clock
+ * --json -A EP@gK ...` (adaptive rounds), timed from fork to exit; its CPU
+ * time (user + system) comes from wait4(). Per N it prints the median wall
+ * time to a full sync of every CPU of every agent, its ratio to N = 1 and
+ * that ratio divided by N (1.00: the time grows as the number of guest
+ * CPUs; sync runs the agents one after the other), the host CPU per guest,
+ * and the worst |offset - truth| over all agents, CPUs and runs. The issue's
+ * goal is a time growing no faster than guest CPUs / host CPUs, i.e. a
+ * ratio / N of at most 1 / host CPUs once rounds of different guests run in
+ * parallel; they do not yet.
+ *
+ * Usage: bench_07_agents [REPS]  (runs per N, default 5). Needs root (time
+ * namespaces). Never fails on timing; exits non-zero only when it cannot
+ * run.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "common/cpu.h"
+#include "common/timeutil.h"
+
+#define MAXA 16
+#define SHIFT(k) ((long long)(k) * 1000000000LL + (long long)(k) * 1111LL)
+
+struct agent {
+	pid_t pid;
+	char ep[256];
+};
+
+/* Starts agent @k under timens_exec; fills @a. Returns 0 or -1. */
+static int start_agent(const char *b, int k, struct agent *a)
+{
+	char agent[256], helper[256], shift[32], line[256];
+	int p[2];
+	FILE *f;
+
+	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
+	snprintf(helper, sizeof(helper), "%s/helpers/timens_exec", b);
+	snprintf(shift, sizeof(shift), "%lld", SHIFT(k));
+	if (pipe(p))
+		return -1;
+	a->pid = fork();
+	if (a->pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execl(helper, helper, shift, "0", agent, "-l", "tcp:127.0.0.1:0",
+		      "--allow", "127.0.0.1", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "listening on ", 13)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(a->ep, sizeof(a->ep), "%s", line + 13);
+	return 0;
+}
+
+/* Checks every offset of agent gK in @json against -SHIFT(K); returns the
+ * worst |error| (ns), or -1 when an agent or CPU is missing. */
+static long long worst_error(const char *json, int n, int ncpus)
+{
+	long long worst = 0;
+
+	for (int k = 0; k < n; k++) {
+		char key[32];
+		const char *p, *end;
+		int count = 0;
+
+		snprintf(key, sizeof(key), "\"name\": \"g%d\"", k);
+		p = strstr(json, key);
+		if (!p)
+			return -1;
+		end = strstr(p + 1, "\"name\": \"");
+		for (const char *q = strstr(p, "\"offset_ns\": "); q && (!end || q < end);
+		     q = strstr(q + 1, "\"offset_ns\": ")) {
+			long long e = llabs(strtoll(q + 13, NULL, 10) + SHIFT(k));
+
+			worst = e > worst ? e : worst;
+			count++;
+		}
+		if (count < ncpus)
+			return -1;
+	}
+	return worst;
+}
+
+/* Runs one sync of the first @n agents; fills wall and CPU time (ns) and
+ * the worst error. Returns 0 or -1. */
+static int run_sync(const char *b, const struct agent *a, int n, int64_t *wall,
+		    int64_t *cpu, long long *worst)
+{
+	char host[256], *argv[8 + 2 * MAXA], names[MAXA][288];
+	static char out[1 << 20];
+	struct rusage ru;
+	size_t len = 0;
+	int p[2], st, c = 0;
+	int64_t t0;
+	ssize_t r;
+	pid_t pid;
+
+	snprintf(host, sizeof(host), "%s/tsync-host", b);
+	argv[c++] = host;
+	argv[c++] = (char *)"sync";
+	argv[c++] = (char *)"-C";
+	argv[c++] = (char *)"mono";
+	argv[c++] = (char *)"--stamp";
+	argv[c++] = (char *)"clock";
+	argv[c++] = (char *)"--json";
+	for (int k = 0; k < n; k++) {
+		snprintf(names[k], sizeof(names[k]), "%s@g%d", a[k].ep, k);
+		argv[c++] = (char *)"-A";
+		argv[c++] = names[k];
+	}
+	argv[c] = NULL;
+	if (pipe(p))
+		return -1;
+	t0 = tsync_now_ns();
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execv(host, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((r = read(p[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(p[0]);
+	out[len] = '\0';
+	if (pid < 0 || wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	*wall = tsync_now_ns() - t0;
+	*cpu = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+	*worst = worst_error(out, n, tsync_cpu_count());
+	return *worst < 0 ? -1 : 0;
+}
+
+/* Sort helper. */
+static int cmp64(const void *x, const void *y)
+{
+	int64_t u = *(const int64_t *)x, v = *(const int64_t *)y;
+
+	return u < v ? -1 : u > v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *b = getenv("B") ? getenv("B") : "build";
+	int reps = argc > 1 ? atoi(argv[1]) : 5, started = 0, ret = 0;
+	static const int ns[] = { 1, 2, 4, 8, 16 };
+	struct agent a[MAXA];
+	double base = 0;
+
+	if (reps < 1 || reps > 1000) {
+		fprintf(stderr, "usage: bench_07_agents [REPS]\n");
+		return 2;
+	}
+	for (; started < MAXA; started++) {
+		if (start_agent(b, started, &a[started])) {
+			fprintf(stderr, "bench_07_agents: cannot start agent %d from %s\n",
+				started, b);
+			ret = 1;
+			goto out;
+		}
+	}
+	{	/* warm-up: caches, the agents' first sessions */
+		int64_t w, c;
+		long long e;
+
+		run_sync(b, a, MAXA, &w, &c, &e);
+	}
+	printf("tsync-host sync of N agents (each %d CPUs, own time namespace), adaptive\n"
+	       "rounds, %d runs per N, on %d host CPUs; medians:\n", tsync_cpu_count(), reps,
+	       tsync_cpu_count());
+	printf("  %3s %10s %9s %11s %14s %12s\n", "N", "wall ms", "ratio", "ratio / N",
+	       "host CPU/guest", "worst err ns");
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		int64_t wall[1000], cpu[1000];
+		long long worst = 0, w;
+		int ok = 0;
+
+		for (int r = 0; r < reps; r++) {
+			if (run_sync(b, a, ns[i], &wall[ok], &cpu[ok], &w)) {
+				printf("  N=%d: a run failed or lacked an offset\n", ns[i]);
+				continue;
+			}
+			worst = w > worst ? w : worst;
+			ok++;
+		}
+		if (!ok)
+			continue;
+		qsort(wall, (size_t)ok, sizeof(wall[0]), cmp64);
+		qsort(cpu, (size_t)ok, sizeof(cpu[0]), cmp64);
+		if (ns[i] == 1)
+			base = (double)wall[ok / 2];
+		printf("  %3d %10.2f %8.2fx %10.2fx %11.2f ms %12lld\n", ns[i], wall[ok / 2] / 1e6,
+		       base ? wall[ok / 2] / base : 0, base ? wall[ok / 2] / base / ns[i] : 0,
+		       cpu[ok / 2] / 1e6 / ns[i], worst);
+	}
+out:
+	for (int k = 0; k < started; k++)
+		kill(a[k].pid, SIGTERM);
+	for (int k = 0; k < started; k++)
+		waitpid(a[k].pid, NULL, 0);
+	return ret;
+}
