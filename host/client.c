@@ -303,7 +303,8 @@ int client_stream_open(struct tsync_client *c, uint32_t cpu, int *fd,
 /* Closes a stream socket; see client.h. */
 void client_stream_close(struct tsync_client *c, int fd)
 {
-	host_cancel_remove(c->opts.cancel, fd);
+	if (c)
+		host_cancel_remove(c->opts.cancel, fd);
 	close(fd);
 }
 

@@ -118,7 +118,8 @@ int client_trace_start(struct tsync_client *c, const struct client_trace_opts *o
  */
 int client_stream_open(struct tsync_client *c, uint32_t cpu, int *fd,
 		       char *err, size_t errlen);
-/* Closes a stream socket from client_stream_open(). */
+/* Closes a stream socket from client_stream_open() (@c NULL: a socket
+ * that is no client's, only closed). */
 void client_stream_close(struct tsync_client *c, int fd);
 /*
  * Stops tracing (TRACE_STOP), waiting up to @timeout_ms for TRACE_STOPPED.
