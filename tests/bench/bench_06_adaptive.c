@@ -240,6 +240,7 @@ static void report(const char *phase, const char *src, struct tally *t)
 /* Allocates the tallies for @n rounds per rule. */
 static int tally_alloc(struct tally *t, int n)
 {
+	memset(t, 0, NRULES * sizeof(*t));
 	for (int k = 0; k < NRULES; k++) {
 		t[k].n = 0;
 		t[k].probes = calloc((size_t)n, sizeof(int64_t));
@@ -261,6 +262,7 @@ static void tally_free(struct tally *t)
 		free(t[k].bound);
 		free(t[k].ms_us);
 	}
+	memset(t, 0, NRULES * sizeof(*t));
 }
 
 int main(int argc, char **argv)
@@ -315,7 +317,8 @@ int main(int argc, char **argv)
 	printf("sync rounds against an agent in a time namespace (mono shifted by %lld ns),\n"
 	       "%d rounds per rule, CPU, phase and source; |offset - truth| in ns:\n",
 	       SHIFT_NS, rounds);
-	int nphases = getenv("BENCH06_PHASES") ? atoi(getenv("BENCH06_PHASES")) : 2;
+	const char *phases = getenv("BENCH06_PHASES");
+	int nphases = phases ? atoi(phases) : 2;
 
 	for (int phase = 0; phase < nphases && phase < 2 && !ret; phase++) {
 		for (size_t s = 0; s < sizeof(src) / sizeof(src[0]) && !ret; s++) {
