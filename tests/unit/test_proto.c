@@ -1017,14 +1017,15 @@ static void test_helpers(void **state)
 
 /*
  * The catalogue in Documentation/protocol.md matches the code: every
- * message type with its id, name and payload limits, every wire error
- * code with its name (so the specification cannot drift silently).
+ * message type with its id, name and payload limits, every capability
+ * with its bit, every wire error code with its name (so the specification
+ * cannot drift silently).
  */
 static void test_doc_tables(void **state)
 {
 	FILE *f = fopen("Documentation/protocol.md", "r");
 	char line[512], name[64], dir[64];
-	unsigned int id, min, max, types = 0, codes = 0;
+	unsigned int id, min, max, types = 0, codes = 0, ncaps = 0;
 	int in_types = 0;
 
 	(void)state;
@@ -1051,6 +1052,22 @@ static void test_doc_tables(void **state)
 		}
 		if (in_types && types && line[0] != '|')
 			in_types = 0;
+		/* capabilities: "| 2   | `CAP_STAMP_TSC`   | ..." */
+		if (!in_types && sscanf(line, "| %u | `CAP_%63[A-Z_]` |", &id, name) == 2) {
+			static const struct { const char *name; uint32_t bit; } caps[] = {
+				{ "AUTH_HMAC", TSYNC_CAP_AUTH_HMAC },
+				{ "TRACE", TSYNC_CAP_TRACE },
+				{ "STAMP_TSC", TSYNC_CAP_STAMP_TSC },
+			};
+			size_t k = 0;
+
+			while (k < sizeof(caps) / sizeof(caps[0]) && strcmp(caps[k].name, name))
+				k++;
+			if (k == sizeof(caps) / sizeof(caps[0]) || caps[k].bit != 1u << id)
+				fail_msg("doc says capability %s is bit %u, code differs", name, id);
+			ncaps++;
+			continue;
+		}
 		/* wire error codes: "| 2    | VERSION      | ..." */
 		if (!in_types && !strstr(line, "| -") &&
 		    sscanf(line, "| %u | %63[A-Z_] |", &id, name) == 2) {
@@ -1061,6 +1078,7 @@ static void test_doc_tables(void **state)
 	fclose(f);
 	assert_int_equal(types, N_SAMPLE_TYPES);
 	assert_int_equal(codes, TSYNC_ERR_PERMISSION + 1);
+	assert_int_equal(ncaps, 3);
 }
 
 /* Writes @len bytes of @data to DIR/SUB/NAME. */
