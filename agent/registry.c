@@ -11,6 +11,7 @@ struct reg_entry {
 	struct agent_session *s;
 	uint64_t id;
 	int refs;
+	bool removing;		/* no new references */
 	struct reg_entry *next;
 };
 
@@ -85,6 +86,9 @@ void agent_registry_remove(struct agent_registry *r, struct agent_session *s)
 	for (e = r->head; e && e->s != s; e = e->next)
 		;
 	if (e) {
+		/* From now on nobody finds it: data connections that keep
+		 * arriving cannot hold the session up for good. */
+		e->removing = true;
 		e->refs--;
 		while (e->refs > 0)
 			pthread_cond_wait(&r->released, &r->lock);
@@ -106,7 +110,7 @@ struct agent_session *agent_registry_get(struct agent_registry *r, uint64_t id)
 
 	pthread_mutex_lock(&r->lock);
 	for (struct reg_entry *e = r->head; e; e = e->next) {
-		if (e->id == id && e->refs > 0) {
+		if (e->id == id && !e->removing) {
 			e->refs++;
 			s = e->s;
 			break;
