@@ -13,6 +13,7 @@
 #ifndef TSYNC_HOST_CLIENT_H
 #define TSYNC_HOST_CLIENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -71,6 +72,10 @@ struct round_opts {
 	/* clock source: stamp the clocks as each side's time namespace
 	 * shows them (`--stamp clock` given), not in trace clock terms */
 	bool ns_clock;
+	/* [host CPUs], or NULL: held by a round for its host CPU, so that
+	 * rounds of several guests (record's sync threads) run in parallel
+	 * only on different host CPUs and do not spoil each other */
+	pthread_mutex_t *cpu_locks;
 };
 
 /* What TRACE_START asks for. */

@@ -298,8 +298,12 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 		free(rc.hp);
 		return round_fail(res, ret, "stopping rule: %s", strerror(-ret));
 	}
+	if (o->cpu_locks)
+		pthread_mutex_lock(&o->cpu_locks[rc.host_cpu]);
 	ret = tsync_cpu_pin(rc.host_cpu, &old);
 	if (ret) {
+		if (o->cpu_locks)
+			pthread_mutex_unlock(&o->cpu_locks[rc.host_cpu]);
 		free(rc.hp);
 		tsync_stopper_free(rc.stop);
 		return round_fail(res, ret, "cannot pin the host thread to CPU %d: %s",
@@ -309,6 +313,8 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	if (ret)
 		res->status = ret;
 	tsync_cpu_unpin(&old);
+	if (o->cpu_locks)
+		pthread_mutex_unlock(&o->cpu_locks[rc.host_cpu]);
 	tsync_stopper_free(rc.stop);
 	free(rc.hp);
 	return ret;

@@ -419,6 +419,8 @@ struct recorder {
 	struct rec_signals *sig;	/* the signal watcher */
 	int stop_fd;			/* eventfd: the sync threads' final round */
 	pid_t child;
+	pthread_mutex_t *cpu_locks;	/* [host CPUs]: one round per host CPU */
+	int ncpu_locks;
 };
 
 /* Fills in what follows from the parsed options: ids, options, directory. */
@@ -436,6 +438,11 @@ static void rec_init(struct recorder *r)
 				     .host_cpu = -1, .busy = -1,
 				     .ns_clock = r->cfg.stamp_forced &&
 						 r->cfg.source == TSYNC_STAMP_CLOCK };
+	/* the guests' sync threads share the host CPUs (see round_opts) */
+	r->cpu_locks = calloc((size_t)tsync_cpu_count(), sizeof(*r->cpu_locks));
+	for (int i = 0; r->cpu_locks && i < tsync_cpu_count(); i++, r->ncpu_locks++)
+		pthread_mutex_init(&r->cpu_locks[i], NULL);
+	r->ro.cpu_locks = r->cpu_locks;
 	if (slash)
 		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.output), r->cfg.output);
 	else
@@ -581,6 +588,9 @@ static void rec_cleanup(struct recorder *r)
 	}
 	host_stop(&r->h);
 	host_free(&r->h);
+	for (int i = 0; i < r->ncpu_locks; i++)
+		pthread_mutex_destroy(&r->cpu_locks[i]);
+	free(r->cpu_locks);
 	rec_signals_free(r->sig);
 	host_cancel_free(r->cancel);
 	if (r->stop_fd >= 0)
