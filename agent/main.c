@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,151 +15,126 @@
 
 #include "agent/agent.h"
 #include "common/log.h"
+#include "common/opt.h"
 #include "proto/proto.h"
 
-/* Prints usage to @f. */
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: tsync-agent [-l ENDPOINT]... [-D] [--pidfile FILE] [-v]\n"
-"  -l, --listen ENDPOINT   vsock:CID:PORT or tcp:HOST:PORT (repeatable);\n"
-"                          default vsock:any:%d\n"
-"  -D, --daemon            run in the background, log to syslog\n"
-"      --pidfile FILE      write the agent's pid to FILE\n"
-"      --allow ADDR[/PREFIX]  TCP peers that may connect (repeatable, IPv4 or\n"
-"                          IPv6); required to listen on TCP\n"
-"      --allow-cid LIST    vsock CIDs that may connect: N, N-M, any, comma-\n"
-"                          separated (repeatable); default 2 (the host)\n"
-"      --key-file FILE     hosts must prove they hold this shared key (HMAC-\n"
-"                          SHA256 challenge-response); mode 0600 or stricter\n"
-"      --max-sessions N    concurrent control sessions (default 16)\n"
-"      --max-conns N       concurrent connections of any kind (default 256)\n"
-"      --idle-timeout MS   close a connection silent this long (default 30000)\n"
-"      --io-timeout MS     deadline for one message once started (default 5000)\n"
-"      --auth-timeout MS   a connection must say HELLO (and pass AUTH with a\n"
-"                          key) this soon after it opened (default 5000)\n"
-"      --max-probes N      probes per sync round a host may ask (default 4096)\n"
-"      --max-buffer-kb KB  per-CPU buffer a host may ask (default 65536)\n"
-"      --max-trace-mb MB   trace buffers of all sessions together (default:\n"
-"                          a quarter of the guest's memory)\n"
-"      --max-message-kb KB largest message a host may send (4-1024,\n"
-"                          default 1024)\n"
-"  -v, --verbose           debug logging (every message sent and received)\n"
-"  -h, --help              this text\n", TSYNC_DEFAULT_PORT);
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-/* Parses a positive int option or exits with a one-line error. */
-static long parse_pos(const char *opt, const char *val, long max)
-{
-	char *end;
-	long v;
+enum { O_LISTEN = 1, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
+       O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE, O_HELP };
 
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || *end || end == val || v <= 0 || v > max) {
-		fprintf(stderr, "tsync-agent: invalid value '%s' for %s (1-%ld)\n", val, opt, max);
-		exit(2);
+/* The defaults of the two limits below are their maximum, the protocol's. */
+_Static_assert(TSYNC_MAX_PROBES == 4096, "--max-probes default");
+_Static_assert(TSYNC_MSG_MAX / 1024 == 1024, "--max-message-kb default");
+
+/* The agent's options; tsync-agent(8) documents each (tests/e2e/manpages.sh
+ * checks the defaults agree). */
+static const struct tsync_opt agent_opts[] = {
+	{ .id = O_LISTEN, .name = "listen", .short_name = 'l', .type = TSYNC_OPT_STRING,
+	  .flags = TSYNC_OPT_REPEAT, .arg = "ENDPOINT",
+	  .def = "vsock:any:" STR(TSYNC_DEFAULT_PORT),
+	  .help = "vsock:CID:PORT or tcp:HOST:PORT, up to " STR(AGENT_MAX_LISTEN) },
+	{ .id = O_DAEMON, .name = "daemon", .short_name = 'D', .type = TSYNC_OPT_FLAG,
+	  .help = "run in the background, log to syslog" },
+	{ .id = O_PIDFILE, .name = "pidfile", .type = TSYNC_OPT_STRING, .arg = "FILE",
+	  .def_text = "no pid file", .help = "write the agent's pid to FILE" },
+	{ .id = O_ALLOW, .name = "allow", .type = TSYNC_OPT_STRING, .flags = TSYNC_OPT_REPEAT,
+	  .arg = "ADDR[/PREFIX]", .def_text = "none",
+	  .help = "TCP peers that may connect (IPv4 or IPv6); required to listen on TCP" },
+	{ .id = O_ALLOW_CID, .name = "allow-cid", .type = TSYNC_OPT_STRING,
+	  .flags = TSYNC_OPT_REPEAT, .arg = "LIST", .def = "2",
+	  .help = "vsock CIDs that may connect: N, N-M, any, comma-separated" },
+	{ .id = O_KEYFILE, .name = "key-file", .type = TSYNC_OPT_STRING, .arg = "FILE",
+	  .def_text = "no key", .help = "hosts must prove they hold this shared key (HMAC-SHA256 "
+		  "challenge-response); mode 0600 or stricter" },
+	{ .id = O_MAXSESS, .name = "max-sessions", .type = TSYNC_OPT_INT, .arg = "N",
+	  .def = "16", .min = 1, .max = 4096, .help = "concurrent control sessions" },
+	{ .id = O_MAXCONNS, .name = "max-conns", .type = TSYNC_OPT_INT, .arg = "N",
+	  .def = "256", .min = 1, .max = 65536,
+	  .help = "concurrent connections of any kind" },
+	{ .id = O_IDLE, .name = "idle-timeout", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .def = "30000", .min = 1, .max = 86400000,
+	  .help = "close a connection silent this long" },
+	{ .id = O_IO, .name = "io-timeout", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .def = "5000", .min = 1, .max = 3600000,
+	  .help = "deadline for one message once started" },
+	{ .id = O_AUTHTO, .name = "auth-timeout", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .def = "5000", .min = 1, .max = 3600000,
+	  .help = "a connection must say HELLO (and pass AUTH with a key) this soon "
+		  "after it opened" },
+	{ .id = O_PROBES, .name = "max-probes", .type = TSYNC_OPT_INT, .arg = "N",
+	  .def = "4096", .min = 1, .max = TSYNC_MAX_PROBES,
+	  .help = "probes per sync round a host may ask" },
+	{ .id = O_BUFKB, .name = "max-buffer-kb", .type = TSYNC_OPT_INT, .arg = "KB",
+	  .def = "65536", .min = 1, .max = 16 * 1024 * 1024,
+	  .help = "per-CPU buffer a host may ask" },
+	{ .id = O_TRACEMB, .name = "max-trace-mb", .type = TSYNC_OPT_INT, .arg = "MB",
+	  .min = 1, .max = 16 * 1024 * 1024, .def_text = "a quarter of the guest's memory",
+	  .help = "trace buffers of all sessions together" },
+	{ .id = O_MSGKB, .name = "max-message-kb", .type = TSYNC_OPT_INT, .arg = "KB",
+	  .def = "1024", .min = 4, .max = TSYNC_MSG_MAX / 1024.0,
+	  .help = "largest message a host may send" },
+	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
+	  .help = "debug logging (every message sent and received)" },
+	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
+	  .help = "this text" },
+	{ 0 }
+};
+
+static const struct tsync_opt_cmd agent_cmd = {
+	.prog = "tsync-agent",
+	.synopsis = "usage: tsync-agent [-l ENDPOINT]... [-D] [--pidfile FILE] [-v] [OPTIONS]\n",
+	.opts = agent_opts,
+};
+
+/* Stores one option value into the struct agent_cfg @ctx (tsync_opt_fn). */
+static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
+		   char *err, size_t errlen)
+{
+	struct agent_cfg *cfg = ctx;
+
+	switch (o->id) {
+	case O_LISTEN:
+		if (cfg->nlisten >= AGENT_MAX_LISTEN)
+			return snprintf(err, errlen, "at most %d endpoints", AGENT_MAX_LISTEN), -1;
+		if (tsync_endpoint_parse(v->str, TSYNC_EP_ALLOW_PORT0,
+					 &cfg->listen[cfg->nlisten], err, errlen))
+			return -1;
+		cfg->nlisten++;
+		return 0;
+	case O_DAEMON: cfg->daemonize = true; return 0;
+	case O_PIDFILE: cfg->pidfile = v->str; return 0;
+	case O_ALLOW: return tsync_acl_add_ip(cfg->acl, v->str, err, errlen) ? -1 : 0;
+	case O_ALLOW_CID: return tsync_acl_add_cids(cfg->acl, v->str, err, errlen) ? -1 : 0;
+	case O_KEYFILE: return tsync_key_load(v->str, &cfg->key, err, errlen) ? -1 : 0;
+	case O_MAXSESS: cfg->max_sessions = (int)v->num; return 0;
+	case O_MAXCONNS: cfg->max_conns = (int)v->num; return 0;
+	case O_IDLE: cfg->idle_timeout_ms = (int)v->num; return 0;
+	case O_IO: cfg->io_timeout_ms = (int)v->num; return 0;
+	case O_AUTHTO: cfg->auth_timeout_ms = (int)v->num; return 0;
+	case O_PROBES: cfg->max_probes = (uint32_t)v->num; return 0;
+	case O_BUFKB: cfg->max_buffer_kb = (uint32_t)v->num; return 0;
+	case O_TRACEMB: cfg->max_trace_mb = (uint32_t)v->num; return 0;	/* 0: RAM / 4 */
+	case O_MSGKB: cfg->max_msg_kb = (uint32_t)v->num; return 0;
+	case O_VERBOSE: cfg->verbose++; return 0;
 	}
-	return v;
+	return snprintf(err, errlen, "not handled"), -1;
 }
 
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
-	enum { O_PIDFILE = 256, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB };
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "daemon", no_argument, NULL, 'D' },
-		{ "pidfile", required_argument, NULL, O_PIDFILE },
-		{ "allow", required_argument, NULL, O_ALLOW },
-		{ "allow-cid", required_argument, NULL, O_ALLOW_CID },
-		{ "key-file", required_argument, NULL, O_KEYFILE },
-		{ "max-sessions", required_argument, NULL, O_MAXSESS },
-		{ "max-conns", required_argument, NULL, O_MAXCONNS },
-		{ "idle-timeout", required_argument, NULL, O_IDLE },
-		{ "io-timeout", required_argument, NULL, O_IO },
-		{ "auth-timeout", required_argument, NULL, O_AUTHTO },
-		{ "max-probes", required_argument, NULL, O_PROBES },
-		{ "max-buffer-kb", required_argument, NULL, O_BUFKB },
-		{ "max-trace-mb", required_argument, NULL, O_TRACEMB },
-		{ "max-message-kb", required_argument, NULL, O_MSGKB },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	char err[300];
-	int c;
+	int first = tsync_opt_parse_or_exit(&agent_cmd, argc, argv, set_opt, cfg);
 
-	while ((c = getopt_long(argc, argv, "l:Dvh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			if (cfg->nlisten >= AGENT_MAX_LISTEN) {
-				fprintf(stderr, "tsync-agent: at most %d -l options\n", AGENT_MAX_LISTEN);
-				exit(2);
-			}
-			if (tsync_endpoint_parse(optarg, TSYNC_EP_ALLOW_PORT0,
-						 &cfg->listen[cfg->nlisten], err, sizeof(err))) {
-				fprintf(stderr, "tsync-agent: -l: %s\n", err);
-				exit(2);
-			}
-			cfg->nlisten++;
-			break;
-		case 'D': cfg->daemonize = true; break;
-		case O_PIDFILE: cfg->pidfile = optarg; break;
-		case O_ALLOW:
-			if (tsync_acl_add_ip(cfg->acl, optarg, err, sizeof(err))) {
-				fprintf(stderr, "tsync-agent: --allow: %s\n", err);
-				exit(2);
-			}
-			break;
-		case O_KEYFILE:
-			tsync_key_free(cfg->key);
-			cfg->key = NULL;
-			if (tsync_key_load(optarg, &cfg->key, err, sizeof(err))) {
-				fprintf(stderr, "tsync-agent: --key-file: %s\n", err);
-				exit(2);
-			}
-			break;
-		case O_ALLOW_CID:
-			if (tsync_acl_add_cids(cfg->acl, optarg, err, sizeof(err))) {
-				fprintf(stderr, "tsync-agent: --allow-cid: %s\n", err);
-				exit(2);
-			}
-			break;
-		case O_MAXSESS: cfg->max_sessions = (int)parse_pos("--max-sessions", optarg, 4096); break;
-		case O_MAXCONNS: cfg->max_conns = (int)parse_pos("--max-conns", optarg, 65536); break;
-		case O_IDLE: cfg->idle_timeout_ms = (int)parse_pos("--idle-timeout", optarg, 86400000); break;
-		case O_IO: cfg->io_timeout_ms = (int)parse_pos("--io-timeout", optarg, 3600000); break;
-		case O_AUTHTO: cfg->auth_timeout_ms = (int)parse_pos("--auth-timeout", optarg, 3600000); break;
-		case O_PROBES: cfg->max_probes = (uint32_t)parse_pos("--max-probes", optarg, 4096); break;
-		case O_BUFKB: cfg->max_buffer_kb = (uint32_t)parse_pos("--max-buffer-kb", optarg, 16 * 1024 * 1024); break;
-		case O_TRACEMB: cfg->max_trace_mb = (uint32_t)parse_pos("--max-trace-mb", optarg, 16 * 1024 * 1024); break;
-		case O_MSGKB:
-			cfg->max_msg_kb = (uint32_t)parse_pos("--max-message-kb", optarg,
-							      TSYNC_MSG_MAX / 1024);
-			if (cfg->max_msg_kb < 4) {
-				fprintf(stderr, "tsync-agent: --max-message-kb below 4\n");
-				exit(2);
-			}
-			break;
-		case 'v': cfg->verbose++; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tsync-agent: unexpected argument '%s'\n", argv[optind]);
+	if (first < argc) {
+		fprintf(stderr, "tsync-agent: unexpected argument '%s'\n", argv[first]);
 		exit(2);
 	}
-	if (!cfg->nlisten) {
-		cfg->listen[0] = (struct tsync_endpoint){ .kind = TSYNC_EP_VSOCK,
-			.cid = (uint32_t)-1, .port = TSYNC_DEFAULT_PORT };
-		cfg->nlisten = 1;
-	}
 	/* Whoever connects controls kernel tracing as root: vsock admits only
-	 * the host unless told otherwise, TCP nobody unless told whom. */
-	if (!tsync_acl_cid_rules(cfg->acl))
-		tsync_acl_add_cids(cfg->acl, "2", NULL, 0);
+	 * the host unless told otherwise (--allow-cid's default), TCP nobody
+	 * unless told whom. */
 	for (int i = 0; i < cfg->nlisten; i++) {
 		if (cfg->listen[i].kind == TSYNC_EP_TCP && !tsync_acl_ip_rules(cfg->acl)) {
 			fprintf(stderr, "tsync-agent: refusing to listen on TCP (%s) without "
@@ -186,16 +160,7 @@ static int write_pidfile(const char *path)
 
 int main(int argc, char **argv)
 {
-	struct agent_cfg cfg = {
-		.max_sessions = 16,
-		.max_conns = 256,
-		.idle_timeout_ms = 30000,
-		.io_timeout_ms = 5000,
-		.auth_timeout_ms = 5000,
-		.max_probes = 4096,
-		.max_buffer_kb = 65536,
-		.max_msg_kb = TSYNC_MSG_MAX / 1024,
-	};
+	struct agent_cfg cfg = { 0 };	/* defaults: agent_opts[] */
 	struct agent *a;
 	sigset_t mask;
 	char rules[512];

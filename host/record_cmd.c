@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +32,7 @@
 #include "common/cpu.h"
 #include "common/instance.h"
 #include "common/log.h"
+#include "common/opt.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
@@ -45,6 +45,8 @@
 
 #define MAX_GUESTS HOST_MAX_AGENTS
 #define MAX_EVENTS 256
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 struct rec_cfg {
 	const char *clock;
@@ -67,159 +69,165 @@ struct rec_cfg {
 	char **command;
 };
 
-/* Prints usage to @f. */
-static void usage(FILE *f)
+enum { O_EVENT = 1, O_FILTER, O_BUFKB, O_CLOCK, O_OUTPUT, O_AGENT, O_INTERVAL, O_DURATION,
+       O_STAMP, O_KEYFILE, O_GUESTMAX, O_VERBOSE, O_HELP };
+
+static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
+
+/* The options of `tsync-host record`, as trace-cmd record names those they
+ * share; tsync-host(1) documents each (tests/e2e/manpages.sh checks the
+ * defaults agree). -e, -f and -b after an -A apply to that guest. */
+static const struct tsync_opt rec_opts[] = {
+	{ .id = O_EVENT, .short_name = 'e', .type = TSYNC_OPT_STRING, .arg = "EVENT",
+	  .flags = TSYNC_OPT_REPEAT, .def_text = "no events",
+	  .help = "system:event, system or all" },
+	{ .id = O_FILTER, .short_name = 'f', .type = TSYNC_OPT_STRING, .arg = "FILTER",
+	  .flags = TSYNC_OPT_REPEAT, .help = "filter for the preceding -e" },
+	{ .id = O_BUFKB, .short_name = 'b', .type = TSYNC_OPT_INT, .arg = "KB",
+	  .flags = TSYNC_OPT_SCOPED, .min = 1, .max = 16 * 1024 * 1024,
+	  .def_text = "the kernel's default", .help = "per-CPU buffer size in KiB" },
+	{ .id = O_CLOCK, .short_name = 'C', .type = TSYNC_OPT_STRING, .arg = "CLOCK",
+	  .def = "local", .help = "trace clock of host and guests" },
+	{ .id = O_OUTPUT, .short_name = 'o', .type = TSYNC_OPT_STRING, .arg = "FILE",
+	  .def = "trace.dat",
+	  .help = "host output; guests go to trace-NAME.dat beside it" },
+	{ .id = O_AGENT, .short_name = 'A', .type = TSYNC_OPT_STRING, .arg = "AGENT[@NAME]",
+	  .flags = TSYNC_OPT_REPEAT | TSYNC_OPT_NEW_SCOPE,
+	  .help = "record a guest, up to " STR(MAX_GUESTS) "; -e, -f and -b after it "
+		  "apply to it" },
+	{ .id = O_INTERVAL, .name = "tsync-interval", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .min = 1, .max = 3600000, .def_text = "adaptive",
+	  .help = "sync every MS ms while recording; without it from 1 s up to 16 s "
+		  "while the drift stays predictable" },
+	{ .id = O_DURATION, .name = "duration", .type = TSYNC_OPT_DOUBLE, .arg = "SECONDS",
+	  .min = 0, .max = 1e7, .def_text = "no limit", .help = "stop after SECONDS" },
+	{ .id = O_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
+	  .choices = stamps, .def_text = "chosen from the clock",
+	  .help = "timestamp source" },
+	{ .id = O_KEYFILE, .name = "key-file", .type = TSYNC_OPT_STRING, .arg = "FILE",
+	  .def_text = "no key", .help = "authenticate to the agents with this shared key" },
+	{ .id = O_GUESTMAX, .name = "guest-max-mb", .type = TSYNC_OPT_INT, .arg = "MB",
+	  .def = "4096", .min = 0, .max = 16 * 1024 * 1024,
+	  .help = "stop a guest that sends more than MB MiB of data; 0: no cap" },
+	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
+	  .help = "debug logging" },
+	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
+	  .help = "this text" },
+	{ 0 }
+};
+
+static const struct tsync_opt_cmd rec_cmd = {
+	.prog = "tsync-host record",
+	.synopsis = "usage: tsync-host record [HOST OPTIONS] [-A AGENT[@NAME] [GUEST OPTIONS]]...\n"
+		    "                         [-- COMMAND [ARGS]]\n",
+	.epilogue = "Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
+		    "SIGTERM; a second SIGINT aborts without waiting for the data.\n",
+	.opts = rec_opts,
+	.stop_at_operand = true,
+};
+
+/* -e: adds @name to the host's events or, after an -A, to guest @g's. */
+static int add_event(struct rec_cfg *cfg, struct guest *g, const char *name,
+		     char *err, size_t errlen)
 {
-	fprintf(f,
-"usage: tsync-host record [HOST OPTIONS] [-A AGENT[@NAME] [GUEST OPTIONS]]...\n"
-"                         [-- COMMAND [ARGS]]\n"
-"  -e EVENT              system:event, system or all (repeatable)\n"
-"  -f FILTER             filter for the preceding -e\n"
-"  -b KB                 per-CPU buffer size in KiB\n"
-"  -C CLOCK              trace clock of host and guests (default local)\n"
-"  -o FILE               host output (default trace.dat); guests go to\n"
-"                        trace-NAME.dat beside it\n"
-"  -A AGENT[@NAME]       record a guest; -e, -f and -b after it apply to it\n"
-"      --tsync-interval MS  sync every MS ms while recording (default: from\n"
-"                           1 s up to 16 s while the drift stays predictable)\n"
-"      --duration SECONDS   stop after SECONDS\n"
-"      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
-"      --key-file FILE   authenticate to the agents with this shared key\n"
-"      --guest-max-mb MB stop a guest that sends more than MB MiB of data\n"
-"                        (default 4096; 0: no cap)\n"
-"  -v, --verbose         debug logging\n"
-"Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
-"SIGTERM; a second SIGINT aborts without waiting for the data.\n");
+	if (!g) {
+		if (cfg->nevents >= MAX_EVENTS)
+			return snprintf(err, errlen, "more than %d events", MAX_EVENTS), -1;
+		cfg->events[cfg->nevents++] = (struct tracemeta_event_spec){ name, NULL };
+		return 0;
+	}
+	if (g->nevents >= MAX_EVENTS)
+		return snprintf(err, errlen, "more than %d events for %s", MAX_EVENTS,
+				g->agent_str), -1;
+	if (strlen(name) >= TSYNC_EVENT_NAME_MAX)
+		return snprintf(err, errlen, "event name too long"), -1;
+	snprintf(g->events[g->nevents].name, TSYNC_EVENT_NAME_MAX, "%s", name);
+	g->events[g->nevents].filter = (char *)"";
+	g->nevents++;
+	return 0;
 }
 
-/* Exits with a usage error. */
-static void __attribute__((noreturn)) die_usage(const char *fmt, const char *val)
+/* -A AGENT[@NAME]: adds a guest (the scope of the -e, -f, -b after it). */
+static int add_guest(struct rec_cfg *cfg, char *arg, char *err, size_t errlen)
 {
-	fprintf(stderr, "tsync-host record: ");
-	fprintf(stderr, fmt, val);
-	fputc('\n', stderr);
-	exit(2);
+	struct host_agent_arg a;
+	struct guest *g;
+
+	if (cfg->nguests >= MAX_GUESTS)
+		return snprintf(err, errlen, "at most %d guests", MAX_GUESTS), -1;
+	if (host_agent_arg_parse(arg, cfg->nguests, &a, err, errlen))
+		return -1;
+	for (int i = 0; i < cfg->nguests; i++)
+		if (!strcmp(cfg->guests[i].name, a.name))
+			return snprintf(err, errlen, "two guests named '%s'", a.name), -1;
+	g = &cfg->guests[cfg->nguests];
+	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
+	if (!cfg->gevents[cfg->nguests])
+		return snprintf(err, errlen, "out of memory"), -1;
+	g->events = cfg->gevents[cfg->nguests];
+	cfg->nguests++;
+	g->ep = a.ep;
+	snprintf(g->name, sizeof(g->name), "%s", a.name);
+	/* messages name the agent without its @NAME */
+	g->agent_str = arg;
+	if (strrchr(arg, '@'))
+		*strrchr(arg, '@') = '\0';
+	return 0;
+}
+
+/* Stores one option value into the struct rec_cfg @ctx (tsync_opt_fn). */
+static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
+		   char *err, size_t errlen)
+{
+	struct rec_cfg *cfg = ctx;
+	struct guest *g = cfg->nguests ? &cfg->guests[cfg->nguests - 1] : NULL;
+
+	switch (o->id) {
+	case O_EVENT: return add_event(cfg, g, v->str, err, errlen);
+	case O_FILTER:
+		if (g ? !g->nevents : !cfg->nevents)
+			return snprintf(err, errlen, "must follow an -e"), -1;
+		if (strlen(v->str) >= TSYNC_FILTER_MAX)
+			return snprintf(err, errlen, "filter too long"), -1;
+		if (g ? *g->events[g->nevents - 1].filter : !!cfg->events[cfg->nevents - 1].filter)
+			return snprintf(err, errlen, "a second -f for the same -e"), -1;
+		if (g)
+			g->events[g->nevents - 1].filter = (char *)v->str;
+		else
+			cfg->events[cfg->nevents - 1].filter = v->str;
+		return 0;
+	case O_BUFKB:
+		*(g ? &g->buffer_kb : &cfg->buffer_kb) = (uint32_t)v->num;
+		return 0;
+	case O_CLOCK:
+		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
+			return snprintf(err, errlen, "not a trace clock name"), -1;
+		cfg->clock = v->str;
+		return 0;
+	case O_OUTPUT: cfg->output = v->str; return 0;
+	case O_AGENT: return add_guest(cfg, (char *)v->str, err, errlen);
+	case O_INTERVAL: cfg->interval_ms = (int)v->num; return 0;	/* 0: adaptive */
+	case O_DURATION: cfg->duration = v->dbl; return 0;
+	case O_STAMP:
+		if (tsync_stamp_source_parse(v->str, &cfg->source))
+			return snprintf(err, errlen, "unknown source"), -1;
+		cfg->stamp_forced = 1;
+		return 0;
+	case O_KEYFILE: cfg->key_file = v->str; return 0;
+	case O_GUESTMAX: cfg->guest_max_mb = (uint32_t)v->num; return 0;
+	case O_VERBOSE: cfg->verbose++; return 0;
+	}
+	return snprintf(err, errlen, "not handled"), -1;
 }
 
 /* Parses the command line into @cfg or exits. */
 static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 {
-	enum { O_INTERVAL = 256, O_DURATION, O_STAMP, O_KEYFILE, O_GUESTMAX };
-	static const struct option opts[] = {
-		{ "tsync-interval", required_argument, NULL, O_INTERVAL },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "stamp", required_argument, NULL, O_STAMP },
-		{ "key-file", required_argument, NULL, O_KEYFILE },
-		{ "guest-max-mb", required_argument, NULL, O_GUESTMAX },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct guest *g = NULL;
-	char err[300], *end;
-	int c;
+	int first = tsync_opt_parse_or_exit(&rec_cmd, argc, argv, set_opt, cfg);
 
-	while ((c = getopt_long(argc, argv, "+e:f:b:C:o:A:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (g) {
-				if (g->nevents >= MAX_EVENTS)
-					die_usage("too many -e for %s", g->agent_str);
-				if (strlen(optarg) >= TSYNC_EVENT_NAME_MAX)
-					die_usage("event name too long: %s", optarg);
-				snprintf(g->events[g->nevents].name, TSYNC_EVENT_NAME_MAX, "%s", optarg);
-				g->events[g->nevents].filter = (char *)"";
-				g->nevents++;
-			} else {
-				if (cfg->nevents >= MAX_EVENTS)
-					die_usage("too many -e%s", "");
-				cfg->events[cfg->nevents++] = (struct tracemeta_event_spec){ optarg, NULL };
-			}
-			break;
-		case 'f':
-			if (g ? !g->nevents : !cfg->nevents)
-				die_usage("-f '%s' must follow an -e", optarg);
-			if (strlen(optarg) >= TSYNC_FILTER_MAX)
-				die_usage("filter too long: %s", optarg);
-			if (g)
-				g->events[g->nevents - 1].filter = optarg;
-			else
-				cfg->events[cfg->nevents - 1].filter = optarg;
-			break;
-		case 'b': {
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || v <= 0 || v > 16 * 1024 * 1024)
-				die_usage("invalid -b '%s' (KiB, 1-16777216)", optarg);
-			if (g)
-				g->buffer_kb = (uint32_t)v;
-			else
-				cfg->buffer_kb = (uint32_t)v;
-			break;
-		}
-		case 'C':
-			if (!*optarg || strlen(optarg) >= TSYNC_CLOCK_NAME_MAX)
-				die_usage("invalid clock '%s'", optarg);
-			cfg->clock = optarg;
-			break;
-		case 'o': cfg->output = optarg; break;
-		case 'A': {
-			struct host_agent_arg a;
-
-			if (cfg->nguests >= MAX_GUESTS)
-				die_usage("at most 16 -A%s", "");
-			g = &cfg->guests[cfg->nguests];
-			cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
-			g->events = cfg->gevents[cfg->nguests];
-			if (host_agent_arg_parse(optarg, cfg->nguests, &a, err, sizeof(err)))
-				die_usage("-A: %s", err);
-			cfg->nguests++;
-			g->ep = a.ep;
-			snprintf(g->name, sizeof(g->name), "%s", a.name);
-			/* messages name the agent without its @NAME */
-			g->agent_str = optarg;
-			if (strrchr(optarg, '@'))
-				*strrchr(optarg, '@') = '\0';
-			for (int i = 0; i < cfg->nguests - 1; i++)
-				if (!strcmp(cfg->guests[i].name, g->name))
-					die_usage("two guests named '%s'", g->name);
-			break;
-		}
-		case O_INTERVAL: {
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || v < 1 || v > 3600000)
-				die_usage("invalid --tsync-interval '%s' (ms, 1-3600000)", optarg);
-			cfg->interval_ms = (int)v;
-			break;
-		}
-		case O_DURATION:
-			cfg->duration = strtod(optarg, &end);
-			if (*end || end == optarg || cfg->duration <= 0 || cfg->duration > 1e7)
-				die_usage("invalid --duration '%s' (seconds)", optarg);
-			break;
-		case O_STAMP:
-			if (tsync_stamp_source_parse(optarg, &cfg->source))
-				die_usage("invalid --stamp '%s' (marker, clock or tsc)", optarg);
-			cfg->stamp_forced = 1;
-			break;
-		case O_KEYFILE: cfg->key_file = optarg; break;
-		case O_GUESTMAX: {
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || v < 0 || v > 16 * 1024 * 1024)
-				die_usage("invalid --guest-max-mb '%s' (MiB, 0-16777216)", optarg);
-			cfg->guest_max_mb = (uint32_t)v;
-			break;
-		}
-		case 'v': cfg->verbose++; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
-		}
-	}
 	/* COMMAND, after "--" or not (as trace-cmd accepts both) */
-	if (optind < argc)
-		cfg->command = argv + optind;
+	if (first < argc)
+		cfg->command = argv + first;
 	if (!cfg->stamp_forced)
 		cfg->source = tsync_stamp_default(cfg->clock);
 }
@@ -628,8 +636,7 @@ static int rec_run(struct recorder *r)
 int host_cmd_record(int argc, char **argv)
 {
 	/* interval_ms 0: adaptive unless --tsync-interval */
-	struct recorder rec = { .cfg = { .clock = "local", .output = "trace.dat",
-					 .guest_max_mb = 4096 } };
+	struct recorder rec = { 0 };	/* option defaults: rec_opts[] */
 	struct recorder *r = &rec;
 	char err[512];
 	int ret;

@@ -5,7 +5,6 @@
  * the drift fitted over the rounds; one agent after the other.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "common/cpu.h"
 #include "common/log.h"
+#include "common/opt.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
 #include "host/agent_arg.h"
@@ -33,156 +33,147 @@ struct sync_cfg {
 	int verbose;
 };
 
-/* Prints usage to @f. */
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: tsync-host sync [OPTIONS] [-A AGENT[@NAME]]... [AGENT]...\n"
-"  AGENT                 vsock:CID:PORT, tcp:HOST:PORT, a bare CID (vsock,\n"
-"                        port %d) or HOST:PORT (TCP)\n"
-"  -A AGENT[@NAME]       an agent to sync, named NAME (default guestN, the\n"
-"                        agents counted from 0); at most %d agents\n"
-"  -C, --clock CLOCK     trace clock (default local)\n"
-"      --loops N         probes per CPU round (default: until more probes\n"
-"                        cannot improve the estimate, at most 339)\n"
-"      --cpus LIST       guest CPUs to sync, e.g. 0-3,6 (default all)\n"
-"      --rounds N        rounds per CPU (default 1); N>1 also fits the drift\n"
-"      --interval MS     pause between rounds (default 0)\n"
-"      --estimator NAME  robust (default), fastest or histogram\n"
-"      --stamp SOURCE    marker, clock or tsc (default: from the clock)\n"
-"      --host-cpu N      pin the host thread to CPU N (default: same\n"
-"                        number as the guest CPU being synced)\n"
-"      --poll MODE       wait for replies: sleep, busy or auto (default)\n"
-"      --json            print JSON instead of a table\n"
-"      --key-file FILE   authenticate with this shared key (and make the\n"
-"                        agent prove it holds it too)\n"
-"  -v, --verbose         debug logging\n", TSYNC_DEFAULT_PORT, HOST_MAX_AGENTS);
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-/* Exits with a usage error naming @opt and @val. */
-static void __attribute__((noreturn)) bad_value(const char *opt, const char *val,
-						 const char *what)
-{
-	fprintf(stderr, "tsync-host sync: invalid value '%s' for %s: %s\n", val, opt, what);
-	exit(2);
-}
+/* Probes of an adaptive round at most (trace-cmd's PTP_SYNC_LOOP). */
+#define ADAPTIVE_MAX_PROBES 339
 
-/* Parses a non-negative int in [lo, hi] or exits. */
-static long parse_range(const char *opt, const char *val, long lo, long hi)
-{
-	char *end;
-	long v;
-	char what[64];
+enum { O_AGENT = 1, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
+       O_POLL, O_JSON, O_KEYFILE, O_VERBOSE, O_HELP };
 
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || *end || end == val || v < lo || v > hi) {
-		snprintf(what, sizeof(what), "expected a number from %ld to %ld", lo, hi);
-		bad_value(opt, val, what);
-	}
-	return v;
-}
+static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
+static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
+static const char *const polls[] = { "sleep", "busy", "auto", NULL };
 
-/* Parses "marker" / "clock" / "tsc" or exits. */
-static enum tsync_stamp_source parse_source(const char *val)
-{
-	enum tsync_stamp_source src;
+/* The options of `tsync-host sync`; tsync-host(1) documents each
+ * (tests/e2e/manpages.sh checks the defaults agree). */
+static const struct tsync_opt sync_opts[] = {
+	{ .id = O_AGENT, .short_name = 'A', .type = TSYNC_OPT_STRING, .arg = "AGENT[@NAME]",
+	  .flags = TSYNC_OPT_REPEAT,
+	  .help = "an agent to sync, named NAME (default guestN, the agents counted from "
+		  "0); at most " STR(HOST_MAX_AGENTS) " agents, -A or plain" },
+	{ .id = O_CLOCK, .name = "clock", .short_name = 'C', .type = TSYNC_OPT_STRING,
+	  .arg = "CLOCK", .def = "local", .help = "trace clock" },
+	{ .id = O_LOOPS, .name = "loops", .type = TSYNC_OPT_INT, .arg = "N",
+	  .min = 1, .max = TSYNC_MAX_PROBES,
+	  .def_text = "adaptive, at most " STR(ADAPTIVE_MAX_PROBES),
+	  .help = "probes per CPU round, exactly; without it a round stops once more "
+		  "probes cannot improve the estimate" },
+	{ .id = O_CPUS, .name = "cpus", .type = TSYNC_OPT_STRING, .arg = "LIST",
+	  .def_text = "all guest CPUs", .help = "guest CPUs to sync, e.g. 0-3,6" },
+	{ .id = O_ROUNDS, .name = "rounds", .type = TSYNC_OPT_INT, .arg = "N", .def = "1",
+	  .min = 1, .max = 1000000, .help = "rounds per CPU; more than 1 also fits the drift" },
+	{ .id = O_INTERVAL, .name = "interval", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .def = "0", .min = 0, .max = 3600000, .help = "pause between rounds" },
+	{ .id = O_EST, .name = "estimator", .type = TSYNC_OPT_CHOICE, .arg = "NAME",
+	  .choices = estimators, .def = "robust", .help = "offset estimator" },
+	{ .id = O_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
+	  .choices = stamps, .def_text = "chosen from the clock",
+	  .help = "timestamp source" },
+	{ .id = O_HOSTCPU, .name = "host-cpu", .type = TSYNC_OPT_INT, .arg = "N",
+	  .min = 0, .max = 65535, .def_text = "the guest CPU's number",	/* and < the host's CPUs */
+	  .help = "pin the host thread to CPU N" },
+	{ .id = O_POLL, .name = "poll", .type = TSYNC_OPT_CHOICE, .arg = "MODE",
+	  .choices = polls, .def = "auto", .help = "how to wait for replies" },
+	{ .id = O_JSON, .name = "json", .type = TSYNC_OPT_FLAG,
+	  .help = "print JSON instead of a table" },
+	{ .id = O_KEYFILE, .name = "key-file", .type = TSYNC_OPT_STRING, .arg = "FILE",
+	  .def_text = "no key",
+	  .help = "authenticate with this shared key; the agent must prove it holds it too" },
+	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
+	  .help = "debug logging" },
+	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
+	  .help = "this text" },
+	{ 0 }
+};
 
-	if (tsync_stamp_source_parse(val, &src))
-		bad_value("--stamp", val, "expected marker, clock or tsc");
-	return src;
-}
+static const struct tsync_opt_cmd sync_cmd = {
+	.prog = "tsync-host sync",
+	.synopsis = "usage: tsync-host sync [OPTIONS] [-A AGENT[@NAME]]... [AGENT]...\n"
+		    "  AGENT                   vsock:CID:PORT, tcp:HOST:PORT, a bare CID (vsock,\n"
+		    "                          port " STR(TSYNC_DEFAULT_PORT) ") or HOST:PORT (TCP)\n",
+	.opts = sync_opts,
+};
 
-/* Adds the agent @arg (AGENT[@NAME]) to @cfg or exits. */
-static void add_agent(struct sync_cfg *cfg, const char *arg)
+/* Adds the agent @arg (AGENT[@NAME]) to @cfg; 0 or -1 with @err set. */
+static int add_agent(struct sync_cfg *cfg, const char *arg, char *err, size_t errlen)
 {
 	struct host_agent_arg *a = &cfg->agents[cfg->nagents];
-	char err[300];
 
 	if (cfg->nagents >= HOST_MAX_AGENTS)
-		bad_value("AGENT", arg, "too many agents");
-	if (host_agent_arg_parse(arg, cfg->nagents, a, err, sizeof(err))) {
-		fprintf(stderr, "tsync-host sync: AGENT: %s\n", err);
-		exit(2);
-	}
+		return snprintf(err, errlen, "more than %d agents", HOST_MAX_AGENTS), -1;
+	if (host_agent_arg_parse(arg, cfg->nagents, a, err, errlen))
+		return -1;
 	for (int i = 0; i < cfg->nagents; i++)
 		if (!strcmp(cfg->agents[i].name, a->name))
-			bad_value("AGENT", arg, "two agents with this name");
+			return snprintf(err, errlen, "two agents named '%s'", a->name), -1;
 	cfg->nagents++;
+	return 0;
+}
+
+/* Stores one option value into the struct sync_cfg @ctx (tsync_opt_fn). */
+static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
+		   char *err, size_t errlen)
+{
+	struct sync_cfg *cfg = ctx;
+
+	switch (o->id) {
+	case O_AGENT: return add_agent(cfg, v->str, err, errlen);
+	case O_CLOCK:
+		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
+			return snprintf(err, errlen, "not a trace clock name"), -1;
+		cfg->round.clock = v->str;
+		return 0;
+	case O_LOOPS:
+		cfg->round.nprobes = (uint32_t)v->num;
+		cfg->round.fixed_count = true;
+		return 0;
+	case O_CPUS: cfg->cpus = v->str; return 0;
+	case O_ROUNDS: cfg->rounds = (int)v->num; return 0;
+	case O_INTERVAL: cfg->interval_ms = (int)v->num; return 0;
+	case O_EST:
+		return tsync_estimator_parse(v->str, &cfg->round.estimator) ?
+		       snprintf(err, errlen, "unknown estimator"), -1 : 0;
+	case O_STAMP:
+		if (tsync_stamp_source_parse(v->str, &cfg->round.source))
+			return snprintf(err, errlen, "unknown source"), -1;
+		cfg->stamp_forced = 1;
+		return 0;
+	case O_HOSTCPU:
+		if (v->num >= tsync_cpu_count())
+			return snprintf(err, errlen, "the host has %d CPUs", tsync_cpu_count()), -1;
+		cfg->round.host_cpu = (int)v->num;
+		return 0;
+	case O_POLL:	/* sleep, busy, auto */
+		cfg->round.busy = v->num == 2 ? -1 : (int)v->num;
+		return 0;
+	case O_JSON: cfg->json = true; return 0;
+	case O_KEYFILE: cfg->key_file = v->str; return 0;
+	case O_VERBOSE: cfg->verbose++; return 0;
+	}
+	return snprintf(err, errlen, "not handled"), -1;
 }
 
 /* Parses the command line into @cfg or exits. */
 static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 {
-	enum { O_LOOPS = 256, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_JSON,
-	       O_HOSTCPU, O_POLL, O_KEYFILE };
-	static const struct option opts[] = {
-		{ "clock", required_argument, NULL, 'C' },
-		{ "loops", required_argument, NULL, O_LOOPS },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "rounds", required_argument, NULL, O_ROUNDS },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "estimator", required_argument, NULL, O_EST },
-		{ "stamp", required_argument, NULL, O_STAMP },
-		{ "host-cpu", required_argument, NULL, O_HOSTCPU },
-		{ "poll", required_argument, NULL, O_POLL },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "key-file", required_argument, NULL, O_KEYFILE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	int c;
+	char err[300];
+	int first;
 
-	while ((c = getopt_long(argc, argv, "C:A:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'C':
-			if (!*optarg || strlen(optarg) >= TSYNC_CLOCK_NAME_MAX)
-				bad_value("-C", optarg, "not a trace clock name");
-			cfg->round.clock = optarg;
-			break;
-		case O_LOOPS:
-			cfg->round.nprobes = (uint32_t)parse_range("--loops", optarg, 1, TSYNC_MAX_PROBES);
-			cfg->round.fixed_count = true;
-			break;
-		case 'A': add_agent(cfg, optarg); break;
-		case O_CPUS: cfg->cpus = optarg; break;
-		case O_ROUNDS: cfg->rounds = (int)parse_range("--rounds", optarg, 1, 1000000); break;
-		case O_INTERVAL: cfg->interval_ms = (int)parse_range("--interval", optarg, 0, 3600000); break;
-		case O_EST:
-			if (tsync_estimator_parse(optarg, &cfg->round.estimator))
-				bad_value("--estimator", optarg, "expected robust, fastest or histogram");
-			break;
-		case O_STAMP:
-			cfg->round.source = parse_source(optarg);
-			cfg->stamp_forced = 1;
-			break;
-		case O_HOSTCPU:
-			cfg->round.host_cpu = (int)parse_range("--host-cpu", optarg, 0,
-							       tsync_cpu_count() - 1);
-			break;
-		case O_POLL:
-			if (!strcmp(optarg, "sleep"))
-				cfg->round.busy = 0;
-			else if (!strcmp(optarg, "busy"))
-				cfg->round.busy = 1;
-			else if (!strcmp(optarg, "auto"))
-				cfg->round.busy = -1;
-			else
-				bad_value("--poll", optarg, "expected sleep, busy or auto");
-			break;
-		case O_JSON: cfg->json = true; break;
-		case O_KEYFILE: cfg->key_file = optarg; break;
-		case 'v': cfg->verbose++; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
+	/* the defaults that are not values of an option */
+	cfg->round.host_cpu = -1;			/* O_HOSTCPU */
+	cfg->round.nprobes = ADAPTIVE_MAX_PROBES;	/* O_LOOPS */
+	first = tsync_opt_parse_or_exit(&sync_cmd, argc, argv, set_opt, cfg);
+	for (; first < argc; first++) {
+		if (add_agent(cfg, argv[first], err, sizeof(err))) {
+			fprintf(stderr, "tsync-host sync: AGENT '%s': %s\n", argv[first], err);
+			exit(2);
 		}
 	}
-	for (; optind < argc; optind++)
-		add_agent(cfg, argv[optind]);
 	if (!cfg->nagents) {
 		fprintf(stderr, "tsync-host sync: missing AGENT\n");
-		usage(stderr);
+		tsync_opt_usage(&sync_cmd, stderr);
 		exit(2);
 	}
 	if (!cfg->stamp_forced)
@@ -423,11 +414,7 @@ out:
 
 int host_cmd_sync(int argc, char **argv)
 {
-	struct sync_cfg cfg = {
-		.round = { .clock = "local", .nprobes = 339, .host_cpu = -1, .busy = -1,
-			   .estimator = TSYNC_EST_ROBUST },
-		.rounds = 1,
-	};
+	struct sync_cfg cfg = { 0 };	/* defaults: sync_opts[] */
 	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
 	int ret = 0, nprinted = 0;
 
