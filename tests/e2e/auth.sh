@@ -100,6 +100,7 @@ pass "6 failed data AUTHs (--max-sessions 4): no session leaked, SIGTERM exit in
 #    cut off by --auth-timeout, not by the much longer --io-timeout.
 start_agent silent -- --key-file "$K1" --max-conns 16 --io-timeout 20000 ${AUTH_OPT---auth-timeout 1500}
 hold=$E2E_TMP/hold.out
+: > "$hold"	# exists before tail follows it (the background redirect may come later)
 timeout 60 "$B/helpers/hostile_client" "$AGENT_EP" hello-silence 16 8000 > "$hold" 2>&1 &
 holder=$!
 E2E_PIDS+=("$holder")
