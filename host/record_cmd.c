@@ -446,11 +446,6 @@ static void rec_init(struct recorder *r)
 				     .host_cpu = -1, .busy = -1,
 				     .ns_clock = r->cfg.stamp_forced &&
 						 r->cfg.source == TSYNC_STAMP_CLOCK };
-	/* the guests' sync threads share the host CPUs (see round_opts) */
-	r->cpu_locks = calloc((size_t)tsync_cpu_count(), sizeof(*r->cpu_locks));
-	for (int i = 0; r->cpu_locks && i < tsync_cpu_count(); i++, r->ncpu_locks++)
-		pthread_mutex_init(&r->cpu_locks[i], NULL);
-	r->ro.cpu_locks = r->cpu_locks;
 	if (slash)
 		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.output), r->cfg.output);
 	else
@@ -474,6 +469,12 @@ static int rec_start(struct recorder *r)
 	struct rec_cfg *cfg = &r->cfg;
 	char err[512];
 
+	/* the guests' sync threads share the host CPUs (see round_opts);
+	 * rec_cleanup() frees them */
+	r->cpu_locks = calloc((size_t)tsync_cpu_count(), sizeof(*r->cpu_locks));
+	for (int i = 0; r->cpu_locks && i < tsync_cpu_count(); i++, r->ncpu_locks++)
+		pthread_mutex_init(&r->cpu_locks[i], NULL);
+	r->ro.cpu_locks = r->cpu_locks;
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
 
