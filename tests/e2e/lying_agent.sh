@@ -135,7 +135,7 @@ pass "guest capped at 1 MiB (guest file $size bytes, readable)"
 #    file is complete all the same.
 start_fake full --stream flood
 small=$E2E_TMP/small; mkdir -p "$small"
-unshare -m bash -c "mount -t tmpfs -o size=48m tsync-test '$small' &&
+mountns_private "$small" bash -c "mount -t tmpfs -o size=48m tsync-test '$small' &&
 	'$HOST' record -C mono -e sched -o '$small/t.dat' -A '$FAKE_EP@f' --guest-max-mb 0 --duration 2;
 	echo rc=\$?; cp '$small/t.dat' '$out/full.dat' 2>/dev/null; ls -A '$small'" > "$E2E_TMP/hf.log" 2>&1
 grep -q "^rc=1" "$E2E_TMP/hf.log" || fail "disk filled by a guest: $(tail -5 "$E2E_TMP/hf.log")"

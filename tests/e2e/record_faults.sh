@@ -64,16 +64,9 @@ pass "host killed: agent removed its instance and serves the next session"
 [ -z "$(instances_left "^tsync-host-$rpid-0$")" ] || fail "stale recorder instance not removed"
 pass "the next record removed the killed recorder's instance"
 
-# 5. full disk: a 512 KiB tmpfs in a private mount namespace. unshare's
-#    default makes / private, which fails where / is not a mount point (a
-#    chroot); making the mount that holds $small private is enough, and
-#    works there too. Without one (a chroot with no mounts of its own)
-#    the tmpfs could not be kept from this namespace: skip.
+# 5. full disk: a 512 KiB tmpfs in a private mount namespace
 small=$E2E_TMP/small; mkdir -p "$small"
-above=$(findmnt -n -o TARGET -T "$small" 2>/dev/null) ||
-	skip "no mount point above $small (a chroot without its own mounts?): full-disk case not run"
-unshare -m --propagation unchanged bash -c "mount --make-rprivate '$above' &&
-	mount -t tmpfs -o size=512k tsync-test '$small' &&
+mountns_private "$small" bash -c "mount -t tmpfs -o size=512k tsync-test '$small' &&
 	'$HOST' record -e sched -o '$small/t5.dat' -- bash -c 'for i in \$(seq 300); do ls / >/dev/null; done';
 	echo rc=\$? ; echo files: \$(ls -A '$small')" > "$E2E_TMP/o5" 2>&1
 grep -q "^rc=0" "$E2E_TMP/o5" && fail "record on a full disk exited 0: $(cat "$E2E_TMP/o5")"
