@@ -18,7 +18,6 @@ if [ "${1:-}" = inner ]; then
 	# (in the private mount namespace) inner ROOT DEBDIR
 	root=$2 debs=$3
 	set -e
-	mount --make-rprivate /
 	mount -t tmpfs tsync-deb-e2e "$root"
 	mkdir "$root"/{upper,work,m}
 	mount -t overlay overlay -o lowerdir=/,upperdir="$root/upper",workdir="$root/work" "$root/m"
@@ -114,7 +113,7 @@ else
 fi
 pass "built: $(cd "$E2E_TMP/deb" && ls tsync-agent_*.deb tsync-host_*.deb tsync-plugin_*.deb | tr '\n' ' ')"
 mkdir "$E2E_TMP/root"
-unshare -m bash "$0" inner "$E2E_TMP/root" "$E2E_TMP/deb" || exit 1
+mountns_private "$E2E_TMP/root" bash "$0" inner "$E2E_TMP/root" "$E2E_TMP/deb" || exit 1
 # the real system saw none of it
 dpkg-query -W -f='${Status}' tsync-agent 2>/dev/null | grep -q 'ok installed' &&
 	fail "tsync-agent is installed on the real system"
