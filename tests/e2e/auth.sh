@@ -100,11 +100,11 @@ pass "6 failed data AUTHs (--max-sessions 4): no session leaked, SIGTERM exit in
 #    cut off by --auth-timeout, not by the much longer --io-timeout.
 start_agent silent -- --key-file "$K1" --max-conns 16 --io-timeout 20000 ${AUTH_OPT---auth-timeout 1500}
 hold=$E2E_TMP/hold.out
-: > "$hold"	# exists before tail follows it (the background redirect may come later)
-timeout 60 "$B/helpers/hostile_client" "$AGENT_EP" hello-silence 16 8000 > "$hold" 2>&1 &
+: > "$hold"	# exists before the wait below looks at it
+timeout 60 "$B/helpers/hostile_client" "$AGENT_EP" hello-silence 16 8000 >> "$hold" 2>&1 &
 holder=$!
 E2E_PIDS+=("$holder")
-timeout 20 tail -n +1 -f "$hold" | grep -m1 -q '^holding' || fail "holder not ready: $(cat "$hold")"
+wait_lines "$hold" '^holding' 1 20 || fail "holder not ready: $(cat "$hold")"
 for i in 1 2 3; do
 	out=$(sync1 --key-file "$K1" "$AGENT_EP") ||
 		fail "sync $i while 16 HELLO-then-silence connections are held: $out
