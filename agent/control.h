@@ -31,7 +31,8 @@ struct agent_session {
 	struct tsync_decode_ctx dctx;
 
 	/* Timestamp source of the last rounds, kept for the session because
-	 * creating a marker instance costs milliseconds. */
+	 * creating a marker instance costs milliseconds (Documentation/
+	 * design.md, Instance and marker costs). */
 	struct tsync_stamp_cache stamps;
 
 	struct agent_trace *trace;	/* recording state, NULL when idle */

@@ -26,7 +26,8 @@
  * private tracefs instance (whose trace_clock is that clock) and reads the
  * kernel's timestamps of those records back after the round, from that
  * CPU's buffer only. The instance lives as long as the session: creating
- * one costs milliseconds, a marker write a fraction of a microsecond.
+ * one costs milliseconds, a marker write a fraction of a microsecond
+ * (Documentation/design.md, Instance and marker costs).
  *
  * Waiting: the host may set TSYNC_SYNC_F_BUSY in SYNC_START's header flags
  * when it knows both ends run on different CPUs; the guest then polls its

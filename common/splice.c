@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The splice forwarder with the corrected flush; see splice.h for the
- * contract and shared/reference/splice-and-nagle.md for the measurements
- * behind it.
+ * contract and Documentation/design.md, The splice flush, for the
+ * measurements behind it.
  *
  * State machine of one tsync_fwd_pump() round:
  *

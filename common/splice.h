@@ -4,8 +4,8 @@
  * a pipe, or a tracefs per_cpu/cpuN/trace_pipe_raw file) through a pipe to
  * a sink fd (a socket or a file) with splice(2), never through user space.
  *
- * Two rules make it correct for every transfer size (DESIGN.md lesson 2,
- * shared/reference/splice-and-nagle.md):
+ * Two rules make it correct for every transfer size (Documentation/
+ * design.md, The splice flush):
  *
  *  - The corrected flush. The forwarder passes SPLICE_F_MORE to the write
  *    into a TCP sink while more data is expected (the last read nearly

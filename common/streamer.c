@@ -41,7 +41,7 @@
  *     SPLICE_F_MORE when the pipe was nearly full; if the last spliced
  *     write used MORE and nothing followed, TCP would hold that tail for
  *     ~200 ms. The forwarder re-sets TCP_NODELAY when its pipe is drained
- *     and the source is dry (the corrected flush, DESIGN.md lesson 2), and
+ *     and the source is dry (Documentation/design.md, The splice flush), and
  *     the partial page goes out with a plain send, which pushes at once.
  *
  * So the last event recorded before stop reaches the peer within the time

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * bench_01_nagle: request/response round trips of small messages over
- * loopback TCP, the traffic pattern of a sync round (DESIGN.md lesson 1).
+ * loopback TCP, the traffic pattern of a sync round (Documentation/
+ * design.md, Nagle and delayed ACK).
  *
  *   tsync:  the transport layer (tsync_listen/tsync_connect/tsync_accept,
  *           so TCP_NODELAY on both ends), each message one

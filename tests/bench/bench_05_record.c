@@ -30,8 +30,9 @@
  * with buffer_percent 10 the gap closed (BENCH05_TSYNC_BP below).
  *
  * trace-cmd runs as `trace-cmd record -d -k --no-filter --compression none`
- * (see shared/reference/trace-cmd-interop.md: plain record dies on
- * ftrace_enabled here; no compression because tsync writes uncompressed).
+ * (Documentation/design.md, Running trace-cmd beside tsync: plain record
+ * dies on ftrace_enabled here; no compression because tsync writes
+ * uncompressed).
  *
  * Usage: bench_05_record [SECONDS [REPS [KB]]]  (default 3 3 1024);
  * BENCH05_KEEP=1 keeps the files and logs; BENCH05_TSYNC_BP=N sets the
