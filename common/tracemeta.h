@@ -8,7 +8,7 @@
  *    event formats, the formats of every enabled event, printk formats,
  *    saved cmdlines, optionally kallsyms, uname, trace_clock and the
  *    sub-buffer size), as a struct tracedat_meta ready for
- *    host/tracedat.h's writer.
+ *    common/tracedat.h's writer.
  *  - tracemeta_read_stats()/tracemeta_parse_stats(): per-CPU `stats`.
  *  - tracemeta_resolve_events(): "system:event" / "system" / "all" specs
  *    (globs allowed in the event part) checked against the events this

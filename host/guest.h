@@ -12,7 +12,7 @@
 
 #include "host/client.h"
 #include "host/sync_interval.h"
-#include "host/tracedat.h"
+#include "common/tracedat.h"
 #include "proto/proto.h"
 
 struct tracemeta;

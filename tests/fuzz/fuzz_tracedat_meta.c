@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "common/tracemeta.h"
-#include "host/tracedat.h"
+#include "common/tracedat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -29,7 +29,7 @@
 #include <trace-cmd.h>
 #include <tracefs.h>
 
-#include "host/tracedat.h"
+#include "common/tracedat.h"
 
 #define TRACING "/sys/kernel/tracing"
 #define NMARK 50

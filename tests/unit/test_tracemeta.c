@@ -27,7 +27,7 @@
 #include <tracefs.h>
 
 #include "common/tracemeta.h"
-#include "host/tracedat.h"
+#include "common/tracedat.h"
 
 #define MAXCPU 64
 

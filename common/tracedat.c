@@ -16,7 +16,7 @@
  * The header is streamed through a small staging buffer; big pieces
  * (kallsyms, CPU data) go straight to the fd.
  */
-#include "host/tracedat.h"
+#include "common/tracedat.h"
 
 #include <errno.h>
 #include <fcntl.h>
