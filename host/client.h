@@ -59,6 +59,10 @@ struct round_result {
 	enum tsync_stop_reason stop;	/* why the probing ended */
 };
 
+/* Probes of a round unless told otherwise (sync's --loops): the ceiling of an
+ * adaptive round, and trace-cmd's PTP_SYNC_LOOP. */
+#define ROUND_DEFAULT_PROBES 339
+
 struct round_opts {
 	const char *clock;		/* trace clock name */
 	enum tsync_stamp_source source;

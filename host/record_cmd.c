@@ -40,6 +40,7 @@
 #include "host/agent_arg.h"
 #include "host/commands.h"
 #include "host/cancel.h"
+#include "host/client.h"
 #include "host/guest.h"
 #include "host/rec_signals.h"
 
@@ -442,7 +443,7 @@ static void rec_init(struct recorder *r)
 				      .host_trace_id = r->trace_id, .host_name = "host",
 				      .key_file = r->cfg.key_file };
 	r->ro = (struct round_opts){ .clock = r->cfg.clock, .source = r->cfg.source,
-				     .nprobes = 339, .estimator = TSYNC_EST_ROBUST,
+				     .nprobes = ROUND_DEFAULT_PROBES, .estimator = TSYNC_EST_ROBUST,
 				     .host_cpu = -1, .busy = -1,
 				     .ns_clock = r->cfg.stamp_forced &&
 						 r->cfg.source == TSYNC_STAMP_CLOCK };

@@ -36,9 +36,6 @@ struct sync_cfg {
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* Probes of an adaptive round at most (trace-cmd's PTP_SYNC_LOOP). */
-#define ADAPTIVE_MAX_PROBES 339
-
 enum { O_AGENT = 1, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
        O_POLL, O_JSON, O_KEYFILE, O_VERBOSE, O_HELP };
 
@@ -57,7 +54,7 @@ static const struct tsync_opt sync_opts[] = {
 	  .arg = "CLOCK", .def = "local", .help = "trace clock" },
 	{ .id = O_LOOPS, .name = "loops", .type = TSYNC_OPT_INT, .arg = "N",
 	  .min = 1, .max = TSYNC_MAX_PROBES,
-	  .def_text = "adaptive, at most " STR(ADAPTIVE_MAX_PROBES),
+	  .def_text = "adaptive, at most " STR(ROUND_DEFAULT_PROBES),
 	  .help = "probes per CPU round, exactly; without it a round stops once more "
 		  "probes cannot improve the estimate" },
 	{ .id = O_CPUS, .name = "cpus", .type = TSYNC_OPT_STRING, .arg = "LIST",
@@ -163,7 +160,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 
 	/* the defaults that are not values of an option */
 	cfg->round.host_cpu = -1;			/* O_HOSTCPU */
-	cfg->round.nprobes = ADAPTIVE_MAX_PROBES;	/* O_LOOPS */
+	cfg->round.nprobes = ROUND_DEFAULT_PROBES;	/* O_LOOPS */
 	first = tsync_opt_parse_or_exit(&sync_cmd, argc, argv, set_opt, cfg);
 	for (; first < argc; first++) {
 		if (add_agent(cfg, argv[first], err, sizeof(err))) {
