@@ -9,7 +9,8 @@
 #   plugin/plugin_*.c           -> $(B)/plugin_*.so  (libtraceevent plugins)
 #   tests/unit/test_*.c         -> $(B)/tests/test_*  (one cmocka binary each)
 #   tests/helpers/*.c           -> $(B)/helpers/*     (programs tests use)
-#   tests/bench/bench_*.c       -> $(B)/bench/bench_* (run by `make bench`)
+#   tests/bench/bench_*.c       -> $(B)/bench/bench_* (run by `make bench`;
+#                                  bench_lib.c is linked into each)
 #   tests/fuzz/fuzz_*.c         -> $(B)/fuzz/fuzz_*   (libFuzzer, clang)
 #   tests/e2e/*.sh              -> run by `make check` after the unit tests
 #
@@ -67,7 +68,8 @@ AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
 PLUGIN_SRC := $(wildcard plugin/plugin_*.c)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
-BENCH_SRC := $(wildcard tests/bench/bench_*.c)
+BENCH_LIB := tests/bench/bench_lib.c
+BENCH_SRC := $(filter-out $(BENCH_LIB),$(wildcard tests/bench/bench_*.c))
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -122,7 +124,7 @@ $(B)/tsync-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBTSYNC)
 
 # The objects that only pattern rules ask for (plugin, tests, helpers,
 # benchmarks) would be deleted as intermediates and rebuilt by every make.
-.SECONDARY: $(call obj,$(PLUGIN_SRC) $(UNIT_SRC) $(HELPER_SRC) $(BENCH_SRC))
+.SECONDARY: $(call obj,$(PLUGIN_SRC) $(UNIT_SRC) $(HELPER_SRC) $(BENCH_SRC) $(BENCH_LIB))
 
 $(B)/%.so: $(B)/obj/plugin/%.o
 	$(CC) $(LDFLAGS) -shared -o $@ $< $(PKG_LIBS)
@@ -133,9 +135,10 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
-$(B)/bench/%: $(B)/obj/tests/bench/%.o $(ALL_LIBS)
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(call obj,$(BENCH_LIB)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(call obj,$(BENCH_LIB)) $(ALL_LIBS) \
+		$(TEST_LIBS) $(LIBS) -ldl
 
 # libFuzzer targets: the pure code (common/ proto/ and the pure host/plugin
 # parsers a target names) rebuilt with clang and the fuzzer sanitizers.

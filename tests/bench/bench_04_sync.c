@@ -33,6 +33,7 @@
 #include "common/timeutil.h"
 #include "common/transport.h"
 #include "host/client.h"
+#include "tests/bench/bench_lib.h"
 
 #define PROBES 339
 #define ROUNDS 20
@@ -127,37 +128,6 @@ static int64_t median(int64_t *v, int n)
 	return v[n / 2];
 }
 
-/* Starts the agent under timens_exec; returns its pid, endpoint in @ep. */
-static pid_t start_agent(const char *b, struct tsync_endpoint *ep)
-{
-	char agent[256], helper[256], shift[32], line[256], err[256];
-	int p[2];
-	pid_t pid;
-	FILE *f;
-
-	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
-	snprintf(helper, sizeof(helper), "%s/helpers/timens_exec", b);
-	snprintf(shift, sizeof(shift), "%lld", SHIFT_NS);
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		execl(helper, helper, shift, "0", agent, "-l", "tcp:127.0.0.1:0",
-		      "--allow", "127.0.0.1", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "listening on ", 13))
-		return -1;
-	line[strcspn(line, "\n")] = '\0';
-	if (tsync_endpoint_parse(line + 13, 0, ep, err, sizeof(err)))
-		return -1;
-	return pid;
-}
-
 /* Runs ROUNDS rounds per CPU with @source; prints a table. Each round is
  * preceded by a floor measurement on the same CPU, so the ratio compares
  * the two under the same machine load. */
@@ -233,7 +203,7 @@ int main(void)
 	printf("  different CPUs, sleeping:  %7.3f ms\n", fc / 1e6);
 	printf("  different CPUs, busy-poll: %7.3f ms\n", fcb / 1e6);
 
-	agent = start_agent(b, &ep);
+	agent = bench_start_agent_ep(b, SHIFT_NS, &ep);
 	if (agent < 0) {
 		fprintf(stderr, "bench_04_sync: cannot start the agent from %s\n", b);
 		return 1;

@@ -38,6 +38,7 @@
 #include "common/log.h"
 #include "common/stamp.h"
 #include "host/client.h"
+#include "tests/bench/bench_lib.h"
 
 #define SHIFT_NS 12345678901LL
 #define MAXP 339
@@ -99,43 +100,6 @@ static double mean(const int64_t *v, int n)
 	for (int i = 0; i < n; i++)
 		s += (double)v[i];
 	return n ? s / n : 0;
-}
-
-/* Starts the agent under timens_exec; returns its pid, endpoint in @ep. */
-static pid_t start_agent(const char *b, struct tsync_endpoint *ep)
-{
-	char agent[256], helper[256], shift[32], line[256], err[256];
-	int p[2];
-	pid_t pid;
-	FILE *f;
-
-	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
-	snprintf(helper, sizeof(helper), "%s/helpers/timens_exec", b);
-	snprintf(shift, sizeof(shift), "%lld", SHIFT_NS);
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		execl(helper, helper, shift, "0", agent, "-l", "tcp:127.0.0.1:0",
-		      "--allow", "127.0.0.1", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "listening on ", 13)) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	line[strcspn(line, "\n")] = '\0';
-	if (tsync_endpoint_parse(line + 13, 0, ep, err, sizeof(err))) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
 }
 
 /* Starts one busy loop per CPU (up to MAX_BUSY); returns how many. */
@@ -303,7 +267,7 @@ int main(int argc, char **argv)
 	printf("adaptive rule: min %u probes, %u near the floor (within %u/1000 or %ld ns),\n"
 	       "floor still for %u probes, at most %d probes\n", rule.min_probes, rule.near,
 	       rule.tol_permille, (long)rule.tol_min_ns, rule.quiet, MAXP);
-	agent = start_agent(b, &ep);
+	agent = bench_start_agent_ep(b, SHIFT_NS, &ep);
 	if (agent < 0) {
 		fprintf(stderr, "bench_06_adaptive: cannot start the agent from %s\n", b);
 		return 1;

@@ -31,6 +31,7 @@
 
 #include "common/cpu.h"
 #include "common/timeutil.h"
+#include "tests/bench/bench_lib.h"
 
 #define MAXA 16
 #define SHIFT(k) ((long long)(k) * 1000000000LL + (long long)(k) * 1111LL)
@@ -39,39 +40,6 @@ struct agent {
 	pid_t pid;
 	char ep[256];
 };
-
-/* Starts agent @k under timens_exec; fills @a. Returns 0 or -1. */
-static int start_agent(const char *b, int k, struct agent *a)
-{
-	char agent[256], helper[256], shift[32], line[256];
-	int p[2];
-	FILE *f;
-
-	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
-	snprintf(helper, sizeof(helper), "%s/helpers/timens_exec", b);
-	snprintf(shift, sizeof(shift), "%lld", SHIFT(k));
-	if (pipe(p))
-		return -1;
-	a->pid = fork();
-	if (a->pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		execl(helper, helper, shift, "0", agent, "-l", "tcp:127.0.0.1:0",
-		      "--allow", "127.0.0.1", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "listening on ", 13)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	snprintf(a->ep, sizeof(a->ep), "%s", line + 13);
-	return 0;
-}
 
 /* Checks every offset of agent gK in @json against -SHIFT(K); returns the
  * worst |error| (ns), or -1 when an agent or CPU is missing. */
@@ -175,7 +143,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (; started < MAXA; started++) {
-		if (start_agent(b, started, &a[started])) {
+		a[started].pid = bench_start_agent(b, SHIFT(started), a[started].ep,
+						   sizeof(a[started].ep));
+		if (a[started].pid < 0) {
 			fprintf(stderr, "bench_07_agents: cannot start agent %d from %s\n",
 				started, b);
 			ret = 1;

@@ -38,6 +38,7 @@
 
 #include "common/cpu.h"
 #include "common/timeutil.h"
+#include "tests/bench/bench_lib.h"
 
 #define NSET 3
 #define MAXREPS 50
@@ -65,44 +66,6 @@ static int spin(double secs, const char *file)
 	return fclose(f) ? 1 : 0;
 }
 
-/* Starts an agent under timens_exec; returns the wrapper's pid, endpoint in
- * @ep, or -1. */
-static pid_t start_agent(const char *b, char *ep, size_t eplen)
-{
-	char agent[256], helper[256], line[256];
-	int p[2];
-	pid_t pid;
-	FILE *f;
-
-	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
-	snprintf(helper, sizeof(helper), "%s/helpers/timens_exec", b);
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		execl(helper, helper, "12345678901", "0", agent, "-l", "tcp:127.0.0.1:0",
-		      "--allow", "127.0.0.1", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	if (pid < 0 || !f || !fgets(line, sizeof(line), f) || strncmp(line, "listening on ", 13)) {
-		if (f)
-			fclose(f);
-		if (pid > 0) {
-			kill(pid, SIGTERM);
-			waitpid(pid, NULL, 0);
-		}
-		return -1;
-	}
-	fclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	snprintf(ep, eplen, "%s", line + 13);
-	return pid;
-}
-
 struct run {
 	double cpu_ms_s;	/* agent CPU ms per second of recording */
 	double csw_s;		/* agent context switches per second */
@@ -123,7 +86,7 @@ static int one_run(const char *b, const char *self, int s, double secs, struct r
 
 	if (!mkdtemp(dir))
 		return -1;
-	wrap = start_agent(b, ep, sizeof(ep));
+	wrap = bench_start_agent(b, 12345678901LL, ep, sizeof(ep));
 	if (wrap < 0)
 		return -1;
 	snprintf(host, sizeof(host), "%s/tsync-host", b);
