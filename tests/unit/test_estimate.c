@@ -58,6 +58,7 @@
 #endif
 
 #include "host/estimate.h"
+#include "tests/unit/synth_rng.h"
 
 #define DEFAULT_SEED 0x5eed0000u
 #define NPROBES 339
@@ -67,45 +68,6 @@
 static const enum tsync_estimator all_est[NEST] = {
 	TSYNC_EST_ROBUST, TSYNC_EST_FASTEST, TSYNC_EST_HISTOGRAM,
 };
-
-/* splitmix64: small, seedable, good enough for simulation. */
-struct rng {
-	uint64_t s;
-};
-
-/* Returns the next 64 random bits. */
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Returns a uniform double in (0, 1). */
-static double rng_unit(struct rng *r)
-{
-	return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
-}
-
-/* Returns an exponential variate of mean @mean. */
-static double rng_exp(struct rng *r, double mean)
-{
-	return -log(rng_unit(r)) * mean;
-}
-
-/* Returns a standard normal variate (Box-Muller). */
-static double rng_gauss(struct rng *r)
-{
-	return sqrt(-2 * log(rng_unit(r))) * cos(2 * M_PI * rng_unit(r));
-}
-
-/* Returns a uniform integer in [0, n). */
-static size_t rng_below(struct rng *r, size_t n)
-{
-	return (size_t)(rng_next(r) % n);
-}
 
 struct scenario {
 	const char *name;

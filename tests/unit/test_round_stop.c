@@ -32,36 +32,10 @@
 
 #include "host/estimate.h"
 #include "host/round_stop.h"
+#include "tests/unit/synth_rng.h"
 
 #define MAXP 339
 #define RUNS 40
-
-/* splitmix64: small, seedable, good enough for simulation. */
-struct rng {
-	uint64_t s;
-};
-
-/* Returns the next 64 random bits. */
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Returns a uniform double in (0, 1). */
-static double rng_unit(struct rng *r)
-{
-	return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
-}
-
-/* Returns an exponential variate of mean @mean. */
-static double rng_exp(struct rng *r, double mean)
-{
-	return -log(rng_unit(r)) * mean;
-}
 
 /* Returns a new stopper for @max probes under @cfg (NULL: default). */
 static struct tsync_stopper *stopper(const struct tsync_stop_cfg *cfg, uint32_t max, bool fixed)
