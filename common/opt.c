@@ -11,7 +11,7 @@
 
 #include "common/opt.h"
 
-#define OPT_MAX		64	/* options per table */
+#define OPT_MAX		128	/* options per table */
 #define USAGE_COL	26	/* where the help text starts */
 #define USAGE_WIDTH	79
 
@@ -197,10 +197,28 @@ static int opt_count_seen(const struct tsync_opt_cmd *cmd, const struct tsync_op
 	return 0;
 }
 
+/* A STOP option @o was met in argv[@at]: returns @at, where the caller
+ * resumes, if @o starts that word (not inside "-xA" or "-A" glued to a
+ * value of another option). */
+static int opt_stop(const struct tsync_opt_cmd *cmd, const struct tsync_opt *o,
+		    char **argv, int at, char *err, size_t errlen)
+{
+	char name[64];
+	const char *w = argv[at];
+
+	if ((o->short_name && w[0] == '-' && w[1] == o->short_name) ||
+	    (o->name && !strncmp(w, "--", 2) && !strncmp(w + 2, o->name, strlen(o->name))))
+		return at;
+	snprintf(err, errlen, "%s: %s must be a word of its own, not part of '%s'", cmd->prog,
+		 tsync_opt_name(o, name, sizeof(name)), w);
+	return TSYNC_OPT_BAD_SYNTAX;
+}
+
 int tsync_opt_parse(const struct tsync_opt_cmd *cmd, int argc, char **argv,
 		    tsync_opt_fn fn, void *ctx, FILE *out, char *err, size_t errlen)
 {
 	int n = opt_count(cmd->opts), ever[OPT_MAX] = { 0 }, seen[OPT_MAX] = { 0 };
+	int stop = -1;
 	struct option longs[OPT_MAX + 1];
 	char shorts[3 * OPT_MAX + 3];
 	int c;
@@ -212,12 +230,26 @@ int tsync_opt_parse(const struct tsync_opt_cmd *cmd, int argc, char **argv,
 	opt_getopt_tables(cmd, shorts, longs);
 	optind = 0;	/* glibc: start afresh (the table may differ) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+	for (int at = 1; (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1;
+	     at = optind) {
 		const struct tsync_opt *o = c == '?' || c == ':' ? NULL : opt_find(cmd, c);
 
 		if (!o) {
 			opt_refused(cmd, argv, c, err, errlen);
 			return TSYNC_OPT_BAD_SYNTAX;
+		}
+		if (o->flags & TSYNC_OPT_STOP) {
+			stop = opt_stop(cmd, o, argv, at, err, errlen);
+			if (stop < 0)
+				return stop;
+			break;
+		}
+		if (o->flags & TSYNC_OPT_UNSUPPORTED) {
+			char name[64];
+
+			snprintf(err, errlen, "%s: option %s is not supported: %s", cmd->prog,
+				 tsync_opt_name(o, name, sizeof(name)), o->help);
+			return TSYNC_OPT_BAD_VALUE;
 		}
 		if (o->type == TSYNC_OPT_HELP) {
 			tsync_opt_usage(cmd, out);
@@ -237,7 +269,7 @@ int tsync_opt_parse(const struct tsync_opt_cmd *cmd, int argc, char **argv,
 		    opt_deliver(cmd, o, o->def, true, fn, ctx, err, errlen))
 			return TSYNC_OPT_BAD_VALUE;
 	}
-	return optind;
+	return stop >= 0 ? stop : optind;
 }
 
 int tsync_opt_parse_or_exit(const struct tsync_opt_cmd *cmd, int argc, char **argv,
@@ -325,6 +357,8 @@ void tsync_opt_usage(const struct tsync_opt_cmd *cmd, FILE *f)
 
 	fputs(cmd->synopsis, f);
 	for (const struct tsync_opt *o = cmd->opts; o->id; o++) {
+		if (o->flags & TSYNC_OPT_UNSUPPORTED)
+			continue;
 		usage_left(o, left, sizeof(left));
 		usage_text(o, text, sizeof(text));
 		fputs(left, f);

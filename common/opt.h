@@ -35,6 +35,11 @@ enum tsync_opt_type {
 #define TSYNC_OPT_NEW_SCOPE	0x4	/* starts a scope: SCOPED options may
 					 * be given again after it */
 #define TSYNC_OPT_OPTIONAL	0x8	/* the value may be left out */
+#define TSYNC_OPT_UNSUPPORTED	0x10	/* known (another program's option)
+					 * but refused: "option -x is not
+					 * supported: <help>"; not in the usage */
+#define TSYNC_OPT_STOP		0x20	/* parsing stops before it: its
+					 * index is returned as an operand's */
 
 struct tsync_opt {
 	int id;			/* handed to the handler; 0 ends the table */

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The trace-cmd record option parser: each option's meaning as in
+ * trace-cmd (-v negates every later -e, -f joined with &&, -P lists,
+ * --module, -T), the scopes (host stops at -A and at COMMAND, a guest's
+ * part stops at the next -A, an agent's part takes no -A and no operand,
+ * whole-recording options refused after -A), trace-cmd options tsync does
+ * not have refused by name, defaults only in the host scope.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/recopt.h"
+
+/* Splits @line at spaces into a writable argv (argv[0] "record"). */
+struct args {
+	char buf[1024];
+	char *v[64];
+	int n;
+};
+
+static void split(struct args *a, const char *line)
+{
+	char *save = NULL;
+
+	snprintf(a->buf, sizeof(a->buf), "%s", line);
+	a->n = 0;
+	a->v[a->n++] = (char *)"record";
+	for (char *t = strtok_r(a->buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		a->v[a->n++] = t;
+	a->v[a->n] = NULL;
+}
+
+/* Parses @line in @scope into @r; returns the parse result, @err set. */
+static int parse(struct tsync_recopt *r, enum tsync_recopt_scope scope, const char *line,
+		 char *err, size_t errlen)
+{
+	struct args a;
+
+	tsync_recopt_init(r);
+	split(&a, line);
+	err[0] = '\0';
+	return tsync_recopt_parse(r, scope, a.n, a.v, NULL, err, errlen);
+}
+
+static void test_events_and_negation(void **state)
+{
+	struct tsync_recopt r;
+	char err[256];
+	int ret;
+
+	(void)state;
+	ret = parse(&r, TSYNC_RECOPT_HOST,
+		    "-e sched -f prev_pid>0 -f next_pid>0 -v -e sched:sched_wakeup -e irq",
+		    err, sizeof(err));
+	assert_int_equal(ret, 12);
+	assert_int_equal(r.nevents, 3);
+	assert_string_equal(r.events[0].name, "sched");
+	assert_string_equal(r.events[0].filter, "(prev_pid>0)&&(next_pid>0)");
+	assert_false(r.events[0].negate);
+	assert_string_equal(r.events[1].name, "sched:sched_wakeup");
+	assert_null(r.events[1].filter);
+	assert_true(r.events[1].negate);
+	/* trace-cmd: -v stays in force for every later -e of the scope */
+	assert_true(r.events[2].negate);
+	tsync_recopt_free(&r);
+
+	ret = parse(&r, TSYNC_RECOPT_HOST, "-a", err, sizeof(err));
+	assert_int_equal(ret, 2);
+	assert_int_equal(r.nevents, 1);
+	assert_string_equal(r.events[0].name, "all");
+	tsync_recopt_free(&r);
+
+	ret = parse(&r, TSYNC_RECOPT_HOST, "-f x>1", err, sizeof(err));
+	assert_int_equal(ret, TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "tsync-host record: invalid value 'x>1' for -f: "
+			    "must follow an -e");
+	tsync_recopt_free(&r);
+}
+
+static void test_function_tracer_options(void **state)
+{
+	struct tsync_recopt r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST,
+			       "-p function_graph -l schedule* -l do_* -n do_idle -g vfs_read "
+			       "--max-graph-depth 3 --module ext4 -l ext4_*", err, sizeof(err)), 17);
+	assert_string_equal(r.tracer, "function_graph");
+	assert_int_equal(r.funcs.n, 3);
+	assert_string_equal(r.funcs.v[0], "schedule*");
+	assert_string_equal(r.funcs.v[2], "ext4_*:mod:ext4");
+	assert_int_equal(r.notrace_funcs.n, 1);
+	assert_string_equal(r.graph_funcs.v[0], "vfs_read");
+	assert_int_equal(r.max_graph_depth, 3);
+	tsync_recopt_free(&r);
+
+	/* --module alone: all of the module's functions */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "--module snd", err, sizeof(err)), 3);
+	assert_int_equal(r.funcs.n, 1);
+	assert_string_equal(r.funcs.v[0], "*:mod:snd");
+	tsync_recopt_free(&r);
+
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-p function -p nop", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "tsync-host record: -p given twice for the same target");
+	tsync_recopt_free(&r);
+}
+
+static void test_instance_settings(void **state)
+{
+	struct tsync_recopt r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST,
+			       "-P 12,34 -P 56 -c -T -O noirq-info -M 0x3 -b 2048 -i "
+			       "--no-filter --cmdlines-size 1024 -d -k", err, sizeof(err)), 19);
+	assert_int_equal(r.npids, 3);
+	assert_int_equal(r.pids[0], 12);
+	assert_int_equal(r.pids[2], 56);
+	assert_true(r.follow_children);
+	assert_int_equal(r.options.n, 2);
+	assert_string_equal(r.options.v[0], "stacktrace");
+	assert_string_equal(r.options.v[1], "noirq-info");
+	assert_string_equal(r.cpumask, "3");
+	assert_int_equal(r.buffer_kb, 2048);
+	assert_true(r.ignore_missing);
+	assert_true(r.no_filter);
+	assert_int_equal(r.cmdlines_size, 1024);
+	assert_true(r.disable_function && r.keep);
+	tsync_recopt_free(&r);
+
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-c", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "tsync-host record: -c can only be used with -F or -P");
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-P 1,x", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "expected process ids"));
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-M 0", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "the mask selects no CPU"));
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-M xyz", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+}
+
+static void test_host_defaults_and_globals(void **state)
+{
+	struct tsync_recopt r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "", err, sizeof(err)), 1);
+	assert_string_equal(r.clock, "local");
+	assert_string_equal(r.output, "trace.dat");
+	assert_int_equal(r.guest_max_mb, 4096);
+	assert_int_equal(r.sleep_us, 50000);
+	assert_false(r.has_tsync_interval);
+	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_UNSET);
+	assert_int_equal(r.stamp, -1);
+	tsync_recopt_free(&r);
+
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST,
+			       "-C mono -o x.dat --tsync-interval 0 --file-version 6 "
+			       "--compression zstd --user nobody -s 1000 -r 10 --verbose=debug -q "
+			       "--duration 1.5 --stamp clock", err, sizeof(err)), 23);
+	assert_string_equal(r.clock, "mono");
+	assert_string_equal(r.output, "x.dat");
+	assert_true(r.has_tsync_interval);
+	assert_int_equal(r.tsync_interval_ms, 0);
+	assert_int_equal(r.file_version, 6);
+	assert_string_equal(r.compression, "zstd");
+	assert_string_equal(r.user, "nobody");
+	assert_int_equal(r.sleep_us, 1000);
+	assert_int_equal(r.rt_prio, 10);
+	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_DEBUG);
+	assert_true(r.quiet);
+	assert_true(r.duration == 1.5);
+	assert_string_equal(tsync_recopt_stamps[r.stamp], "clock");
+	tsync_recopt_free(&r);
+
+	/* --verbose alone is info, as trace-cmd; numbers above 6 are "all" */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--verbose", err, sizeof(err)), 2);
+	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_INFO);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--verbose=9", err, sizeof(err)), 2);
+	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_ALL);
+	tsync_recopt_free(&r);
+
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--tsync-interval -1", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "tsync always synchronizes"));
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--file-version 5", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--compression lz4", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+}
+
+static void test_scopes(void **state)
+{
+	struct tsync_recopt r;
+	struct args a;
+	char err[256];
+	int at, next;
+	const char *val;
+
+	(void)state;
+	/* host stops at -A; the guest part at the next -A, then COMMAND */
+	split(&a, "-e sched -A vm1@3 -e irq --name one -b 100 -Avm2 -e kvm -- sleep 1");
+	tsync_recopt_init(&r);
+	at = tsync_recopt_parse(&r, TSYNC_RECOPT_HOST, a.n, a.v, NULL, err, sizeof(err));
+	assert_int_equal(at, 3);
+	val = tsync_recopt_agent_value(a.n, a.v, at, &next);
+	assert_string_equal(val, "vm1@3");
+	assert_int_equal(next, 5);
+	tsync_recopt_free(&r);
+
+	tsync_recopt_init(&r);
+	at = tsync_recopt_parse(&r, TSYNC_RECOPT_GUEST, a.n - (next - 1), a.v + next - 1,
+				NULL, err, sizeof(err));
+	assert_int_equal(at, 7);	/* relative: "-Avm2" */
+	assert_string_equal(r.events[0].name, "irq");
+	assert_string_equal(r.name, "one");
+	assert_int_equal(r.buffer_kb, 100);
+	assert_null(r.clock);		/* no host defaults in a guest scope */
+	assert_null(r.output);
+	at += next - 1;
+	val = tsync_recopt_agent_value(a.n, a.v, at, &next);
+	assert_string_equal(val, "vm2");
+	assert_int_equal(next, at + 1);
+	tsync_recopt_free(&r);
+
+	tsync_recopt_init(&r);
+	at = tsync_recopt_parse(&r, TSYNC_RECOPT_GUEST, a.n - (next - 1), a.v + next - 1,
+				NULL, err, sizeof(err));
+	assert_string_equal(a.v[next - 1 + at], "sleep");
+	tsync_recopt_free(&r);
+
+	/* whole-recording options after -A */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-o x.dat", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "tsync-host record: invalid value 'x.dat' for -o: applies to "
+			    "the whole recording or to tsync-host itself: give it before the "
+			    "first -A");
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--name x", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "only after an -A"));
+	tsync_recopt_free(&r);
+
+	/* an agent's argv: no -A, no operand, no host options */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-e sched -p function -C local",
+			       err, sizeof(err)), 7);
+	assert_string_equal(r.clock, "local");
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-A 3", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "not an option of a guest's recording"));
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-e sched ls", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "record options: unexpected 'ls' (no command runs on a guest)");
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-h", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+
+	/* -A glued into a cluster of flags */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-iA 3", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "must be a word of its own"));
+	tsync_recopt_free(&r);
+}
+
+static void test_unsupported(void **state)
+{
+	static const char *const lines[][2] = {
+		{ "-m 100", "-m" }, { "-B foo", "-B" }, { "-e sched -R stacktrace", "-R" },
+		{ "--date", "--date" }, { "--proxy 3", "--proxy" }, { "-N host:1", "-N" },
+		{ "--ts-offset 5", "--ts-offset" }, { "--tsc2nsec", "--tsc2nsec" },
+	};
+	struct tsync_recopt r;
+	char err[256], want[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		for (int s = TSYNC_RECOPT_HOST; s <= TSYNC_RECOPT_AGENT; s++) {
+			assert_int_equal(parse(&r, s, lines[i][0], err, sizeof(err)),
+					 TSYNC_RECOPT_ERROR);
+			snprintf(want, sizeof(want), "option %s is not supported: ", lines[i][1]);
+			assert_non_null(strstr(err, want));
+			tsync_recopt_free(&r);
+		}
+	}
+	/* and an option trace-cmd does not have either */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--frobnicate", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "tsync-host record: unknown option '--frobnicate'");
+	tsync_recopt_free(&r);
+}
+
+static void test_usage(void **state)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	tsync_recopt_usage(f);
+	fclose(f);
+	assert_non_null(strstr(text, "  -A GUEST"));
+	assert_non_null(strstr(text, "  -v "));
+	assert_non_null(strstr(text, "--verbose[=LEVEL]"));
+	/* refused options are not offered */
+	assert_null(strstr(text, "--date"));
+	assert_null(strstr(text, "  -m "));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_events_and_negation),
+		cmocka_unit_test(test_function_tracer_options),
+		cmocka_unit_test(test_instance_settings),
+		cmocka_unit_test(test_host_defaults_and_globals),
+		cmocka_unit_test(test_scopes),
+		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_usage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
