@@ -42,6 +42,7 @@
 #include "host/cancel.h"
 #include "host/client.h"
 #include "host/guest.h"
+#include "host/preflight.h"
 #include "host/rec_signals.h"
 
 #define MAX_GUESTS HOST_MAX_AGENTS
@@ -480,7 +481,10 @@ static int rec_start(struct recorder *r)
 		struct guest *g = &cfg->guests[i];
 
 		g->max_bytes = (uint64_t)cfg->guest_max_mb << 20;
-		if (guest_connect(g, &r->co) || guest_sync_all(g, &r->ro)) {
+		if (guest_connect(g, &r->co) ||
+		    preflight_guest_clock(client_session(g->client), cfg->clock, g->error,
+					  sizeof(g->error)) ||
+		    guest_sync_all(g, &r->ro)) {
 			guest_error(g);
 			return 1;
 		}
@@ -644,6 +648,11 @@ int host_cmd_record(int argc, char **argv)
 	int ret;
 
 	parse_args(argc, argv, &r->cfg);
+	if (host_preflight("record", true, r->cfg.clock, r->cfg.source, r->cfg.stamp_forced,
+			   err, sizeof(err))) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		return 2;
+	}
 	tsync_log_init("tsync-host", r->cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
 	rec_init(r);
 

@@ -19,6 +19,7 @@
 #include "host/agent_arg.h"
 #include "host/client.h"
 #include "host/commands.h"
+#include "host/preflight.h"
 
 struct sync_cfg {
 	struct host_agent_arg agents[HOST_MAX_AGENTS];
@@ -377,6 +378,11 @@ static int sync_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		return 1;
 	}
+	if (preflight_guest_clock(client_session(c), cfg->round.clock, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
+		ret = 1;
+		goto out;
+	}
 	ret = select_cpus(cfg, client_session(c)->ncpus, &cpulist, &nlist);
 	if (ret)
 		goto out;
@@ -414,8 +420,14 @@ int host_cmd_sync(int argc, char **argv)
 	struct sync_cfg cfg = { 0 };	/* defaults: sync_opts[] */
 	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
 	int ret = 0, nprinted = 0;
+	char err[600];
 
 	parse_args(argc, argv, &cfg);
+	if (host_preflight("sync", false, cfg.round.clock, cfg.round.source, cfg.stamp_forced,
+			   err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: %s\n", err);
+		return 2;
+	}
 	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
 	copts.host_name = "host";
 	copts.key_file = cfg.key_file;

@@ -17,6 +17,8 @@
  *   --stream flood valid pages as fast as the socket takes them
  *   --stream garbage  pages of random bytes
  *   --meta endless META_CHUNKs of an unknown kind, without end
+ *   --clocks LIST  trace clocks offered in SESSION_REPLY, comma-separated
+ *                  (default none listed)
  *
  * It listens on tcp:127.0.0.1 (an ephemeral port), prints "listening on
  * ENDPOINT" on stdout when ready, serves one host, and logs each step on
@@ -51,6 +53,7 @@ struct fake {
 	const char *stall;
 	const char *stream;
 	const char *meta;
+	const char *clocks;
 	struct tsync_listener *l;
 	int ctl;
 	struct tsync_decode_ctx dctx;
@@ -306,6 +309,13 @@ static void open_session(struct fake *f)
 	m.session_reply.session_id = 1;
 	snprintf(m.session_reply.name, sizeof(m.session_reply.name), "fake");
 	snprintf(m.session_reply.clock, sizeof(m.session_reply.clock), "local");
+	for (const char *c = f->clocks; c && *c && m.session_reply.nclocks < TSYNC_MAX_CLOCKS;) {
+		size_t n = strcspn(c, ",");
+
+		snprintf(m.session_reply.clocks[m.session_reply.nclocks++], TSYNC_CLOCK_NAME_MAX,
+			 "%.*s", (int)n, c);
+		c += n + (c[n] == ',');
+	}
 	send_or_die(f->ctl, &m);
 	f->dctx.ncpus = f->ncpus;
 	say("session open, %u CPUs", f->ncpus);
@@ -373,6 +383,8 @@ int main(int argc, char **argv)
 			f.stream = argv[i + 1];
 		else if (!strcmp(argv[i], "--meta"))
 			f.meta = argv[i + 1];
+		else if (!strcmp(argv[i], "--clocks"))
+			f.clocks = argv[i + 1];
 		else
 			return 2;
 	}
