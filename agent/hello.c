@@ -54,7 +54,8 @@ int agent_check_peer(const struct agent_ctx *ctx, int fd, const struct tsync_pee
 	 * socket's send buffer takes it at once, and a short deadline bounds
 	 * the rest. */
 	tsync_msg_send_error(fd, TSYNC_ERR_PERMISSION, tsync_deadline_ms(50),
-			     "%s refused: %s of the agent", peer->name, why);
+			     "%s refused: %s of the agent: add this host to it and restart "
+			     "the agent", peer->name, why);
 	return -EACCES;
 }
 

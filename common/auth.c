@@ -54,7 +54,15 @@ int tsync_key_load(const char *path, struct tsync_key **out, char *err,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
-		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+		if (ret == -ENOENT)
+			tsync_set_err(err, errlen, "key file %s: %s: give the file that holds the "
+				      "shared key (the agent's --key-file), or make one: head -c 32 "
+				      "/dev/urandom > FILE; chmod 600 FILE", path, strerror(errno));
+		else if (ret == -EACCES)
+			tsync_set_err(err, errlen, "key file %s: %s: run as its owner (or root), "
+				      "or check the directories on its path", path, strerror(errno));
+		else
+			tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
 		return ret;
 	}
 	/* fstat of the open file: what is checked is what is read */

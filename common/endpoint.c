@@ -252,9 +252,9 @@ static int unknown_form(const char *str, unsigned int flags, char *err,
 		if (!isalpha((unsigned char)*c))
 			word = false;
 	if (word)
-		return ep_fail(err, errlen, "unknown scheme '%.*s' in '%s' (use %s)",
+		return ep_fail(err, errlen, "unknown scheme '%.*s' in '%s': use %s",
 			       (int)(colon - str), str, str, forms);
-	return ep_fail(err, errlen, "'%s' is not an endpoint (use %s)", str, forms);
+	return ep_fail(err, errlen, "'%s' is not an endpoint: use %s", str, forms);
 }
 
 /*

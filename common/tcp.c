@@ -29,8 +29,8 @@ static int tcp_resolve(const struct tsync_endpoint *ep, int passive,
 	snprintf(port, sizeof(port), "%u", ep->port);
 	ret = getaddrinfo(ep->host, port, &hints, &res);
 	if (ret) {
-		snprintf(err, errlen, "cannot resolve host '%s': %s", ep->host,
-			 gai_strerror(ret));
+		snprintf(err, errlen, "cannot resolve host '%s': %s: check the name, or give "
+			 "its address", ep->host, gai_strerror(ret));
 		return -EHOSTUNREACH;
 	}
 	for (ai = res; ai && n < max; ai = ai->ai_next) {

@@ -94,6 +94,23 @@ static int client_auth(struct tsync_client *c, const struct tsync_key *key,
 }
 
 /*
+ * The first answer on a control connection failed with @ret: what answers
+ * is silent or speaks another protocol (a wrong port, or a trace-cmd
+ * agent). Rewrites @err to say so and what to check.
+ */
+static void not_an_agent(const struct tsync_client *c, int ret, char *err, size_t errlen)
+{
+	if (ret == -ETIMEDOUT)
+		tsync_set_err(err, errlen, "%s: connected, but no answer to HELLO within %d ms: "
+			      "is it a tsync-agent (not another program), and not stopped?",
+			      c->peer.name, c->opts.io_timeout_ms);
+	else if (ret == TSYNC_PERR_BAD_MAGIC)
+		tsync_set_err(err, errlen, "%s: not a tsync-agent: it answered HELLO with bytes "
+			      "of another protocol: check the port (tsync-agent's default is %d)",
+			      c->peer.name, TSYNC_DEFAULT_PORT);
+}
+
+/*
  * Says HELLO on @fd (a control connection when @data is NULL, else the
  * data connection of CPU *@data) and checks the HELLO_REPLY, which is
  * returned in @reply. The one hello of both kinds of connection.
@@ -121,6 +138,8 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 	ret = send_msg(c, fd, &m, err, errlen);
 	if (!ret)
 		ret = recv_msg(c, fd, TSYNC_MSG_HELLO_REPLY, &m, client_io_deadline(c), err, errlen);
+	if (ret && !data)
+		not_an_agent(c, ret, err, errlen);
 	if (ret)
 		return ret;
 	*reply = m.hello_reply;

@@ -17,7 +17,7 @@ pass "TCP without --allow refused: $out"
 # 2. a peer outside the list is refused at accept, the refusal logged
 E2E_ALLOW=10.0.0.0/8 start_agent deny
 out=$(timeout 20 "$HOST" sync -C mono --rounds 1 "$AGENT_EP" 2>&1) && fail "sync from a refused address succeeded: $out"
-echo "$out" | grep -qE "^tsync-host sync: guest0: $AGENT_EP: peer error PERMISSION \(14\): tcp:127\.0\.0\.1:[0-9]+ refused: address not in the --allow list of the agent\$" ||
+echo "$out" | grep -qE "^tsync-host sync: guest0: $AGENT_EP: peer error PERMISSION \(14\): tcp:127\.0\.0\.1:[0-9]+ refused: address not in the --allow list of the agent: add this host to it and restart the agent\$" ||
 	fail "the host was not told why: $out"
 grep -q "tcp:127.0.0.1:[0-9]*: refused: address not in the --allow list" "$E2E_TMP/deny.log" ||
 	fail "refusal not logged: $(cat "$E2E_TMP/deny.log")"

@@ -86,8 +86,8 @@ struct bad_case {
 	const char *err;
 };
 
-#define FORMS "(use tcp:HOST:PORT or vsock:CID:PORT)"
-#define SFORMS "(use tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID)"
+#define FORMS ": use tcp:HOST:PORT or vsock:CID:PORT"
+#define SFORMS ": use tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID"
 
 static const struct bad_case bad[] = {
 	{ "", 0, "empty endpoint" },
@@ -160,23 +160,23 @@ static const struct bad_case bad[] = {
 	{ "vsock:3:65536", 0, "port '65536' out of range (1-65535) in 'vsock:3:65536'" },
 	{ "vsock:3:80:1", 0, "port '80:1' is not a number in 'vsock:3:80:1'" },
 	/* schemes */
-	{ "udp:1.2.3.4:80", 0, "unknown scheme 'udp' in 'udp:1.2.3.4:80' " FORMS },
-	{ "TCP:1.2.3.4:80", 0, "unknown scheme 'TCP' in 'TCP:1.2.3.4:80' " FORMS },
-	{ "vsok:3:80", 0, "unknown scheme 'vsok' in 'vsok:3:80' " FORMS },
-	{ "1.2.3.4:80", 0, "'1.2.3.4:80' is not an endpoint " FORMS },
-	{ " tcp:h:80", 0, "' tcp:h:80' is not an endpoint " FORMS },
-	{ ":80", 0, "':80' is not an endpoint " FORMS },
-	{ "3", 0, "'3' is not an endpoint " FORMS },
-	{ "tcp", 0, "'tcp' is not an endpoint " FORMS },
+	{ "udp:1.2.3.4:80", 0, "unknown scheme 'udp' in 'udp:1.2.3.4:80'" FORMS },
+	{ "TCP:1.2.3.4:80", 0, "unknown scheme 'TCP' in 'TCP:1.2.3.4:80'" FORMS },
+	{ "vsok:3:80", 0, "unknown scheme 'vsok' in 'vsok:3:80'" FORMS },
+	{ "1.2.3.4:80", 0, "'1.2.3.4:80' is not an endpoint" FORMS },
+	{ " tcp:h:80", 0, "' tcp:h:80' is not an endpoint" FORMS },
+	{ ":80", 0, "':80' is not an endpoint" FORMS },
+	{ "3", 0, "'3' is not an endpoint" FORMS },
+	{ "tcp", 0, "'tcp' is not an endpoint" FORMS },
 	/* agent shorthand */
 	{ "4294967295", SH, "CID '4294967295' out of range (0-4294967294)" },
-	{ "guest", SH, "'guest' is not an endpoint " SFORMS },
-	{ "3x", SH, "'3x' is not an endpoint " SFORMS },
-	{ "-3", SH, "'-3' is not an endpoint " SFORMS },
-	{ "http://x:80", SH, "unknown scheme 'http' in 'http://x:80' " SFORMS },
+	{ "guest", SH, "'guest' is not an endpoint" SFORMS },
+	{ "3x", SH, "'3x' is not an endpoint" SFORMS },
+	{ "-3", SH, "'-3' is not an endpoint" SFORMS },
+	{ "http://x:80", SH, "unknown scheme 'http' in 'http://x:80'" SFORMS },
 	/* a scheme in the shorthand: not "HOST:PORT" with an IPv6 host */
-	{ "udp:1.2.3.4:5", SH, "unknown scheme 'udp' in 'udp:1.2.3.4:5' " SFORMS },
-	{ "vsok:3:80", SH, "unknown scheme 'vsok' in 'vsok:3:80' " SFORMS },
+	{ "udp:1.2.3.4:5", SH, "unknown scheme 'udp' in 'udp:1.2.3.4:5'" SFORMS },
+	{ "vsok:3:80", SH, "unknown scheme 'vsok' in 'vsok:3:80'" SFORMS },
 	{ "abcd::1:80", SH, "IPv6 address must be in brackets in 'abcd::1:80'" },
 	{ "guest:", SH, "empty port in 'guest:'" },
 	{ ":80", SH, "empty host in ':80'" },

@@ -1,0 +1,150 @@
+#!/bin/bash
+# The messages a new user meets in tsync-host and tsync-agent, one by one,
+# with their exact text: a mistyped endpoint, an agent that is not there or
+# not an agent, key files, refusals, not being root, an unknown trace
+# clock. Each is one line: the problem, the value, the fix. A row runs a
+# real command and compares its whole stderr and its exit status.
+. "$(dirname "$0")/lib.inc"
+need_root_tracefs
+command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+FAKE=$B/helpers/fake_agent
+RAW=$B/helpers/tsync_rawclient
+T=$E2E_TMP
+chmod 755 "$T"
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+
+# msg NAME RC TEXT CMD...: CMD must exit with RC and print exactly TEXT on
+# stderr (one line).
+msg() {
+	local name=$1 rc=$2 want=$3 got r; shift 3
+	got=$(timeout 30 "$@" 2>&1 >/dev/null); r=$?
+	[ "$got" = "$want" ] || fail "$name: stderr
+  got:  $got
+  want: $want"
+	[ $r -eq "$rc" ] || fail "$name: exit $r, want $rc"
+	pass "$name: $got"
+}
+
+# start_listener NAME REPLY: a loopback TCP listener that is no agent: it
+# accepts, answers REPLY (nothing if empty) and stays silent; sets LST_EP.
+start_listener() {
+	local fifo=$T/$1.ready port=""
+	mkfifo "$fifo"
+	perl -MIO::Socket::INET -e '
+		my $l = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0,
+					      Listen => 5, ReuseAddr => 1) or die "listen: $!";
+		$| = 1; print $l->sockport, "\n"; close STDOUT;
+		my $c = $l->accept or exit 1;
+		print $c $ARGV[0] if length $ARGV[0];
+		sleep 60;' "$2" >"$fifo" 2>"$T/$1.log" &
+	E2E_PIDS+=($!)
+	read -r -t 10 port <"$fifo" || fail "listener $1 not ready: $(cat "$T/$1.log")"
+	LST_EP=tcp:127.0.0.1:$port
+}
+
+# --- endpoints -----------------------------------------------------------
+FORMS="tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID"
+msg "unknown scheme (host)" 2 \
+	"tsync-host sync: AGENT 'udp:1.2.3.4:80': unknown scheme 'udp' in 'udp:1.2.3.4:80': use $FORMS" \
+	"$HOST" sync udp:1.2.3.4:80
+msg "unknown scheme (agent)" 2 \
+	"tsync-agent: invalid value 'udp:0.0.0.0:8823' for --listen: unknown scheme 'udp' in 'udp:0.0.0.0:8823': use tcp:HOST:PORT or vsock:CID:PORT" \
+	"$AGENT" -l udp:0.0.0.0:8823
+msg "not an endpoint" 2 \
+	"tsync-host record: invalid value 'guest' for -A: 'guest' is not an endpoint: use $FORMS" \
+	"$HOST" record -A guest
+msg "bad port" 2 \
+	"tsync-host sync: AGENT 'tcp:localhost:99999': port '99999' out of range (1-65535) in 'tcp:localhost:99999'" \
+	"$HOST" sync tcp:localhost:99999
+msg "port not a number" 2 \
+	"tsync-host sync: AGENT 'tcp:localhost:ssh': port 'ssh' is not a number in 'tcp:localhost:ssh'" \
+	"$HOST" sync tcp:localhost:ssh
+msg "bad CID" 2 \
+	"tsync-host sync: AGENT 'vsock:guest1:8823': CID 'guest1' is not a number or any/host/local/hypervisor in 'vsock:guest1:8823'" \
+	"$HOST" sync vsock:guest1:8823
+
+# --- nobody there, or not an agent ---------------------------------------
+msg "connection refused" 1 \
+	"tsync-host sync: guest0: cannot connect to tcp:127.0.0.1:1: Connection refused: no tsync-agent listens on that address and port: is it running there (tsync-agent -l tcp:0.0.0.0:8823)?" \
+	"$HOST" sync -C mono tcp:127.0.0.1:1
+start_listener silent ""
+msg "silent peer (timeout)" 1 \
+	"tsync-host sync: guest0: $LST_EP: connected, but no answer to HELLO within 5000 ms: is it a tsync-agent (not another program), and not stopped?" \
+	"$HOST" sync -C mono "$LST_EP"
+start_listener http $'HTTP/1.1 400 Bad Request\r\n\r\n'
+msg "not an agent (another protocol)" 1 \
+	"tsync-host sync: guest0: $LST_EP: not a tsync-agent: it answered HELLO with bytes of another protocol: check the port (tsync-agent's default is 8823)" \
+	"$HOST" sync -C mono "$LST_EP"
+
+# --- key files and refusals -----------------------------------------------
+head -c 32 /dev/urandom >"$T/key"; chmod 600 "$T/key"
+head -c 32 /dev/urandom >"$T/key2"; chmod 600 "$T/key2"
+cp "$T/key" "$T/key644"; chmod 644 "$T/key644"
+start_agent keyed -- --key-file "$T/key"
+KEP=$AGENT_EP
+msg "key file missing" 1 \
+	"tsync-host sync: guest0: key file $T/nokey: No such file or directory: give the file that holds the shared key (the agent's --key-file), or make one: head -c 32 /dev/urandom > FILE; chmod 600 FILE" \
+	"$HOST" sync -C mono --key-file "$T/nokey" "$KEP"
+msg "key file unreadable" 1 \
+	"tsync-host sync: guest0: key file $T/key: Permission denied: run as its owner (or root), or check the directories on its path" \
+	"${NOBODY[@]}" "$HOST" sync -C mono --key-file "$T/key" "$KEP"
+msg "key file open to others" 1 \
+	"tsync-host sync: guest0: key file $T/key644 is accessible by group or others (mode 0644): refused, chmod 600 it" \
+	"$HOST" sync -C mono --key-file "$T/key644" "$KEP"
+msg "agent wants a key" 1 \
+	"tsync-host sync: guest0: $KEP: peer error AUTH (3): this agent requires authentication: give tsync-host --key-file" \
+	"$HOST" sync -C mono "$KEP"
+msg "wrong key" 1 \
+	"tsync-host sync: guest0: $KEP: authentication failed: the agent's key differs from --key-file" \
+	"$HOST" sync -C mono --key-file "$T/key2" "$KEP"
+E2E_ALLOW=10.0.0.0/8 start_agent deny
+out=$(timeout 30 "$HOST" sync -C mono "$AGENT_EP" 2>&1 >/dev/null)
+want="tsync-host sync: guest0: $AGENT_EP: peer error PERMISSION (14): tcp:127.0.0.1:PORT refused: address not in the --allow list of the agent: add this host to it and restart the agent"
+[ "$(echo "$out" | sed -E 's/tcp:127\.0\.0\.1:[0-9]+ refused/tcp:127.0.0.1:PORT refused/')" = "$want" ] ||
+	fail "allow list refusal: got: $out"
+pass "allow list refusal: $out"
+
+# --- not root ---------------------------------------------------------------
+start_agent plain
+msg "sync as non-root, marker stamps" 2 \
+	"tsync-host sync: not root (uid 65534): trace clock 'local' is stamped through tracefs, and /sys/kernel/tracing is not accessible: run it as root (sudo tsync-host sync ...), or sync a clock read without tracefs (-C mono, mono_raw, boot, tai or x86-tsc)" \
+	"${NOBODY[@]}" "$HOST" sync "$AGENT_EP"
+msg "record as non-root" 2 \
+	"tsync-host record: not root (uid 65534): recording needs tracefs, and /sys/kernel/tracing is not accessible: run it as root (sudo tsync-host record ...)" \
+	"${NOBODY[@]}" "$HOST" record --duration 1 -A "$AGENT_EP"
+# what works without root is not refused: clock_gettime() stamps
+out=$(timeout 30 "${NOBODY[@]}" "$HOST" sync -C mono --loops 4 "$AGENT_EP" 2>&1) ||
+	fail "sync -C mono as non-root failed: $out"
+echo "$out" | grep -qE '^ +0 +1 +-?[0-9]+ ' || fail "sync -C mono as non-root: no row: $out"
+pass "sync -C mono as non-root works"
+
+# --- trace clocks ---------------------------------------------------------
+sessions=$(grep -c "session" "$E2E_TMP/plain.log")
+have=$(sed -E 's/[][]//g; s/ +$//; s/ /, /g' /sys/kernel/tracing/trace_clock)
+msg "unknown clock (sync)" 2 \
+	"tsync-host sync: unknown trace clock 'nosuch': choose one this host offers with -C: $have" \
+	"$HOST" sync -C nosuch "$AGENT_EP"
+msg "unknown clock (record)" 2 \
+	"tsync-host record: unknown trace clock 'nosuch': choose one this host offers with -C: $have" \
+	"$HOST" record -C nosuch --duration 1 -A "$AGENT_EP"
+[ "$(grep -c "session" "$E2E_TMP/plain.log")" = "$sessions" ] ||
+	fail "the unknown clock reached the agent: $(cat "$E2E_TMP/plain.log")"
+msg "--stamp that cannot stamp the clock" 2 \
+	"tsync-host sync: --stamp clock cannot stamp trace clock 'local' (only mono, mono_raw, boot and tai): leave --stamp out, or use --stamp marker" \
+	"$HOST" sync -C local --stamp clock "$AGENT_EP"
+# a clock the guest lacks: said after its SESSION_REPLY, before any round
+fifo=$T/fake.ready
+mkfifo "$fifo"
+"$FAKE" --clocks local,global >"$fifo" 2>"$T/fake.log" &
+E2E_PIDS+=($!)
+read -r -t 10 line <"$fifo" || fail "fake agent not ready: $(cat "$T/fake.log")"
+msg "clock the guest lacks" 1 \
+	"tsync-host sync: guest0: the guest has no trace clock 'mono': choose one both offer with -C; the guest offers local, global" \
+	"$HOST" sync -C mono "${line#listening on }"
+grep -q "round started" "$T/fake.log" && fail "a round ran with a clock the guest lacks"
+# the agent's own check (a host that skips the one above)
+out=$("$RAW" "$AGENT_EP" "hello control" session "trace_start nosuch 64" "expect ERROR" 2>&1) ||
+	fail "rawclient: $out"
+echo "$out" | grep -qxF "c: ERROR code=BAD_REQUEST reason=unknown trace clock 'nosuch' (have: $(sed -E 's/[][]//g; s/ +$//' /sys/kernel/tracing/trace_clock))" ||
+	fail "agent's answer to an unknown clock: $out"
+pass "the agent names the clocks it has"
