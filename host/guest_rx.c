@@ -41,6 +41,8 @@ struct rx_group {
 	struct page_format fmt;
 	uint64_t max_bytes;
 	atomic_uint_fast64_t total;	/* bytes written by all receivers */
+	atomic_uint_fast64_t events;	/* data events in the pages written */
+	atomic_uint_fast64_t missed;	/* events the guest lost (page headers) */
 	int stop_fd;			/* eventfd: stop */
 };
 
@@ -67,6 +69,8 @@ int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_grou
 	grp->fmt = *f;
 	grp->max_bytes = max_bytes;
 	atomic_init(&grp->total, 0);
+	atomic_init(&grp->events, 0);
+	atomic_init(&grp->missed, 0);
 	grp->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (grp->stop_fd < 0) {
 		free(grp);
@@ -160,21 +164,26 @@ static int rx_write(struct guest_rx *rx, const uint8_t *p, size_t len)
 static int rx_pages(struct guest_rx *rx, uint8_t *buf, size_t *have)
 {
 	size_t ps = rx->grp->fmt.page_size, n = *have / ps, good = 0;
+	struct page_counts pc, sum = { 0, 0 };
 	char why[160];
 	int ret = 0;
 
 	for (; good < n; good++) {
-		if (page_check(buf + good * ps, &rx->grp->fmt, why, sizeof(why))) {
+		if (page_check_count(buf + good * ps, &rx->grp->fmt, &pc, why, sizeof(why))) {
 			ret = rx_fail(rx, -EBADMSG, "CPU %u page %llu: bad page from the agent: %s",
 				      rx->cpu, (unsigned long long)(rx->pages + good), why);
 			break;
 		}
+		sum.events += pc.events;
+		sum.missed += pc.missed;
 	}
 	if (good) {
 		int wret = rx_write(rx, buf, good * ps);
 
 		if (wret)
 			return wret;
+		atomic_fetch_add(&rx->grp->events, sum.events);
+		atomic_fetch_add(&rx->grp->missed, sum.missed);
 	}
 	rx->pages += good;
 	if (ret)
@@ -342,4 +351,13 @@ void rx_free(struct guest_rx *rx)
 	}
 	close(rx->file);
 	free(rx);
+}
+
+/* Reads the group's counters; see guest_rx.h. */
+void rx_group_counts(const struct rx_group *grp, uint64_t *bytes, uint64_t *events,
+		     uint64_t *missed)
+{
+	*bytes = atomic_load(&grp->total);
+	*events = atomic_load(&grp->events);
+	*missed = atomic_load(&grp->missed);
 }

@@ -33,6 +33,10 @@ enum rx_end {
 int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_group **out);
 /* Makes every receiver of @grp stop soon, keeping what it has read. */
 void rx_group_stop(struct rx_group *grp);
+/* Reads, from any thread, what the receivers of @grp have written so far:
+ * bytes, data events, and events the guest reported lost. */
+void rx_group_counts(const struct rx_group *grp, uint64_t *bytes, uint64_t *events,
+		     uint64_t *missed);
 /* Frees @grp (NULL is fine) once its receivers are freed. */
 void rx_group_free(struct rx_group *grp);
 

@@ -87,7 +87,7 @@ static uint64_t rd64(const uint8_t *p)
  * timestamp @ts. Returns 0 or -EBADMSG.
  */
 static int check_event(const uint8_t *data, size_t *off, size_t end, uint64_t *ts,
-		       char *why, size_t whylen)
+		       uint64_t *events, char *why, size_t whylen)
 {
 	uint32_t hdr, arg = 0, type, delta;
 	size_t len;
@@ -145,17 +145,45 @@ static int check_event(const uint8_t *data, size_t *off, size_t end, uint64_t *t
 	}
 	*ts = next;
 	*off += len;
+	if (type < TYPE_PADDING)	/* a data event: 0 (long) or 1..28 */
+		(*events)++;
 	return 0;
 }
 
 /* Checks one page; see pagecheck.h. */
 int page_check(const uint8_t *page, const struct page_format *f, char *why, size_t whylen)
 {
+	struct page_counts c;
+
+	return page_check_count(page, f, &c, why, whylen);
+}
+
+/* Reads the missed-events count stored after the data, or 1 when the
+ * page only says that events were missed. */
+static uint64_t missed_count(const uint8_t *page, const struct page_format *f, uint64_t raw,
+			     size_t commit)
+{
+	const uint8_t *p = page + 8 + f->commit_size + commit;
+	uint64_t n;
+
+	if (!(raw & MISSED_EVENTS))
+		return 0;
+	if (!(raw & MISSED_STORED))
+		return 1;
+	n = f->commit_size == 4 ? rd32(p) : rd64(p);
+	return n ? n : 1;
+}
+
+/* Checks one page and counts it; see pagecheck.h. */
+int page_check_count(const uint8_t *page, const struct page_format *f, struct page_counts *c,
+		     char *why, size_t whylen)
+{
 	size_t hdr = 8 + f->commit_size, room = f->page_size - hdr, off = 0, commit;
 	uint64_t ts = rd64(page);
 	uint64_t raw = f->commit_size == 4 ? rd32(page + 8) : rd64(page + 8);
 	int ret = 0;
 
+	c->events = c->missed = 0;
 	if (raw & ~(COMMIT_MASK | MISSED_EVENTS | MISSED_STORED)) {
 		tsync_set_err(why, whylen, "commit field %#llx has unknown flag bits",
 			      (unsigned long long)raw);
@@ -176,6 +204,10 @@ int page_check(const uint8_t *page, const struct page_format *f, char *why, size
 		return -EBADMSG;
 	}
 	while (off < commit && !ret)
-		ret = check_event(page + hdr, &off, commit, &ts, why, whylen);
+		ret = check_event(page + hdr, &off, commit, &ts, &c->events, why, whylen);
+	if (ret)
+		c->events = 0;
+	else
+		c->missed = missed_count(page, f, raw, commit);
 	return ret;
 }

@@ -38,4 +38,16 @@ int page_format_init(struct page_format *f, uint32_t page_size, const char *hp, 
  */
 int page_check(const uint8_t *page, const struct page_format *f, char *why, size_t whylen);
 
+/* What a good page holds: its data events, and the events the guest's
+ * ring buffer lost just before it (the count the kernel stores after the
+ * data; 1 when it only flags that some were lost). */
+struct page_counts {
+	uint64_t events;
+	uint64_t missed;
+};
+
+/* page_check(), and counts a good page into @c (zeroed on error). */
+int page_check_count(const uint8_t *page, const struct page_format *f, struct page_counts *c,
+		     char *why, size_t whylen);
+
 #endif

@@ -133,6 +133,46 @@ static void test_good(void **state)
 	assert_int_equal(kbuffer_count(&p), 1);
 }
 
+/* page_check_count(): the data events kbuffer reads, and the missed
+ * events the header flags (the stored count, or 1 without it). */
+static void test_counts(void **state)
+{
+	static const uint8_t d[16] = { 1, 2, 3 };
+	struct page_format f;
+	struct page_counts c;
+	uint64_t seven = 7;
+	char why[200] = "";
+	struct pg p;
+
+	(void)state;
+	assert_int_equal(page_format_init(&f, 4096, NULL, 0), 0);
+	pg_init(&p, 1000000, 8);
+	pg_ev(&p, 4, 10, d, 16);		/* data */
+	pg_ev32(&p, 30, 5, 3, 0);		/* time extend: not an event */
+	pg_ev32(&p, 0, 7, 24, 20);		/* long data */
+	pg_ev32(&p, 29, 4, 12, 8);		/* discarded: not an event */
+	pg_ev(&p, 1, 0, d, 4);			/* data */
+	pg_commit(&p, 0);
+	assert_int_equal(page_check_count(p.b, &f, &c, why, sizeof(why)), 0);
+	assert_int_equal(c.events, 3);
+	assert_int_equal(c.events, kbuffer_count(&p));
+	assert_int_equal(c.missed, 0);
+	pg_commit(&p, 1ULL << 31);
+	assert_int_equal(page_check_count(p.b, &f, &c, why, sizeof(why)), 0);
+	assert_int_equal(c.missed, 1);
+	memcpy(p.b + p.hdr + p.len, &seven, sizeof(seven));
+	pg_commit(&p, (1ULL << 31) | (1ULL << 30));
+	assert_int_equal(page_check_count(p.b, &f, &c, why, sizeof(why)), 0);
+	assert_int_equal(c.events, 3);
+	assert_int_equal(c.missed, 7);
+	/* a bad page counts nothing */
+	p.len = 4096;
+	pg_commit(&p, 0);
+	assert_int_equal(page_check_count(p.b, &f, &c, why, sizeof(why)), -EBADMSG);
+	assert_int_equal(c.events, 0);
+	assert_int_equal(c.missed, 0);
+}
+
 /* Each fault is refused with its reason. */
 static void test_bad(void **state)
 {
@@ -236,6 +276,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_format),
 	};
