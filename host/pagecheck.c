@@ -181,6 +181,11 @@ int page_check_count(const uint8_t *page, const struct page_format *f, struct pa
 	size_t hdr = 8 + f->commit_size, room = f->page_size - hdr, off = 0, commit;
 	uint64_t ts = rd64(page);
 	uint64_t raw = f->commit_size == 4 ? rd32(page + 8) : rd64(page + 8);
+
+	/* The kernel ORs its missed-events flag, an int (1 << 31), into a
+	 * long: on a 64-bit guest bits 32-63 come sign-extended with it. */
+	if (f->commit_size == 8 && (raw & MISSED_EVENTS) && raw >> 32 == 0xffffffffULL)
+		raw &= 0xffffffffULL;
 	int ret = 0;
 
 	c->events = c->missed = 0;
