@@ -10,6 +10,7 @@
  * touches the control connection again only after joining the sync thread.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -97,6 +98,9 @@ static void add_sample(struct guest *g, const struct round_result *r)
 		gs->cap = cap;
 	}
 	gs->s[gs->count++] = (struct tracedat_ts_sample){ s.guest_ts, s.offset_ns };
+	atomic_store(&g->live_offset_ns, s.offset_ns);
+	atomic_store(&g->live_error_ns, r->est.error_ns);
+	atomic_fetch_add(&g->live_rounds, 1);
 	write_round_record(g, r);
 	if (r->est.error_ns > gs->err_max)
 		gs->err_max = r->est.error_ns;

@@ -56,6 +56,11 @@ struct guest {
 	const char *data_error;		/* why (a receiver's) */
 	bool disk_full;			/* a receiver stopped for lack of space */
 	bool data_dropped;		/* its data was dropped (disk full) */
+	/* the last successful sync round, for the live status line
+	 * (host/status_live.c reads them while the sync thread writes) */
+	_Atomic uint32_t live_rounds;
+	_Atomic int64_t live_offset_ns;
+	_Atomic int64_t live_error_ns;
 };
 
 struct guest_sync_opts {

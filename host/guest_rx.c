@@ -43,6 +43,7 @@ struct rx_group {
 	atomic_uint_fast64_t total;	/* bytes written by all receivers */
 	atomic_uint_fast64_t events;	/* data events in the pages written */
 	atomic_uint_fast64_t missed;	/* events the guest lost (page headers) */
+	atomic_bool missed_min;		/* a page flagged a loss without its count */
 	int stop_fd;			/* eventfd: stop */
 };
 
@@ -71,6 +72,7 @@ int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_grou
 	atomic_init(&grp->total, 0);
 	atomic_init(&grp->events, 0);
 	atomic_init(&grp->missed, 0);
+	atomic_init(&grp->missed_min, false);
 	grp->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (grp->stop_fd < 0) {
 		free(grp);
@@ -164,7 +166,7 @@ static int rx_write(struct guest_rx *rx, const uint8_t *p, size_t len)
 static int rx_pages(struct guest_rx *rx, uint8_t *buf, size_t *have)
 {
 	size_t ps = rx->grp->fmt.page_size, n = *have / ps, good = 0;
-	struct page_counts pc, sum = { 0, 0 };
+	struct page_counts pc, sum = { 0, 0, false };
 	char why[160];
 	int ret = 0;
 
@@ -176,6 +178,7 @@ static int rx_pages(struct guest_rx *rx, uint8_t *buf, size_t *have)
 		}
 		sum.events += pc.events;
 		sum.missed += pc.missed;
+		sum.missed_min |= pc.missed_min;
 	}
 	if (good) {
 		int wret = rx_write(rx, buf, good * ps);
@@ -184,6 +187,8 @@ static int rx_pages(struct guest_rx *rx, uint8_t *buf, size_t *have)
 			return wret;
 		atomic_fetch_add(&rx->grp->events, sum.events);
 		atomic_fetch_add(&rx->grp->missed, sum.missed);
+		if (sum.missed_min)
+			atomic_store(&rx->grp->missed_min, true);
 	}
 	rx->pages += good;
 	if (ret)
@@ -354,10 +359,10 @@ void rx_free(struct guest_rx *rx)
 }
 
 /* Reads the group's counters; see guest_rx.h. */
-void rx_group_counts(const struct rx_group *grp, uint64_t *bytes, uint64_t *events,
-		     uint64_t *missed)
+void rx_group_counts(const struct rx_group *grp, struct rx_counts *c)
 {
-	*bytes = atomic_load(&grp->total);
-	*events = atomic_load(&grp->events);
-	*missed = atomic_load(&grp->missed);
+	c->bytes = atomic_load(&grp->total);
+	c->events = atomic_load(&grp->events);
+	c->missed = atomic_load(&grp->missed);
+	c->missed_min = atomic_load(&grp->missed_min);
 }

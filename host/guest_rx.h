@@ -11,6 +11,7 @@
 #ifndef TSYNC_HOST_GUEST_RX_H
 #define TSYNC_HOST_GUEST_RX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "host/pagecheck.h"
@@ -33,10 +34,15 @@ enum rx_end {
 int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_group **out);
 /* Makes every receiver of @grp stop soon, keeping what it has read. */
 void rx_group_stop(struct rx_group *grp);
-/* Reads, from any thread, what the receivers of @grp have written so far:
- * bytes, data events, and events the guest reported lost. */
-void rx_group_counts(const struct rx_group *grp, uint64_t *bytes, uint64_t *events,
-		     uint64_t *missed);
+/* What the receivers of a group have written so far. */
+struct rx_counts {
+	uint64_t bytes, events;
+	uint64_t missed;		/* events the guest's pages report lost */
+	bool missed_min;		/* some pages only flagged a loss */
+};
+
+/* Reads @grp's counters, from any thread. */
+void rx_group_counts(const struct rx_group *grp, struct rx_counts *c);
 /* Frees @grp (NULL is fine) once its receivers are freed. */
 void rx_group_free(struct rx_group *grp);
 

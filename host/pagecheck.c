@@ -189,6 +189,7 @@ int page_check_count(const uint8_t *page, const struct page_format *f, struct pa
 	int ret = 0;
 
 	c->events = c->missed = 0;
+	c->missed_min = false;
 	if (raw & ~(COMMIT_MASK | MISSED_EVENTS | MISSED_STORED)) {
 		tsync_set_err(why, whylen, "commit field %#llx has unknown flag bits",
 			      (unsigned long long)raw);
@@ -214,5 +215,6 @@ int page_check_count(const uint8_t *page, const struct page_format *f, struct pa
 		c->events = 0;
 	else
 		c->missed = missed_count(page, f, raw, commit);
+	c->missed_min = !ret && (raw & MISSED_EVENTS) && !(raw & MISSED_STORED);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #ifndef TSYNC_HOST_PAGECHECK_H
 #define TSYNC_HOST_PAGECHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,10 +41,12 @@ int page_check(const uint8_t *page, const struct page_format *f, char *why, size
 
 /* What a good page holds: its data events, and the events the guest's
  * ring buffer lost just before it (the count the kernel stores after the
- * data; 1 when it only flags that some were lost). */
+ * data; when a full page has no room for it, the kernel only flags the
+ * loss: 1, and missed_min says the count is a minimum). */
 struct page_counts {
 	uint64_t events;
 	uint64_t missed;
+	bool missed_min;
 };
 
 /* page_check(), and counts a good page into @c (zeroed on error). */

@@ -43,6 +43,8 @@
 #include "host/client.h"
 #include "host/guest.h"
 #include "host/preflight.h"
+#include "host/status.h"
+#include "host/status_live.h"
 #include "host/rec_signals.h"
 
 #define MAX_GUESTS HOST_MAX_AGENTS
@@ -58,6 +60,7 @@ struct rec_cfg {
 	uint32_t guest_max_mb;		/* cap of each guest's data; 0: none */
 	double duration;
 	int verbose;
+	bool quiet;			/* no live status line */
 	enum tsync_stamp_source source;
 	int stamp_forced;
 	/* host */
@@ -72,7 +75,7 @@ struct rec_cfg {
 };
 
 enum { O_EVENT = 1, O_FILTER, O_BUFKB, O_CLOCK, O_OUTPUT, O_AGENT, O_INTERVAL, O_DURATION,
-       O_STAMP, O_KEYFILE, O_GUESTMAX, O_VERBOSE, O_HELP };
+       O_STAMP, O_KEYFILE, O_GUESTMAX, O_VERBOSE, O_QUIET, O_HELP };
 
 static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
 
@@ -113,6 +116,8 @@ static const struct tsync_opt rec_opts[] = {
 	  .help = "stop a guest that sends more than MB MiB of data; 0: no cap" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
 	  .help = "debug logging" },
+	{ .id = O_QUIET, .name = "quiet", .short_name = 'q', .type = TSYNC_OPT_FLAG,
+	  .help = "no live status line on the terminal" },
 	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
 	  .help = "this text" },
 	{ 0 }
@@ -218,6 +223,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_KEYFILE: cfg->key_file = v->str; return 0;
 	case O_GUESTMAX: cfg->guest_max_mb = (uint32_t)v->num; return 0;
 	case O_VERBOSE: cfg->verbose++; return 0;
+	case O_QUIET: cfg->quiet = true; return 0;
 	}
 	return snprintf(err, errlen, "not handled"), -1;
 }
@@ -386,11 +392,12 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 			cpus[cpu].size = (uint64_t)sb.st_size;
 		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, &cpustat[cpu]);
 		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
-		       (unsigned long long)st.read_events, (unsigned long long)st.overrun,
+		       (unsigned long long)st.read_events,
+		       (unsigned long long)(st.overrun + st.commit_overrun),
 		       (unsigned long long)st.dropped_events);
-		if (st.overrun || st.dropped_events)
+		if (st.overrun || st.commit_overrun || st.dropped_events)
 			printf("  WARNING: host CPU %d lost %llu events\n", cpu,
-			       (unsigned long long)(st.overrun + st.dropped_events));
+			       (unsigned long long)(st.overrun + st.commit_overrun + st.dropped_events));
 	}
 	opts.cpustat = (const char *const *)cpustat;
 	opts.ncpustat = h->ncpus;
@@ -430,6 +437,7 @@ struct recorder {
 	int stop_fd;			/* eventfd: the sync threads' final round */
 	pid_t child;
 	pthread_mutex_t *cpu_locks;	/* [host CPUs]: one round per host CPU */
+	struct status_live *status;	/* the live status line, or NULL */
 	int ncpu_locks;
 };
 
@@ -583,6 +591,7 @@ static int rec_write(struct recorder *r)
 			printf("  wrote %s\n", gpath);
 		}
 	}
+	status_print_legend(stdout);
 	status = rec_signals_child_status(r->sig);
 	if (!failed && r->child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "tsync-host record: command exited with %d\n", WEXITSTATUS(status));
@@ -592,6 +601,7 @@ static int rec_write(struct recorder *r)
 /* Ends COMMAND and every thread, frees everything. */
 static void rec_cleanup(struct recorder *r)
 {
+	status_live_stop(r->status);
 	if (r->child > 0 && r->sig && waitpid(r->child, NULL, WNOHANG) == 0)
 		kill(r->child, SIGTERM);
 	rec_signal_stop(r);
@@ -609,6 +619,17 @@ static void rec_cleanup(struct recorder *r)
 	host_cancel_free(r->cancel);
 	if (r->stop_fd >= 0)
 		close(r->stop_fd);
+}
+
+/* Starts the live status line on a terminal (host/status_live.h). */
+static void rec_status_start(struct recorder *r)
+{
+	struct status_host sh = { tsync_instance_tracefs(r->h.ti), r->h.files, r->h.ncpus };
+	int ret = status_live_start(STDERR_FILENO, &sh, r->cfg.guests, r->cfg.nguests,
+				    &r->status);
+
+	if (ret)
+		log_warn("no status line: %s", strerror(-ret));
 }
 
 /* Prints that the run was aborted; returns its exit code. */
@@ -630,8 +651,12 @@ static int rec_run(struct recorder *r)
 	rec_fork_command(r);
 	fprintf(stderr, "tsync-host record: recording%s\n",
 		r->cfg.command ? "" : r->cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (!r->cfg.quiet)
+		rec_status_start(r);
 	if (rec_signals_wait(r->sig, deadline))
 		return rec_aborted();
+	status_live_stop(r->status);
+	r->status = NULL;
 	rec_signals_phase(r->sig, REC_STOPPING);
 	rec_stop(r);
 	if (rec_signals_aborted(r->sig))

@@ -165,6 +165,7 @@ static void test_counts(void **state)
 	assert_int_equal(page_check_count(p.b, &f, &c, why, sizeof(why)), 0);
 	assert_int_equal(c.events, 3);
 	assert_int_equal(c.missed, 7);
+	assert_false(c.missed_min);
 	/* as a 64-bit kernel writes it: its int flag (1 << 31) sign-extended
 	 * into the long commit field (seen from a guest that lost events) */
 	pg_commit(&p, 0xffffffff80000000ULL | (1ULL << 30));
@@ -173,6 +174,7 @@ static void test_counts(void **state)
 	pg_commit(&p, 0xffffffff80000000ULL);
 	assert_int_equal(page_check_count(p.b, &f, &c, why, sizeof(why)), 0);
 	assert_int_equal(c.missed, 1);
+	assert_true(c.missed_min);
 	assert_int_equal(kbuffer_count(&p), 3);
 	/* other high bits, or the high bits without the flag, stay refused */
 	pg_commit(&p, 0xfffffffe80000000ULL);
