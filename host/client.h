@@ -52,7 +52,8 @@ struct round_result {
 	uint32_t round_id;
 	uint32_t cpu;
 	int status;			/* 0 or -errno / TSYNC_PERR_* */
-	char error[200];		/* why, when status != 0 */
+	char error[TSYNC_REASON_MAX + 64];	/* why, when status != 0: a peer's
+					 * ERROR reason whole */
 	struct tsync_estimate est;
 	int64_t round_ns;		/* wall time of the round */
 	int host_cpu;			/* where the host thread ran */

@@ -51,7 +51,7 @@ struct guest {
 	bool sync_running;
 	int sync_interval_ms;		/* the sync thread's; 0: adaptive */
 	int status;			/* 0, or the first fatal error */
-	char error[400];
+	char error[TSYNC_REASON_MAX + 128];	/* holds a round's error whole */
 	int data_status;		/* bad data, over the cap, disk full */
 	const char *data_error;		/* why (a receiver's) */
 	bool disk_full;			/* a receiver stopped for lack of space */
