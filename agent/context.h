@@ -13,6 +13,7 @@ struct agent_budget;
 struct agent_conntab;
 struct agent_ratelimit;
 struct agent_registry;
+struct agent_tracefs;
 
 struct agent_ctx {
 	const struct agent_cfg *cfg;
@@ -21,6 +22,7 @@ struct agent_ctx {
 	struct agent_registry *reg;	/* agent/registry.h */
 	struct agent_budget *budget;	/* agent/budget.h */
 	struct agent_ratelimit *rl;	/* agent/ratelimit.h */
+	const struct agent_tracefs *tracefs;	/* usable? agent/tracefs_check.h */
 };
 
 #endif

@@ -27,6 +27,7 @@
 #include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "agent/registry.h"
+#include "agent/tracefs_check.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/instance.h"
@@ -39,6 +40,7 @@
 struct agent {
 	struct agent_cfg cfg;
 	struct agent_ctx ctx;		/* shared with the connection threads */
+	struct agent_tracefs tracefs;	/* checked once, at start */
 	struct tsync_listener *listeners[AGENT_MAX_LISTEN];
 	int nlisteners;
 };
@@ -59,6 +61,21 @@ static void cleanup_stale(void)
 	n = tsync_instance_cleanup_stale("tsync-a");
 	if (n > 0)
 		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
+}
+
+/* Checks tracefs once; says in one line what works without it. With it,
+ * removes what killed agents left there. */
+static void check_tracefs(struct agent *a)
+{
+	agent_tracefs_check(&a->tracefs);
+	a->ctx.tracefs = &a->tracefs;
+	if (a->tracefs.usable) {
+		cleanup_stale();
+		return;
+	}
+	log_warn("without tracefs: %s; fix: %s. Works: sync of the clocks %s. Refused: "
+		 "recording, and sync with marker stamps (any other clock)", a->tracefs.why,
+		 a->tracefs.fix, a->tracefs.clocks);
 }
 
 /* Returns the trace buffer budget in KiB: --max-trace-mb, by default a
@@ -107,7 +124,7 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 		ret = -ENOMEM;
 		goto fail;
 	}
-	cleanup_stale();
+	check_tracefs(a);
 	for (int i = 0; i < cfg->nlisten; i++) {
 		ret = tsync_listen(&cfg->listen[i], 256, &a->listeners[i], err, sizeof(err));
 		if (ret) {

@@ -25,9 +25,11 @@
  * message by the I/O timeout (common/msgio.h). A malformed message is
  * answered with ERROR PROTOCOL and ends the session; a refused request
  * (unknown clock, no trace, ...) is answered with ERROR and the session
- * goes on. On every way out the session removes what it created (stamp
- * and recording instances), unregisters (waiting for its data
- * connections), and logs one line with how it ended.
+ * goes on. An agent without tracefs (tracefs_check.h) refuses that way
+ * what needs it: TRACE_START and rounds with marker stamps. On every way
+ * out the session removes what it created (stamp and recording
+ * instances), unregisters (waiting for its data connections), and logs
+ * one line with how it ended.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,11 +45,13 @@
 #include "agent/registry.h"
 #include "agent/round.h"
 #include "agent/session.h"
+#include "agent/tracefs_check.h"
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
+#include "common/trace_clock.h"
 
 /* What the loop does after a request. */
 enum next { NEXT_GO_ON, NEXT_END };
@@ -59,15 +63,22 @@ struct outcome {
 };
 
 /* Fills @r's clock list from the kernel's trace clocks; the selected
- * one is the current clock. Returns 0 or -errno. */
-static int list_clocks(struct tsync_session_reply *r)
+ * one is the current clock. Without tracefs: the clocks the agent can
+ * stamp without it, the first one as the current. Returns 0 or -errno. */
+static int list_clocks(const struct agent_ctx *ctx, struct tsync_session_reply *r)
 {
 	char clocks[TSYNC_MAX_CLOCKS][TSYNC_TRACE_CLOCK_NAME_MAX];
 	int n, sel = -1;
 
 	_Static_assert(TSYNC_TRACE_CLOCK_NAME_MAX == TSYNC_CLOCK_NAME_MAX,
 		       "clock names fit the wire");
-	n = tsync_instance_clocks(clocks, TSYNC_MAX_CLOCKS, &sel);
+	if (ctx->tracefs->usable) {
+		n = tsync_instance_clocks(clocks, TSYNC_MAX_CLOCKS, &sel);
+	} else {
+		n = tsync_trace_clock_user_list(clocks, TSYNC_MAX_CLOCKS,
+						tsync_stamp_tsc_available());
+		sel = 0;
+	}
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++)
@@ -96,12 +107,13 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	r->ncpus = (uint32_t)s->ctx->ncpus;
 	r->page_size = (uint32_t)getpagesize();
 	r->trace_id = s->trace_id;
-	r->caps = TSYNC_CAP_TRACE | (tsync_stamp_tsc_available() ? TSYNC_CAP_STAMP_TSC : 0);
+	r->caps = (s->ctx->tracefs->usable ? TSYNC_CAP_TRACE : 0) |
+		  (tsync_stamp_tsc_available() ? TSYNC_CAP_STAMP_TSC : 0);
 	r->session_id = s->id;
 	memcpy(r->secret, s->secret, sizeof(r->secret));
 	if (uname(&un) == 0)
 		snprintf(r->name, sizeof(r->name), "%s", un.nodename);
-	ret = list_clocks(r);
+	ret = list_clocks(s->ctx, r);
 	if (ret) {
 		/* without its clocks the agent can neither sync nor trace: say
 		 * why rather than fail to encode an empty clock name */
@@ -137,6 +149,38 @@ static int on_session_req(struct agent_session *s, const struct tsync_msg *m)
 	return ret;
 }
 
+/*
+ * Without tracefs (tracefs_check.h), refuses what needs it: TRACE_START
+ * and rounds with marker stamps. Returns 1 when @m was refused (@ret set
+ * to the result of sending the ERROR), else 0.
+ */
+static int refused_without_tracefs(struct agent_session *s, const struct tsync_msg *m,
+				   int *ret)
+{
+	const struct agent_tracefs *t = s->ctx->tracefs;
+
+	if (t->usable)
+		return 0;
+	if (m->type == TSYNC_MSG_TRACE_START) {
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: refused TRACE_START: no tracefs", s->peer->name);
+		*ret = agent_session_error(s, t->code, "recording needs tracefs: %s; fix: %s",
+					   t->why, t->fix);
+		return 1;
+	}
+	if (m->type == TSYNC_MSG_SYNC_START && m->sync_start.source == TSYNC_STAMP_MARKER) {
+		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
+			      "%s: refused a round with marker stamps: no tracefs", s->peer->name);
+		*ret = agent_session_error(s, t->code,
+					   "sync with marker stamps (clock %s) needs tracefs: %s; "
+					   "fix: %s. Without it the agent syncs the clocks %s "
+					   "with clock or tsc stamps (e.g. -C mono)", m->sync_start.clock, t->why, t->fix,
+					   t->clocks);
+		return 1;
+	}
+	return 0;
+}
+
 /* Returns true for the requests that need a set-up session. */
 static bool needs_setup(uint8_t type)
 {
@@ -159,6 +203,11 @@ static enum next dispatch(struct agent_session *s, const struct tsync_msg *m,
 			      s->peer->name, tsync_msg_name(m->type));
 		ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED, "%s before SESSION_REQ",
 					  tsync_msg_name(m->type));
+		if (ret)
+			o->why = "error";
+		return ret ? NEXT_END : NEXT_GO_ON;
+	}
+	if (refused_without_tracefs(s, m, &ret)) {
 		if (ret)
 			o->why = "error";
 		return ret ? NEXT_END : NEXT_GO_ON;

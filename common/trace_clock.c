@@ -103,6 +103,19 @@ int tsync_trace_clock_posix(const char *name, clockid_t *clk)
 	return -EINVAL;
 }
 
+/* Lists the clocks user space reads itself; see trace_clock.h. */
+int tsync_trace_clock_user_list(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max,
+				bool tsc)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(posix_clocks) / sizeof(posix_clocks[0]) && n < max; i++)
+		snprintf(names[n++], TSYNC_TRACE_CLOCK_NAME_MAX, "%s", posix_clocks[i].name);
+	if (tsc && n < max)
+		snprintf(names[n++], TSYNC_TRACE_CLOCK_NAME_MAX, "%s", "x86-tsc");
+	return n;
+}
+
 /* Says whether a trace clock is the TSC; see trace_clock.h. */
 bool tsync_trace_clock_is_tsc(const char *name)
 {

@@ -41,6 +41,14 @@ bool tsync_trace_clock_offers(const char *text, const char *name);
  */
 int tsync_trace_clock_posix(const char *name, clockid_t *clk);
 
+/*
+ * Lists into @names (at most @max) the trace clocks user space can read
+ * without tracefs: the POSIX ones of tsync_trace_clock_posix() and, with
+ * @tsc, x86-tsc. Returns the count.
+ */
+int tsync_trace_clock_user_list(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max,
+				bool tsc);
+
 /* Returns true if trace clock @name counts TSC cycles (x86-tsc). */
 bool tsync_trace_clock_is_tsc(const char *name);
 

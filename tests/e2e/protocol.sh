@@ -8,8 +8,8 @@
 #    and the session goes on;
 #  - an idle connection gets ERROR TIMEOUT before the agent closes it, both
 #    before HELLO and in a session;
-#  - an agent that cannot read tracefs answers SESSION_REQ with ERROR
-#    PERMISSION saying why (not a connection closed without a word);
+#  - an agent that cannot use tracefs sets up sessions for sync only (no
+#    CAP_TRACE) and answers TRACE_START with ERROR PERMISSION saying why;
 #  - the TSC capability: announced exactly where rdtsc works (x86), and
 #    there `sync --stamp tsc` runs.
 . "$(dirname "$0")/lib.inc"
@@ -62,14 +62,19 @@ x86_64|i?86)
 	pass "no CAP_STAMP_TSC (caps $caps); the host refuses tsc: $out" ;;
 esac
 
-# 5. an agent without access to tracefs says so when asked for a session
+# 5. an agent without access to tracefs serves sessions for sync only: no
+# CAP_TRACE (bit 1) in SESSION_REPLY, the clocks it can stamp without
+# tracefs, and TRACE_START refused with ERROR PERMISSION saying why and
+# what to do; the session goes on
 id nobody >/dev/null 2>&1 || skip "no user nobody to drop to"
 start_agent nobody setpriv --reuid=nobody --regid=nogroup --clear-groups --
-# SESSION_REQ: trace id 0, empty host name
-session_req=54535950011000000000000b0000000000000000000100
-timeout 30 "$RAW" -t 10000 "$AGENT_EP" 'hello control' "raw $session_req" \
-	'expect ERROR PERMISSION' > "$E2E_TMP/p" 2>&1 ||
+timeout 30 "$RAW" -t 10000 "$AGENT_EP" 'hello control' 'session' 'trace_start local 1024' \
+	'expect ERROR PERMISSION' 'meta_req' 'expect ERROR UNEXPECTED' 'bye' > "$E2E_TMP/p" 2>&1 ||
 	fail "unprivileged agent: $(cat "$E2E_TMP/p")"
-grep -qF "reason=the agent cannot read the trace clocks from tracefs: Permission denied (it needs root, or access to /sys/kernel/tracing)" \
+caps=$(grep -o 'SESSION_REPLY .*caps=0x[0-9a-f]*' "$E2E_TMP/p" | sed 's/.*caps=//')
+[ -n "$caps" ] && [ $((caps & 2)) -eq 0 ] || fail "unprivileged agent announces CAP_TRACE: $(cat "$E2E_TMP/p")"
+grep -qE "SESSION_REPLY .* clock=mono nclocks=[45]\$" "$E2E_TMP/p" ||
+	fail "unprivileged agent's clocks: $(cat "$E2E_TMP/p")"
+grep -qF "reason=recording needs tracefs: tracefs at /sys/kernel/tracing is not accessible to uid $(id -u nobody), only to root (Permission denied); fix: run tsync-agent as root" \
 	"$E2E_TMP/p" || fail "unprivileged agent reason: $(cat "$E2E_TMP/p")"
-pass "an agent without tracefs access answers ERROR PERMISSION with the reason"
+pass "an agent without tracefs access serves sync only (caps $caps) and answers TRACE_START with ERROR PERMISSION and the reason"

@@ -171,10 +171,11 @@ static void print_msg(struct client *c, const struct tsync_msg *m)
 		       m->hello_reply.version, m->hello_reply.caps);
 		break;
 	case TSYNC_MSG_SESSION_REPLY:
-		printf("%s: SESSION_REPLY ncpus=%u session=%#llx clock=%s nclocks=%u\n",
+		printf("%s: SESSION_REPLY ncpus=%u session=%#llx caps=%#x clock=%s nclocks=%u\n",
 		       n, m->session_reply.ncpus,
 		       (unsigned long long)m->session_reply.session_id,
-		       m->session_reply.clock, m->session_reply.nclocks);
+		       m->session_reply.caps, m->session_reply.clock,
+		       m->session_reply.nclocks);
 		break;
 	case TSYNC_MSG_TRACE_STARTED:
 		printf("%s: TRACE_STARTED ncpus=%u\n", n, m->trace_started.ncpus);

@@ -27,6 +27,7 @@
 #include "agent/context.h"
 #include "agent/registry.h"
 #include "agent/session.h"
+#include "agent/tracefs_check.h"
 #include "common/cpu.h"
 #include "common/io.h"
 #include "common/log.h"
@@ -44,6 +45,7 @@
 struct fx {
 	struct agent_cfg cfg;
 	struct agent_ctx ctx;
+	struct agent_tracefs tracefs;
 	struct tsync_peer peer;
 	int afd, hfd;		/* agent's end, host's end */
 	pthread_t th;
@@ -96,6 +98,8 @@ static int setup(void **state)
 	};
 	f->ctx.cfg = &f->cfg;
 	f->ctx.ncpus = tsync_cpu_count();
+	f->tracefs.usable = true;	/* as this machine has it */
+	f->ctx.tracefs = &f->tracefs;
 	f->ctx.reg = agent_registry_new(f->cfg.max_sessions, FIRST_ID);
 	f->ctx.budget = agent_budget_new(1024 * 1024);
 	snprintf(f->peer.name, sizeof(f->peer.name), "scripted-host");
@@ -520,6 +524,54 @@ static void test_round_bad_clock(void **state)
 	bye(f);
 }
 
+/* An agent without tracefs: SESSION_REPLY offers the clocks it can stamp
+ * without it and no CAP_TRACE; TRACE_START and a round with marker stamps
+ * get ERROR with the reason and the fix, and the session goes on to sync
+ * clock mono. */
+static void test_without_tracefs(void **state)
+{
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	f->tracefs = (struct agent_tracefs){
+		.usable = false, .code = TSYNC_ERR_UNSUPPORTED,
+		.why = "tracefs is not mounted at /nowhere", .fix = "mount it",
+		.clocks = "mono, mono_raw, boot, tai",
+	};
+	start(f);
+	session_req(f, &r);
+	assert_false(r.caps & TSYNC_CAP_TRACE);
+	assert_string_equal(r.clock, "mono");
+	assert_true(r.nclocks >= 4);
+	assert_string_equal(r.clocks[0], "mono");
+	assert_string_equal(r.clocks[3], "tai");
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_UNSUPPORTED,
+		     "recording needs tracefs: tracefs is not mounted at /nowhere; fix: mount it");
+	mk_sync_start(&m, 1, 4, "local", false);
+	m.sync_start.source = TSYNC_STAMP_MARKER;
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_UNSUPPORTED,
+		     "sync with marker stamps (clock local) needs tracefs: tracefs is not "
+		     "mounted at /nowhere; fix: mount it. Without it the agent syncs the "
+		     "clocks mono, mono_raw, boot, tai with clock or tsc stamps (e.g. -C mono)");
+	mk_sync_start(&m, 2, 3, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(m.sync_ready.status, 0);
+	assert_int_equal(run_probes(f, 2, 3, 0), 3);
+	tsync_msg_init(&m, TSYNC_MSG_SYNC_END);
+	m.sync_end.round_id = 2;
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_STAMPS, &m);
+	assert_int_equal(m.sync_stamps.count, 3);
+	tsync_msg_free(&m);
+	bye(f);
+}
+
 /* SYNC_START for a CPU the guest lacks, or more probes than
  * --max-probes: ERROR PROTOCOL (the decoder's limits), then the end. */
 static void test_round_limits(void **state)
@@ -896,6 +948,7 @@ int main(void)
 		T(test_max_sessions),
 		T(test_round),
 		T(test_round_bad_clock),
+		T(test_without_tracefs),
 		T(test_round_limits),
 		T(test_round_bad_probe),
 		T(test_round_unexpected),

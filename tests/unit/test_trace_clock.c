@@ -77,12 +77,37 @@ static void test_table(void **state)
 	assert_false(tsync_trace_clock_is_tsc("mono"));
 }
 
+/* The clocks user space reads without tracefs: each one the clock source
+ * can stamp, x86-tsc only when asked, and never past @max. */
+static void test_user_list(void **state)
+{
+	char names[8][TSYNC_TRACE_CLOCK_NAME_MAX];
+	clockid_t clk;
+	int n;
+
+	(void)state;
+	n = tsync_trace_clock_user_list(names, 8, false);
+	assert_int_equal(n, 4);
+	assert_string_equal(names[0], "mono");
+	assert_string_equal(names[3], "tai");
+	for (int i = 0; i < n; i++)
+		assert_int_equal(tsync_trace_clock_posix(names[i], &clk), 0);
+	assert_int_equal(tsync_trace_clock_user_list(names, 8, true), 5);
+	assert_string_equal(names[4], "x86-tsc");
+	memset(names, 0, sizeof(names));
+	assert_int_equal(tsync_trace_clock_user_list(names, 2, true), 2);
+	assert_string_equal(names[1], "mono_raw");
+	assert_string_equal(names[2], "");
+	assert_int_equal(tsync_trace_clock_user_list(names, 0, true), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_selected),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_user_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
