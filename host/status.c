@@ -10,8 +10,8 @@
 static void human_bytes(uint64_t v, char *buf, size_t len)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = (double)v;
-	int u = -1;
+	double d = (double)v / 1024;
+	int u = 0;
 
 	if (v < 1024) {
 		snprintf(buf, len, "%" PRIu64 " B", v);
@@ -28,8 +28,8 @@ static void human_bytes(uint64_t v, char *buf, size_t len)
 static void human_count(uint64_t v, char *buf, size_t len)
 {
 	static const char unit[] = "kMGTP";
-	double d = (double)v;
-	int u = -1;
+	double d = (double)v / 1000;
+	int u = 0;
 
 	if (v < 1000) {
 		snprintf(buf, len, "%" PRIu64, v);
