@@ -673,18 +673,17 @@ int host_cmd_record(int argc, char **argv)
 	int ret;
 
 	parse_args(argc, argv, &r->cfg);
-	if (host_preflight("record", true, r->cfg.clock, r->cfg.source, r->cfg.stamp_forced,
-			   err, sizeof(err))) {
-		fprintf(stderr, "tsync-host record: %s\n", err);
-		return 2;
-	}
 	tsync_log_init("tsync-host", r->cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
 	rec_init(r);
 
-	/* Host events are checked before anything starts. */
-	if (r->cfg.nevents && tracemeta_resolve_events(r->cfg.events, r->cfg.nevents,
-						       &r->h.events, err, sizeof(err))) {
+	/* What cannot work (host/preflight.h) and the host's events are
+	 * checked before anything starts. */
+	if (host_preflight("record", true, r->cfg.clock, r->cfg.source, r->cfg.stamp_forced,
+			   err, sizeof(err)) ||
+	    (r->cfg.nevents && tracemeta_resolve_events(r->cfg.events, r->cfg.nevents,
+							&r->h.events, err, sizeof(err)))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);
+		rec_cleanup(r);
 		return 2;
 	}
 	r->cancel = host_cancel_new();

@@ -12,6 +12,9 @@ RAW=$B/helpers/tsync_rawclient
 T=$E2E_TMP
 chmod 755 "$T"
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# sanitizer builds: LeakSanitizer's list of the suppressions it used (a
+# libtracefs leak, tests/lsan.supp) is not part of a message
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}print_suppressions=0"
 
 # msg NAME RC TEXT CMD...: CMD must exit with RC and print exactly TEXT on
 # stderr (one line).
