@@ -6,25 +6,37 @@
  * fresh for every run so that wait4() on it returns exactly that run's CPU
  * time (user + system, every thread) and context switches. Each run records
  * for SECONDS with no events (the streams carry next to nothing, so the
- * agent's cost is the sync's) while a CPU-bound workload spins on CPU 0 and
- * counts its iterations; the workload is the recorded COMMAND, so the
- * recording lasts as long as it does. Three sync settings, alternated REPS
- * times:
+ * agent's cost is the sync's) while a workload runs on CPU 0 and counts
+ * what it got done; the workload is the recorded COMMAND, so the
+ * recording lasts as long as it does. Two workloads:
+ *
+ *   cpu-bound    one process spinning (iterations per second)
+ *   wake-ups     two processes passing a byte back and forth over pipes,
+ *                both on CPU 0 (round trips per second, two wake-ups each):
+ *                every sync probe on CPU 0 must slip in between them
+ *
+ * Three sync settings, alternated REPS times per workload:
  *
  *   two samples  --tsync-interval 3600000: one round per CPU at the start,
  *                one at the end (trace-cmd's default: two TIME_SHIFT samples)
  *   adaptive     the default (host/sync_interval.h), adaptive rounds
  *   every 1 s    --tsync-interval 1000, the old default
  *
- * Per setting it prints the agent's CPU time and context switches per
- * second of recording, the part of that above "two samples" as a share of
- * the guest's CPU capacity (SECONDS x CPUs), and the workload's iterations
- * per second relative to "two samples". Medians over the runs. Numbers only:
- * it never fails on timing (the workload's rate moves with whatever else
- * the machine runs).
+ * "Two samples" is the baseline: its rounds run before the workload
+ * starts and after it ends, so it is the recording without sync while the
+ * workload runs (trace-cmd's default).
  *
- * Usage: bench_08_disturb [SECONDS [REPS]]  (default 6 3). Needs root.
- * bench_08_disturb --spin SECONDS FILE is the workload.
+ * Per workload and setting it prints, per second of recording, the agent's
+ * CPU time, its wake-ups (voluntary context switches: it slept and was
+ * woken) and preemptions (involuntary ones), the workload's preemptions,
+ * the agent's CPU above "two samples" as a share of the guest's CPU
+ * capacity (SECONDS x CPUs), and the workload's rate relative to "two
+ * samples". Medians over the runs. Numbers only: it never fails on timing
+ * (rates move with whatever else the machine runs).
+ *
+ * Usage: bench_08_disturb [SECONDS [REPS]]  (default 20 2: long enough for
+ * the adaptive interval to grow). Needs root.
+ * bench_08_disturb --spin|--pingpong SECONDS FILE is a workload.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,17 +53,36 @@
 #include "tests/bench/bench_lib.h"
 
 #define NSET 3
+#define NLOAD 2
 #define MAXREPS 50
 
 static const char *const set_name[NSET] = { "two samples", "adaptive", "every 1 s" };
 static const char *const set_interval[NSET] = { "3600000", NULL, "1000" };
+static const char *const load_name[NLOAD] = { "cpu-bound", "wake-ups" };
+static const char *const load_arg[NLOAD] = { "--spin", "--pingpong" };
 
-/* The workload: spins on CPU 0 for @secs, writes the iteration count. */
+/* Writes a workload's result: @n done, its involuntary context switches
+ * (@ru plus @child's, may be NULL). Returns 0 or 1. */
+static int put_result(const char *file, unsigned long long n, const struct rusage *child)
+{
+	struct rusage ru;
+	long preempt;
+	FILE *f;
+
+	getrusage(RUSAGE_SELF, &ru);
+	preempt = ru.ru_nivcsw + (child ? child->ru_nivcsw : 0);
+	f = fopen(file, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%llu %ld\n", n, preempt);
+	return fclose(f) ? 1 : 0;
+}
+
+/* The CPU-bound workload: spins on CPU 0 for @secs. */
 static int spin(double secs, const char *file)
 {
 	int64_t end = tsync_now_ns() + (int64_t)(secs * 1e9);
 	unsigned long long n = 0;
-	FILE *f;
 
 	tsync_cpu_pin(0, NULL);
 	while (tsync_now_ns() < end)
@@ -59,27 +90,64 @@ static int spin(double secs, const char *file)
 			__asm__ volatile("" ::: "memory");
 			n++;
 		}
-	f = fopen(file, "w");
-	if (!f)
+	return put_result(file, n, NULL);
+}
+
+/* The wake-up-heavy workload: a byte back and forth between two processes
+ * on CPU 0 over two pipes for @secs; counts round trips. */
+static int pingpong(double secs, const char *file)
+{
+	int64_t end = tsync_now_ns() + (int64_t)(secs * 1e9);
+	unsigned long long n = 0;
+	struct rusage cru;
+	int a[2], b[2];
+	char c = 0;
+	pid_t pid;
+
+	tsync_cpu_pin(0, NULL);
+	if (pipe(a) || pipe(b))
 		return 1;
-	fprintf(f, "%llu\n", n);
-	return fclose(f) ? 1 : 0;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		/* echo until the parent closes its end */
+		close(a[1]);
+		close(b[0]);
+		while (read(a[0], &c, 1) == 1 && write(b[1], &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	while (tsync_now_ns() < end)
+		for (int i = 0; i < 64; i++, n++)
+			if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+				return 1;
+	close(a[1]);
+	if (wait4(pid, NULL, 0, &cru) != pid)
+		memset(&cru, 0, sizeof(cru));
+	return put_result(file, n, &cru);
 }
 
 struct run {
-	double cpu_ms_s;	/* agent CPU ms per second of recording */
-	double csw_s;		/* agent context switches per second */
-	double rate;		/* workload iterations per second */
+	double cpu_ms_s;	/* agent CPU ms */
+	double wake_s;		/* agent voluntary context switches (wake-ups) */
+	double agent_pre_s;	/* agent involuntary context switches */
+	double load_pre_s;	/* workload involuntary context switches */
+	double rate;		/* workload iterations or round trips */
 };
 
-/* One recording with setting @s; 0 or -1. */
-static int one_run(const char *b, const char *self, int s, double secs, struct run *out)
+/* One recording of workload @w with setting @s; 0 or -1. */
+static int one_run(const char *b, const char *self, int w, int s, double secs,
+		   struct run *out)
 {
 	char ep[256], agentarg[300], host[256], secstr[32], dir[] = "/tmp/bench08.XXXXXX";
 	char outf[300], cnt[300], tmp[512];
 	const char *argv[20];
 	struct rusage ru;
 	unsigned long long n = 0;
+	long preempt = 0;
 	int c = 0, st;
 	pid_t wrap, rec;
 	FILE *f;
@@ -106,7 +174,7 @@ static int one_run(const char *b, const char *self, int s, double secs, struct r
 	argv[c++] = agentarg;
 	argv[c++] = "--";
 	argv[c++] = self;
-	argv[c++] = "--spin";
+	argv[c++] = load_arg[w];
 	argv[c++] = secstr;
 	argv[c++] = cnt;
 	argv[c] = NULL;
@@ -127,7 +195,7 @@ static int one_run(const char *b, const char *self, int s, double secs, struct r
 	if (wait4(wrap, NULL, 0, &ru) != wrap)
 		memset(&ru, 0, sizeof(ru));
 	f = fopen(cnt, "r");
-	if (!f || fscanf(f, "%llu", &n) != 1)
+	if (!f || fscanf(f, "%llu %ld", &n, &preempt) != 2)
 		n = 0;
 	if (f)
 		fclose(f);
@@ -139,7 +207,9 @@ static int one_run(const char *b, const char *self, int s, double secs, struct r
 	/* wait4 on the wrapper: RUSAGE of the wrapper plus its reaped agent */
 	out->cpu_ms_s = ((double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 			 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3) / secs;
-	out->csw_s = (double)(ru.ru_nvcsw + ru.ru_nivcsw) / secs;
+	out->wake_s = (double)ru.ru_nvcsw / secs;
+	out->agent_pre_s = (double)ru.ru_nivcsw / secs;
+	out->load_pre_s = (double)preempt / secs;
 	out->rate = (double)n / secs;
 	return 0;
 }
@@ -159,17 +229,53 @@ static double median(double *v, int n)
 	return n ? v[n / 2] : 0;
 }
 
+/* The runs of one workload and setting. */
+struct series {
+	int n;
+	double cpu[MAXREPS], wake[MAXREPS], apre[MAXREPS], lpre[MAXREPS], rate[MAXREPS];
+};
+
+/* Prints the medians of workload @w's series @x[NSET]. */
+static void report(int w, struct series *x, double secs, int reps, int ncpu)
+{
+	double m[NSET][5];
+
+	printf("%s workload on CPU 0, %.0f s recordings, %d runs per setting, %d guest CPUs;\n"
+	       "per second of recording, medians:\n", load_name[w], secs, reps, ncpu);
+	printf("  %-12s %9s %9s %9s %9s %20s %9s\n", "sync", "agent CPU", "agent", "agent",
+	       "workload", "agent CPU above", "workload");
+	printf("  %-12s %9s %9s %9s %9s %20s %9s\n", "", "ms/s", "wake-ups", "preempt",
+	       "preempt", "two samples", "rate");
+	for (int s = 0; s < NSET; s++) {
+		m[s][0] = median(x[s].cpu, x[s].n);
+		m[s][1] = median(x[s].wake, x[s].n);
+		m[s][2] = median(x[s].apre, x[s].n);
+		m[s][3] = median(x[s].lpre, x[s].n);
+		m[s][4] = median(x[s].rate, x[s].n);
+	}
+	for (int s = 0; s < NSET; s++) {
+		if (!x[s].n || !x[0].n)
+			continue;
+		printf("  %-12s %9.3f %9.1f %9.1f %9.1f %11.4f%% of CPU %8.3fx\n", set_name[s],
+		       m[s][0], m[s][1], m[s][2], m[s][3],
+		       (m[s][0] - m[0][0]) / (1000.0 * ncpu) * 100,
+		       m[0][4] ? m[s][4] / m[0][4] : 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *b = getenv("B") ? getenv("B") : "build";
-	double secs = 6, cpu[NSET][MAXREPS], csw[NSET][MAXREPS], rate[NSET][MAXREPS];
-	double mc[NSET], ms[NSET], mr[NSET];
-	int reps = 3, nok[NSET] = { 0 }, ncpu = tsync_cpu_count();
+	static struct series x[NLOAD][NSET];
+	double secs = 20;
+	int reps = 2, ncpu = tsync_cpu_count();
 	char self[512];
 	ssize_t len;
 
 	if (argc == 4 && !strcmp(argv[1], "--spin"))
 		return spin(atof(argv[2]), argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--pingpong"))
+		return pingpong(atof(argv[2]), argv[3]);
 	if (argc > 1)
 		secs = atof(argv[1]);
 	if (argc > 2)
@@ -180,36 +286,27 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	self[len] = '\0';
-	for (int r = 0; r < reps; r++) {
-		for (int k = 0; k < NSET; k++) {
-			int s = (k + r) % NSET;
-			struct run x;
+	printf("record of a loopback agent in a time namespace, no events\n");
+	for (int w = 0; w < NLOAD; w++) {
+		for (int r = 0; r < reps; r++) {
+			for (int k = 0; k < NSET; k++) {
+				int s = (k + r) % NSET;
+				struct series *y = &x[w][s];
+				struct run o;
 
-			if (one_run(b, self, s, secs, &x)) {
-				printf("  %s: a run failed\n", set_name[s]);
-				continue;
+				if (one_run(b, self, w, s, secs, &o)) {
+					printf("  %s, %s: a run failed\n", load_name[w], set_name[s]);
+					continue;
+				}
+				y->cpu[y->n] = o.cpu_ms_s;
+				y->wake[y->n] = o.wake_s;
+				y->apre[y->n] = o.agent_pre_s;
+				y->lpre[y->n] = o.load_pre_s;
+				y->rate[y->n] = o.rate;
+				y->n++;
 			}
-			cpu[s][nok[s]] = x.cpu_ms_s;
-			csw[s][nok[s]] = x.csw_s;
-			rate[s][nok[s]] = x.rate;
-			nok[s]++;
 		}
-	}
-	printf("record of a loopback agent in a time namespace, no events, %.0f s with a\n"
-	       "CPU-bound workload on CPU 0, %d runs per setting, %d guest CPUs; medians:\n",
-	       secs, reps, ncpu);
-	printf("  %-12s %14s %12s %22s %16s\n", "sync", "agent CPU ms/s", "ctxsw/s",
-	       "above two samples", "workload rate");
-	for (int s = 0; s < NSET; s++) {
-		mc[s] = median(cpu[s], nok[s]);
-		ms[s] = median(csw[s], nok[s]);
-		mr[s] = median(rate[s], nok[s]);
-	}
-	for (int s = 0; s < NSET; s++) {
-		if (!nok[s] || !nok[0])
-			continue;
-		printf("  %-12s %14.3f %12.1f %14.4f%% of CPU %15.3fx\n", set_name[s], mc[s], ms[s],
-		       (mc[s] - mc[0]) / (1000.0 * ncpu) * 100, mr[0] ? mr[s] / mr[0] : 0);
+		report(w, x[w], secs, reps, ncpu);
 	}
 	return 0;
 }
