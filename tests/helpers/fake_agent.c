@@ -19,6 +19,9 @@
  *   --meta endless META_CHUNKs of an unknown kind, without end
  *   --clocks LIST  trace clocks offered in SESSION_REPLY, comma-separated
  *                  (default none listed)
+ *   --jump N,NS    from its round N on (counted from 0 over all CPUs) its
+ *                  clock reads NS ns later, as if stepped: says "fake: clock
+ *                  jumped by NS ns" at that round
  *
  * It listens on tcp:127.0.0.1 (an ephemeral port), prints "listening on
  * ENDPOINT" on stdout when ready, serves one host, and logs each step on
@@ -27,6 +30,7 @@
  * from the top tracefs instance. Pages are 4096 bytes, 64-bit layout.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -54,6 +58,9 @@ struct fake {
 	const char *stream;
 	const char *meta;
 	const char *clocks;
+	uint32_t rounds;		/* rounds answered */
+	uint32_t jump_round;		/* --jump: from this round on ... */
+	int64_t jump_ns;		/* ... the clock reads this much later */
 	struct tsync_listener *l;
 	int ctl;
 	struct tsync_decode_ctx dctx;
@@ -176,6 +183,7 @@ static void *accept_streams(void *arg)
 static void do_round(struct fake *f, const struct tsync_sync_start *start)
 {
 	struct tsync_stamp *st = calloc(start->nprobes, sizeof(*st));
+	int64_t step = f->jump_ns && f->rounds >= f->jump_round ? f->jump_ns : 0;
 	struct tsync_msg m;
 	char why[256];
 	uint32_t n = 0;
@@ -185,6 +193,9 @@ static void do_round(struct fake *f, const struct tsync_sync_start *start)
 	m.sync_ready.cpu = start->cpu;
 	send_or_die(f->ctl, &m);
 	say("round started on CPU %u", start->cpu);
+	if (step && f->rounds == f->jump_round)
+		say("clock jumped by %lld ns", (long long)step);
+	f->rounds++;
 	/* probes until SYNC_END: the host may stop before nprobes */
 	for (;;) {
 		if (tsync_msg_recv(f->ctl, &m, &f->dctx, tsync_deadline_ms(10000), why,
@@ -199,10 +210,10 @@ static void do_round(struct fake *f, const struct tsync_sync_start *start)
 			exit(1);
 		}
 		st[n].seq = m.probe.seq;
-		st[n].t2 = tsync_now_ns();
+		st[n].t2 = tsync_now_ns() + step;
 		if (f->stall && !strcmp(f->stall, "round"))
 			sleep(3);
-		st[n].t3 = tsync_now_ns();
+		st[n].t3 = tsync_now_ns() + step;
 		tsync_probe_send(f->ctl, TSYNC_MSG_PROBE_REPLY, start->round_id, m.probe.seq,
 				 tsync_deadline_ms(10000));
 		n++;
@@ -385,6 +396,9 @@ int main(int argc, char **argv)
 			f.meta = argv[i + 1];
 		else if (!strcmp(argv[i], "--clocks"))
 			f.clocks = argv[i + 1];
+		else if (!strcmp(argv[i], "--jump") &&
+			 sscanf(argv[i + 1], "%u,%" SCNd64, &f.jump_round, &f.jump_ns) == 2)
+			;
 		else
 			return 2;
 	}
