@@ -41,6 +41,7 @@
 #include "host/commands.h"
 #include "host/cancel.h"
 #include "host/client.h"
+#include "host/cpu_locks.h"
 #include "host/guest.h"
 #include "host/preflight.h"
 #include "host/status.h"
@@ -481,9 +482,9 @@ static int rec_start(struct recorder *r)
 
 	/* the guests' sync threads share the host CPUs (see round_opts);
 	 * rec_cleanup() frees them */
-	r->cpu_locks = calloc((size_t)tsync_cpu_count(), sizeof(*r->cpu_locks));
-	for (int i = 0; r->cpu_locks && i < tsync_cpu_count(); i++, r->ncpu_locks++)
-		pthread_mutex_init(&r->cpu_locks[i], NULL);
+	r->ncpu_locks = host_cpu_locks_new(&r->cpu_locks);
+	if (r->ncpu_locks < 0)
+		r->ncpu_locks = 0;	/* rounds without locks: still correct */
 	r->ro.cpu_locks = r->cpu_locks;
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
@@ -612,9 +613,7 @@ static void rec_cleanup(struct recorder *r)
 	}
 	host_stop(&r->h);
 	host_free(&r->h);
-	for (int i = 0; i < r->ncpu_locks; i++)
-		pthread_mutex_destroy(&r->cpu_locks[i]);
-	free(r->cpu_locks);
+	host_cpu_locks_free(r->cpu_locks, r->ncpu_locks);
 	rec_signals_free(r->sig);
 	host_cancel_free(r->cancel);
 	if (r->stop_fd >= 0)
