@@ -2,9 +2,13 @@
 /*
  * `tsync-host sync`: measure, per guest CPU, the offset between the host's
  * and the guest's trace clocks, print a table or JSON, and with --rounds
- * the drift fitted over the rounds; one agent after the other.
+ * the drift fitted over the rounds. Several agents are synced at once, a
+ * thread each (rounds that share a host CPU take turns), and printed in
+ * the order given.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,7 @@
 #include "host/agent_arg.h"
 #include "host/client.h"
 #include "host/commands.h"
+#include "host/cpu_locks.h"
 #include "host/preflight.h"
 
 struct sync_cfg {
@@ -182,33 +187,33 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 }
 
 /* Prints one table row. */
-static void print_row(const struct round_result *r)
+static void print_row(FILE *out, const struct round_result *r)
 {
 	if (r->status) {
-		printf("%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
+		fprintf(out, "%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
 		return;
 	}
-	printf("%4u %6u %20lld %10lld %10lld %5u/%-5u %9.3f\n", r->cpu, r->round_id,
+	fprintf(out, "%4u %6u %20lld %10lld %10lld %5u/%-5u %9.3f\n", r->cpu, r->round_id,
 	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
 	       (long long)r->est.delay_ns, r->est.used, r->est.sent, r->round_ns / 1e6);
 }
 
 /* Prints one round as a JSON object. */
-static void print_json_round(const struct round_result *r, bool last)
+static void print_json_round(FILE *out, const struct round_result *r, bool last)
 {
-	printf("      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round_id, r->cpu,
+	fprintf(out, "      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round_id, r->cpu,
 	       r->host_cpu);
 	if (r->status) {
-		printf("\"ok\": false, \"error\": \"");
+		fprintf(out, "\"ok\": false, \"error\": \"");
 		for (const char *p = r->error; *p; p++)
 			if (*p == '"' || *p == '\\')
-				printf("\\%c", *p);
+				fprintf(out, "\\%c", *p);
 			else if ((unsigned char)*p >= 0x20)
-				putchar(*p);
-		printf("\"}%s\n", last ? "" : ",");
+				fputc(*p, out);
+		fprintf(out, "\"}%s\n", last ? "" : ",");
 		return;
 	}
-	printf("\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
 	       "\"used\": %u, \"valid\": %u, \"sent\": %u, \"stop\": \"%s\", "
 	       "\"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
 	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
@@ -249,10 +254,10 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 }
 
 /* Prints the table's header line for agent @name (named with several). */
-static void print_header(const struct sync_cfg *cfg, const char *name,
+static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name,
 			 const struct tsync_client *c)
 {
-	printf("%s%sagent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
+	fprintf(out, "%s%sagent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
 	       "%4s %6s %20s %10s %10s %11s %9s\n", cfg->nagents > 1 ? name : "",
 	       cfg->nagents > 1 ? ": " : "", client_peer(c),
 	       client_session(c)->name, client_session(c)->ncpus, cfg->round.clock,
@@ -267,7 +272,7 @@ static void print_header(const struct sync_cfg *cfg, const char *name,
  * printing table rows. Returns 0 (@failed counts the failed rounds) or 1
  * when the connection broke (said why).
  */
-static int run_rounds(const struct sync_cfg *cfg, struct tsync_client *c,
+static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct tsync_client *c,
 		      const uint32_t *cpulist, uint32_t nlist, struct round_result *res,
 		      int *failed)
 {
@@ -284,7 +289,7 @@ static int run_rounds(const struct sync_cfg *cfg, struct tsync_client *c,
 			if (rr->status)
 				(*failed)++;
 			if (!cfg->json)
-				print_row(rr);
+				print_row(out, rr);
 			if (ret) {
 				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
 				return 1;
@@ -296,8 +301,8 @@ static int run_rounds(const struct sync_cfg *cfg, struct tsync_client *c,
 
 /* Prints CPU @cpu's result over the rounds @res (one per round, @stride
  * apart): its JSON object, or with several rounds its drift line. */
-static void print_cpu(const struct sync_cfg *cfg, uint32_t cpu, const struct round_result *res,
-		      size_t stride, bool last_cpu)
+static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
+		      const struct round_result *res, size_t stride, bool last_cpu)
 {
 	struct tsync_shift_sample *s = calloc((size_t)cfg->rounds, sizeof(*s));
 	const struct round_result *last = NULL;
@@ -315,57 +320,57 @@ static void print_cpu(const struct sync_cfg *cfg, uint32_t cpu, const struct rou
 	if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
 		have_drift = 1;
 	if (cfg->json) {
-		printf("    {\"cpu\": %u, ", cpu);
+		fprintf(out, "    {\"cpu\": %u, ", cpu);
 		if (last)
-			printf("\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+			fprintf(out, "\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
 			       "\"used\": %u, \"sent\": %u, \"round_ms\": %.3f, ",
 			       (long long)last->est.offset_ns, (long long)last->est.error_ns,
 			       (long long)last->est.delay_ns, last->est.used, last->est.sent,
 			       last->round_ns / 1e6);
 		if (have_drift)
-			printf("\"drift_ppm\": %.4f, ", ppm);
-		printf("\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
+			fprintf(out, "\"drift_ppm\": %.4f, ", ppm);
+		fprintf(out, "\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
 		for (int r = 0; r < cfg->rounds; r++)
-			print_json_round(&res[(size_t)r * stride], r == cfg->rounds - 1);
-		printf("    ]}%s\n", last_cpu ? "" : ",");
+			print_json_round(out, &res[(size_t)r * stride], r == cfg->rounds - 1);
+		fprintf(out, "    ]}%s\n", last_cpu ? "" : ",");
 	} else if (cfg->rounds > 1) {
 		if (have_drift)
-			printf("  cpu %u: %.4f ppm (%d rounds)\n", cpu, ppm, n);
+			fprintf(out, "  cpu %u: %.4f ppm (%d rounds)\n", cpu, ppm, n);
 		else
-			printf("  cpu %u: not enough successful rounds\n", cpu);
+			fprintf(out, "  cpu %u: not enough successful rounds\n", cpu);
 	}
 	free(s);
 }
 
 /* Prints agent @name's JSON object or the drift per CPU, fitted over the
  * rounds. */
-static void print_results(const struct sync_cfg *cfg, const char *name,
+static void print_results(FILE *out, const struct sync_cfg *cfg, const char *name,
 			  const struct tsync_client *c, const uint32_t *cpulist, uint32_t nlist,
 			  const struct round_result *res)
 {
 	if (cfg->json) {
-		printf("{\n  \"name\": \"%s\", \"agent\": \"%s\", \"clock\": \"%s\", "
+		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"clock\": \"%s\", "
 		       "\"stamp\": \"%s\", \"estimator\": \"%s\", \"probes\": %u, "
 		       "\"adaptive\": %s,\n  \"cpus\": [\n",
 		       name, client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
 		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
 		       cfg->round.fixed_count ? "false" : "true");
 	} else if (cfg->rounds > 1) {
-		printf("drift over %d rounds:\n", cfg->rounds);
+		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
 	}
 	for (uint32_t i = 0; i < nlist; i++)
-		print_cpu(cfg, cpulist[i], &res[i], nlist, i + 1 == nlist);
+		print_cpu(out, cfg, cpulist[i], &res[i], nlist, i + 1 == nlist);
 	if (cfg->json)
-		printf("  ]\n}\n");
+		fprintf(out, "  ]\n}\n");
 }
 
 /*
  * Syncs agent @a: connects, runs the rounds, prints the table or its JSON
- * object (after a comma when *@nprinted, which counts the objects).
- * Returns 0, 1 when it failed (said why) or 2 for a --cpus it lacks.
+ * object to @out (*@object says whether it printed the object). Returns
+ * 0, 1 when it failed (said why on stderr) or 2 for a --cpus it lacks.
  */
-static int sync_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a,
-		      const struct client_opts *copts, int *nprinted)
+static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
+		      const struct client_opts *copts, bool *object)
 {
 	struct tsync_client *c = NULL;
 	struct round_result *res = NULL;
@@ -398,13 +403,12 @@ static int sync_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a
 		goto out;
 	}
 	if (!cfg->json)
-		print_header(cfg, a->name, c);
-	ret = run_rounds(cfg, c, cpulist, nlist, res, &failed);
+		print_header(out, cfg, a->name, c);
+	ret = run_rounds(out, cfg, c, cpulist, nlist, res, &failed);
 	if (ret)
 		goto out;
-	if (cfg->json && (*nprinted)++)
-		printf(",\n");
-	print_results(cfg, a->name, c, cpulist, nlist, res);
+	print_results(out, cfg, a->name, c, cpulist, nlist, res);
+	*object = true;
 	ret = failed ? 1 : 0;
 	if (failed)
 		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
@@ -415,11 +419,77 @@ out:
 	return ret;
 }
 
+/* One agent's sync in its own thread; its output waits in a buffer. */
+struct agent_job {
+	const struct sync_cfg *cfg;
+	const struct host_agent_arg *a;
+	const struct client_opts *copts;
+	pthread_t th;
+	bool started;
+	char *buf;			/* what it printed (open_memstream) */
+	size_t len;
+	bool object;			/* its JSON object is in buf */
+	int ret;			/* sync_agent()'s */
+};
+
+/* Thread body: syncs one agent into its buffer. */
+static void *agent_thread(void *arg)
+{
+	struct agent_job *j = arg;
+	FILE *out = open_memstream(&j->buf, &j->len);
+
+	if (!out) {
+		fprintf(stderr, "tsync-host sync: %s: out of memory\n", j->a->name);
+		j->ret = 1;
+		return NULL;
+	}
+	j->ret = sync_agent(out, j->cfg, j->a, j->copts, &j->object);
+	if (fclose(out))
+		j->ret = 1;
+	return NULL;
+}
+
+/*
+ * Syncs all agents at once, a thread each (rounds that share a host CPU
+ * take turns, round_opts.cpu_locks), then prints their output in the
+ * order given. Returns the worst exit code.
+ */
+static int sync_agents(const struct sync_cfg *cfg, const struct client_opts *copts)
+{
+	struct agent_job jobs[HOST_MAX_AGENTS] = { 0 };
+	int ret = 0, nprinted = 0;
+
+	for (int i = 0; i < cfg->nagents; i++) {
+		jobs[i] = (struct agent_job){ .cfg = cfg, .a = &cfg->agents[i], .copts = copts };
+		if (pthread_create(&jobs[i].th, NULL, agent_thread, &jobs[i])) {
+			fprintf(stderr, "tsync-host sync: %s: cannot start a thread\n",
+				cfg->agents[i].name);
+			jobs[i].ret = 1;
+		} else {
+			jobs[i].started = true;
+		}
+	}
+	for (int i = 0; i < cfg->nagents; i++) {
+		if (jobs[i].started)
+			pthread_join(jobs[i].th, NULL);
+		if (cfg->json && jobs[i].object && nprinted++)
+			printf(",\n");
+		if (jobs[i].buf)
+			fwrite(jobs[i].buf, 1, jobs[i].len, stdout);
+		free(jobs[i].buf);
+		if (jobs[i].ret > ret)
+			ret = jobs[i].ret;
+	}
+	return ret;
+}
+
 int host_cmd_sync(int argc, char **argv)
 {
 	struct sync_cfg cfg = { 0 };	/* defaults: sync_opts[] */
 	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
-	int ret = 0, nprinted = 0;
+	pthread_mutex_t *locks = NULL;
+	int ret = 0, nlocks;
+	bool object = false;
 	char err[600];
 
 	parse_args(argc, argv, &cfg);
@@ -433,16 +503,20 @@ int host_cmd_sync(int argc, char **argv)
 	copts.key_file = cfg.key_file;
 	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 
-	/* one agent: its object alone, as before several were possible */
-	if (cfg.json && cfg.nagents > 1)
-		printf("{\"agents\": [\n");
-	for (int i = 0; i < cfg.nagents; i++) {
-		int r = sync_agent(&cfg, &cfg.agents[i], &copts, &nprinted);
-
-		if (r > ret)
-			ret = r;
+	/* one agent: its rows as they come, its object alone */
+	if (cfg.nagents == 1)
+		return sync_agent(stdout, &cfg, &cfg.agents[0], &copts, &object);
+	nlocks = host_cpu_locks_new(&locks);
+	if (nlocks < 0) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		return 1;
 	}
-	if (cfg.json && cfg.nagents > 1)
+	cfg.round.cpu_locks = locks;
+	if (cfg.json)
+		printf("{\"agents\": [\n");
+	ret = sync_agents(&cfg, &copts);
+	if (cfg.json)
 		printf("]}\n");
+	host_cpu_locks_free(locks, nlocks);
 	return ret;
 }

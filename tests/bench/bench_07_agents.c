@@ -5,16 +5,18 @@
  * CLOCK_MONOTONIC shift (k seconds + k*1111 ns for agent k), so every
  * offset has a truth.
  *
- * After one warm-up run of all agents, each run is the real command, `tsync-host sync -C mono --stamp clock
- * --json -A EP@gK ...` (adaptive rounds), timed from fork to exit; its CPU
- * time (user + system) comes from wait4(). Per N it prints the median wall
- * time to a full sync of every CPU of every agent, its ratio to N = 1 and
- * that ratio divided by N (1.00: the time grows as the number of guest
- * CPUs; sync runs the agents one after the other), the host CPU per guest,
- * and the worst |offset - truth| over all agents, CPUs and runs. The issue's
- * goal is a time growing no faster than guest CPUs / host CPUs, i.e. a
- * ratio / N of at most 1 / host CPUs once rounds of different guests run in
- * parallel; they do not yet.
+ * After one warm-up run of all agents, each run is the real command, `tsync-host
+ * sync -C mono --stamp clock --json -A EP@gK ...` (adaptive rounds), timed
+ * from fork to exit; its CPU time (user + system) comes from wait4(). Per N
+ * it prints the median wall time to a full sync of every CPU of every
+ * agent, its ratio to N = 1 and that ratio divided by N, the host CPU per
+ * guest, and the worst |offset - truth| over all agents, CPUs and runs.
+ * sync runs the agents in parallel (rounds that share a host CPU take
+ * turns); the baseline "one by one" is the same N agents synced by N
+ * commands of one agent each, back to back, in the same run.
+ * The issue's goal is a time growing no faster than guest CPUs / host
+ * CPUs: a ratio / N of at most 1 / host CPUs here (every agent has as many
+ * CPUs as the host, and one agent's CPUs are synced one after the other).
  *
  * Usage: bench_07_agents [REPS]  (runs per N, default 5). Needs root (time
  * namespaces). Never fails on timing; exits non-zero only when it cannot
@@ -38,16 +40,19 @@
 
 struct agent {
 	pid_t pid;
+	int id;			/* K of its shift and name gK */
 	char ep[256];
 };
 
-/* Checks every offset of agent gK in @json against -SHIFT(K); returns the
- * worst |error| (ns), or -1 when an agent or CPU is missing. */
-static long long worst_error(const char *json, int n, int ncpus)
+/* Checks every offset of agent gK (K the id of each of the @n agents @a)
+ * in @json against -SHIFT(K); returns the worst |error| (ns), or -1 when
+ * an agent or CPU is missing. */
+static long long worst_error(const char *json, const struct agent *a, int n, int ncpus)
 {
 	long long worst = 0;
 
-	for (int k = 0; k < n; k++) {
+	for (int i = 0; i < n; i++) {
+		int k = a[i].id;
 		char key[32];
 		const char *p, *end;
 		int count = 0;
@@ -70,7 +75,7 @@ static long long worst_error(const char *json, int n, int ncpus)
 	return worst;
 }
 
-/* Runs one sync of the first @n agents; fills wall and CPU time (ns) and
+/* Runs one sync of @n agents from @a; fills wall and CPU time (ns) and
  * the worst error. Returns 0 or -1. */
 static int run_sync(const char *b, const struct agent *a, int n, int64_t *wall,
 		    int64_t *cpu, long long *worst)
@@ -93,7 +98,7 @@ static int run_sync(const char *b, const struct agent *a, int n, int64_t *wall,
 	argv[c++] = (char *)"clock";
 	argv[c++] = (char *)"--json";
 	for (int k = 0; k < n; k++) {
-		snprintf(names[k], sizeof(names[k]), "%s@g%d", a[k].ep, k);
+		snprintf(names[k], sizeof(names[k]), "%s@g%d", a[k].ep, a[k].id);
 		argv[c++] = (char *)"-A";
 		argv[c++] = names[k];
 	}
@@ -118,7 +123,7 @@ static int run_sync(const char *b, const struct agent *a, int n, int64_t *wall,
 	*wall = tsync_now_ns() - t0;
 	*cpu = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
 	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
-	*worst = worst_error(out, n, tsync_cpu_count());
+	*worst = worst_error(out, a, n, tsync_cpu_count());
 	return *worst < 0 ? -1 : 0;
 }
 
@@ -143,6 +148,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (; started < MAXA; started++) {
+		a[started].id = started;
 		a[started].pid = bench_start_agent(b, SHIFT(started), a[started].ep,
 						   sizeof(a[started].ep));
 		if (a[started].pid < 0) {
@@ -161,30 +167,43 @@ int main(int argc, char **argv)
 	printf("tsync-host sync of N agents (each %d CPUs, own time namespace), adaptive\n"
 	       "rounds, %d runs per N, on %d host CPUs; medians:\n", tsync_cpu_count(), reps,
 	       tsync_cpu_count());
-	printf("  %3s %10s %9s %11s %14s %12s\n", "N", "wall ms", "ratio", "ratio / N",
-	       "host CPU/guest", "worst err ns");
+	printf("  %3s %10s %9s %11s %14s %12s %14s %10s\n", "N", "wall ms", "ratio", "ratio / N",
+	       "host CPU/guest", "worst err ns", "one by one ms", "/ parallel");
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
-		int64_t wall[1000], cpu[1000];
+		int64_t wall[1000], cpu[1000], seq[1000];
 		long long worst = 0, w;
-		int ok = 0;
+		int ok = 0, nseq = 0;
 
 		for (int r = 0; r < reps; r++) {
+			int64_t sw = 0, x, c;
+			int k;
+
 			if (run_sync(b, a, ns[i], &wall[ok], &cpu[ok], &w)) {
 				printf("  N=%d: a run failed or lacked an offset\n", ns[i]);
 				continue;
 			}
 			worst = w > worst ? w : worst;
 			ok++;
+			/* the baseline: the same agents, one command each */
+			for (k = 0; k < ns[i] && !run_sync(b, &a[k], 1, &x, &c, &w); k++) {
+				sw += x;
+				worst = w > worst ? w : worst;
+			}
+			if (k == ns[i])
+				seq[nseq++] = sw;
 		}
 		if (!ok)
 			continue;
 		qsort(wall, (size_t)ok, sizeof(wall[0]), cmp64);
 		qsort(cpu, (size_t)ok, sizeof(cpu[0]), cmp64);
+		qsort(seq, (size_t)nseq, sizeof(seq[0]), cmp64);
 		if (ns[i] == 1)
 			base = (double)wall[ok / 2];
-		printf("  %3d %10.2f %8.2fx %10.2fx %11.2f ms %12lld\n", ns[i], wall[ok / 2] / 1e6,
-		       base ? wall[ok / 2] / base : 0, base ? wall[ok / 2] / base / ns[i] : 0,
-		       cpu[ok / 2] / 1e6 / ns[i], worst);
+		printf("  %3d %10.2f %8.2fx %10.2fx %11.2f ms %12lld %14.2f %9.2fx\n", ns[i],
+		       wall[ok / 2] / 1e6, base ? wall[ok / 2] / base : 0,
+		       base ? wall[ok / 2] / base / ns[i] : 0, cpu[ok / 2] / 1e6 / ns[i], worst,
+		       nseq ? seq[nseq / 2] / 1e6 : 0,
+		       nseq ? (double)seq[nseq / 2] / (double)wall[ok / 2] : 0);
 	}
 out:
 	for (int k = 0; k < started; k++)
