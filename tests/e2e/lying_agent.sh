@@ -72,6 +72,7 @@ done
 # 3. During the stop: the agent never answers TRACE_STOP. The first
 #    SIGINT stops, the second aborts.
 start_fake stop --stall trace_stop
+: > "$E2E_TMP/hstop.log"	# wait_log's tail must find it, however fast it starts
 "$HOST" record -C mono -o "$out/stop.dat" -A "$FAKE_EP@f" > "$E2E_TMP/hstop.log" 2>&1 &
 hpid=$!
 wait_log hstop "recording" 1
