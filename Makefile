@@ -42,6 +42,8 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_CFLAGS := $(shell pkg-config --cflags cmocka libtracecmd 2>/dev/null)
 TEST_LIBS   := $(shell pkg-config --libs cmocka libtracecmd 2>/dev/null)
 CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
+# trace.dat version 7 compression (common/tracedat_zip.c), as trace-cmd's
+ZIP_LIBS    := $(shell pkg-config --libs libzstd zlib 2>/dev/null)
 
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
@@ -60,7 +62,7 @@ PIE_CFLAGS  = -fPIE
 PIE_LDFLAGS = -pie
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -D_GNU_SOURCE -pthread -MMD -MP \
 	     -I. $(PKG_CFLAGS)
-LIBS     = $(PKG_LIBS) $(CRYPTO_LIBS) -pthread -lm
+LIBS     = $(PKG_LIBS) $(CRYPTO_LIBS) $(ZIP_LIBS) -pthread -lm
 
 LIB_SRC   := $(wildcard common/*.c proto/*.c)
 HOST_SRC  := $(filter-out host/main.c,$(wildcard host/*.c))
@@ -148,7 +150,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) $(PLUGIN_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) \
-		$(PKG_LIBS) $(CRYPTO_LIBS) -pthread -lm
+		$(PKG_LIBS) $(CRYPTO_LIBS) $(ZIP_LIBS) -pthread -lm
 
 build-tests: all $(UNITS) $(HELPERS)
 
@@ -233,7 +235,7 @@ install-plugin: $(PLUGINS)
 # own NSS modules at run time: numeric addresses need none, and neither
 # program loads plugins. `make static-agent` builds the agent;
 # $(B)/static/tsync-host is for the VM tests, whose guest has no libraries.
-STATIC_LIBS := $(shell pkg-config --static --libs libtracefs libtraceevent libcrypto 2>/dev/null)
+STATIC_LIBS := $(shell pkg-config --static --libs libtracefs libtraceevent libcrypto libzstd zlib 2>/dev/null)
 $(B)/static/tsync-%: $(B)/obj/%/main.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -static -o $@ $< $(ALL_LIBS) $(STATIC_LIBS) -pthread -lm

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * trace.dat writer: trace-cmd's file format, version 6 (uncompressed).
- *
- * Why version 6: it is one linear layout (headers, options, flyrecord
- * table, page-aligned CPU data) that every trace-cmd since 2.x reads,
- * including Debian's trace-cmd 3.1.6 / libtracecmd 1.3.1, and it needs no
- * section chaining. Files written here pass `trace-cmd report` and
- * `trace-cmd dump --options` (see tests/unit/test_tracedat.c).
+ * trace.dat writer: trace-cmd's file format, version 6 (linear,
+ * uncompressed) or version 7 (sections, compressed with zstd or zlib, or
+ * not), as trace-cmd 3.x writes them; its default is version 7 with zstd.
+ * Files written here pass `trace-cmd report` and `trace-cmd dump`
+ * (tests/unit/test_tracedat.c reads every variant back with libtracecmd).
+ * No library writes trace.dat: libtracecmd's writer is not public API
+ * (Documentation/design.md, "The trace.dat choices").
  *
  * Pure code over buffers and file descriptors: no tracefs access. The
  * caller collects the metadata (common/tracemeta.h does it from a tracefs
@@ -73,6 +73,50 @@ struct tracedat_guest {
 	const int32_t *pids;
 };
 
+/* Compression of a version 7 file (the algorithms trace-cmd knows). */
+enum tracedat_compress {
+	TRACEDAT_COMPRESS_NONE = 0,
+	TRACEDAT_COMPRESS_ZSTD,
+	TRACEDAT_COMPRESS_ZLIB,
+};
+
+/* Parses trace-cmd's --compression names: none, any (= zstd, trace-cmd's
+ * choice), zstd, zlib. Returns 0 or -EINVAL. */
+int tracedat_compress_parse(const char *name, enum tracedat_compress *out);
+/* Returns "none", "zstd" or "zlib". */
+const char *tracedat_compress_name(enum tracedat_compress c);
+
+/*
+ * File layout: version 6 (also when 0) or 7. Version 7 also gets the
+ * options trace-cmd writes there: CPUCOUNT and BUFFER (where each CPU's
+ * data is; CPUs without data are left out of it, as trace-cmd does).
+ */
+struct tracedat_format {
+	int version;
+	enum tracedat_compress compress;	/* version 7 only */
+};
+
+/*
+ * The format trace-cmd record writes for --file-version @file_version
+ * (0: not given) and --compression @compression (NULL: not given):
+ * version 7 with zstd by default; 6 uncompressed with --file-version 6;
+ * any --compression means version 7 (as trace-cmd 3.1.6 does, even after
+ * --file-version 6). Returns 0 or -EINVAL (unknown name or version).
+ */
+int tracedat_format_from_args(int file_version, const char *compression,
+			      struct tracedat_format *out);
+
+/*
+ * TSC2NSEC option: how trace-cmd converts x86-tsc timestamps to
+ * nanoseconds, ns = (tsc * mult) >> shift (the perf_event mmap page's
+ * time_mult and time_shift); @offset is stored, unused by readers.
+ */
+struct tracedat_tsc2nsec {
+	uint32_t mult;
+	uint32_t shift;
+	uint64_t offset;
+};
+
 /* Options of one file; every field is optional (0/NULL = not written). */
 struct tracedat_opts {
 	int has_traceid;
@@ -87,6 +131,8 @@ struct tracedat_opts {
 	int ncpustat;
 	const char *const *cpustat;
 	const char *version;			/* VERSION, e.g. "tsync 0.1" */
+	const struct tracedat_tsc2nsec *tsc2nsec; /* TSC2NSEC */
+	struct tracedat_format format;		/* {0}: version 6 */
 };
 
 /*

@@ -327,7 +327,8 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 }
 
 /* Writes the guest's trace.dat; see guest.h. */
-int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id)
+int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
+		     const struct tracedat_format *format)
 {
 	struct tracedat_cpu_data *cpus = calloc(g->ncpus, sizeof(*cpus));
 	struct tracedat_ts_cpu *ts = calloc(g->ncpus, sizeof(*ts));
@@ -342,6 +343,7 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id)
 		.traceid = client_session(g->client)->trace_id,
 		.time_shift = &shift,
 		.version = "tsync 0.1",
+		.format = *format,
 	};
 	int ret;
 

@@ -89,7 +89,8 @@ void guest_join_sync_thread(struct guest *g);
 int guest_stop_trace(struct guest *g, int timeout_ms);
 /* Writes trace-NAME.dat with TRACEID, TIME_SHIFT and the CPU data.
  * Returns 0 or -errno. */
-int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id);
+int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
+		     const struct tracedat_format *format);
 /* When the guest stopped because the disk filled up, drops its data so
  * that the host's file can be written; returns true if it did. */
 bool guest_drop_if_disk_full(struct guest *g);

@@ -67,6 +67,9 @@ struct rec_cfg {
 	/* host */
 	struct tracemeta_event_spec events[MAX_EVENTS];
 	int nevents;
+	int file_version;		/* --file-version, 0: not given */
+	const char *compression;	/* --compression, NULL: not given */
+	struct tracedat_format format;	/* of every file written */
 	uint32_t buffer_kb;
 	/* guests */
 	struct guest guests[MAX_GUESTS];
@@ -76,9 +79,10 @@ struct rec_cfg {
 };
 
 enum { O_EVENT = 1, O_FILTER, O_BUFKB, O_CLOCK, O_OUTPUT, O_AGENT, O_INTERVAL, O_DURATION,
-       O_STAMP, O_KEYFILE, O_GUESTMAX, O_VERBOSE, O_QUIET, O_HELP };
+       O_STAMP, O_KEYFILE, O_GUESTMAX, O_VERBOSE, O_QUIET, O_HELP, O_FILEVER, O_COMPRESSION };
 
 static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
+static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
 
 /* The options of `tsync-host record`, as trace-cmd record names those they
  * share; tsync-host(1) documents each (tests/e2e/manpages.sh checks the
@@ -105,6 +109,11 @@ static const struct tsync_opt rec_opts[] = {
 	  .min = 1, .max = 3600000, .def_text = "adaptive",
 	  .help = "sync every MS ms while recording; without it from 1 s up to 16 s "
 		  "while the drift stays predictable" },
+	{ .id = O_FILEVER, .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N",
+	  .min = 6, .max = 7, .def = "7", .help = "trace.dat version" },
+	{ .id = O_COMPRESSION, .name = "compression", .type = TSYNC_OPT_CHOICE,
+	  .arg = "ALGO", .choices = compressions, .def_text = "zstd; none for version 6",
+	  .help = "trace.dat compression; implies version 7" },
 	{ .id = O_DURATION, .name = "duration", .type = TSYNC_OPT_DOUBLE, .arg = "SECONDS",
 	  .min = 0, .max = 1e7, .def_text = "no limit", .help = "stop after SECONDS" },
 	{ .id = O_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
@@ -225,6 +234,8 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_GUESTMAX: cfg->guest_max_mb = (uint32_t)v->num; return 0;
 	case O_VERBOSE: cfg->verbose++; return 0;
 	case O_QUIET: cfg->quiet = true; return 0;
+	case O_FILEVER: cfg->file_version = (int)v->num; return 0;
+	case O_COMPRESSION: cfg->compression = v->str; return 0;
 	}
 	return snprintf(err, errlen, "not handled"), -1;
 }
@@ -239,6 +250,8 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 		cfg->command = argv + first;
 	if (!cfg->stamp_forced)
 		cfg->source = tsync_stamp_default(cfg->clock);
+	/* the table allows only names and versions this accepts */
+	tracedat_format_from_args(cfg->file_version, cfg->compression, &cfg->format);
 }
 
 struct host_rec {
@@ -360,7 +373,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tracemeta *tm = NULL;
 	struct tracedat_opts opts = { .has_traceid = 1, .traceid = trace_id,
-				      .version = "tsync 0.1" };
+				      .version = "tsync 0.1", .format = cfg->format };
 	int ng = 0, ret;
 
 	if (!cpus || !cpustat) {
@@ -585,7 +598,7 @@ static int rec_write(struct recorder *r)
 		guest_print_summary(g);
 		if (g->status)
 			failed++;
-		if (guest_write_file(g, gpath, r->trace_id)) {
+		if (guest_write_file(g, gpath, r->trace_id, &cfg->format)) {
 			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
 			failed++;
 		} else {

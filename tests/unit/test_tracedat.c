@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include <kbuffer.h>
 #include <trace-cmd.h>
@@ -543,6 +545,9 @@ static uint64_t expect_shift(const void *ctx, int cpu, uint64_t ts)
 	return corr_calc(ts, tc->flags, &s[mid], &s[mid + 1]);
 }
 
+static void check_guest_file(struct fx *f, struct ts_case *tc, const char *name,
+			     const struct tracedat_opts *o);
+
 /* Writes a guest file with @tc, reads it back and checks every event. */
 static void check_guest(struct fx *f, struct ts_case *tc, const char *name,
 			const struct tracedat_ts_cpu *written)
@@ -553,13 +558,24 @@ static void check_guest(struct fx *f, struct ts_case *tc, const char *name,
 					  .cpus = written };
 	struct tracedat_opts o = { .has_traceid = 1, .traceid = 0x6e657374ull,
 				   .time_shift = &ts };
+
+	/* version 6, then 7 with zstd: TIME_SHIFT is applied from both */
+	check_guest_file(f, tc, name, &o);
+	o.format = (struct tracedat_format){ 7, TRACEDAT_COMPRESS_ZSTD };
+	check_guest_file(f, tc, name, &o);
+}
+
+/* check_guest() for one file format. */
+static void check_guest_file(struct fx *f, struct ts_case *tc, const char *name,
+			     const struct tracedat_opts *o)
+{
 	struct readback *rb = calloc(1, sizeof(*rb));
-	char path[128], *out, want[64];
+	char path[160], *out, want[64];
 	uint64_t first;
 	const char *p;
 
-	snprintf(path, sizeof(path), "%s/%s", f->tmpdir, name);
-	assert_int_equal(tracedat_write_file(path, &f->meta, &o, f->cpus,
+	snprintf(path, sizeof(path), "%s/v%d-%s", f->tmpdir, o->format.version, name);
+	assert_int_equal(tracedat_write_file(path, &f->meta, o, f->cpus,
 					     f->ncpus), 0);
 	tracecmd_close(read_back(path, rb));
 	check_events(f, rb, expect_shift, tc);
@@ -736,6 +752,285 @@ static void test_host_guests(void **state)
 	free(out);
 }
 
+struct format_case {
+	int version;
+	enum tracedat_compress compress;
+	const char *summary;	/* what `trace-cmd dump --summary` says */
+};
+
+static const struct format_case formats[] = {
+	{ 6, TRACEDAT_COMPRESS_NONE, "\t\t6\t[Version]" },
+	{ 7, TRACEDAT_COMPRESS_NONE, "\t\tnone\t[Compression algorithm]" },
+	{ 7, TRACEDAT_COMPRESS_ZSTD, "\t\tzstd\t[Compression algorithm]" },
+	{ 7, TRACEDAT_COMPRESS_ZLIB, "\t\tzlib\t[Compression algorithm]" },
+};
+
+/* Writes @fc's file from fd sources with a partial last page on CPU 0
+ * (and, with @empty1, nothing on CPU 1); checks it with libtracecmd and
+ * trace-cmd. Returns the file size. */
+static off_t check_format(struct fx *f, const struct format_case *fc, bool empty1,
+			  bool readable)
+{
+	const int32_t pids[2] = { 4321, 8765 };
+	struct tracedat_guest g = { .name = "vm1", .traceid = 0x77, .nvcpu = 2, .pids = pids };
+	const struct tracedat_tsc2nsec tsc = { .mult = 0, .shift = 0, .offset = 0 };
+	const char *cstat[2] = { "CPU: 0\nentries: 50\n", "CPU: 1\nentries: 51\n" };
+	struct tracedat_opts o = { .has_traceid = 1, .traceid = 0x5151, .version = "tsync-fmt",
+				   .nguests = 1, .guests = &g, .ncpustat = f->ncpus,
+				   .cpustat = cstat,
+				   .format = { fc->version, fc->compress } };
+	struct tracedat_cpu_data c[2];
+	struct readback *rb = calloc(1, sizeof(*rb));
+	char path[160], *out;
+	struct stat st;
+	int fd = memfd_create("pages", 0);
+	size_t last = f->pages_len[0] - PAGE;
+	uint64_t commit;
+
+	(void)tsc;
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, f->pages[0], f->pages_len[0], 0), (ssize_t)f->pages_len[0]);
+	memcpy(c, f->cpus, sizeof(c));
+	memcpy(&commit, f->pages[0] + last + 8, 8);
+	c[0] = (struct tracedat_cpu_data){ .fd = fd, .size = last + 16 + (commit & 0xfffff) };
+	if (empty1 && f->ncpus > 1)
+		c[1].size = 0;
+	snprintf(path, sizeof(path), "%s/fmt-%d-%s%s.dat", f->tmpdir, fc->version,
+		 tracedat_compress_name(fc->compress), empty1 ? "-empty1" : "");
+	assert_int_equal(tracedat_write_file(path, &f->meta, &o, c, f->ncpus), 0);
+	close(fd);
+	assert_int_equal(stat(path, &st), 0);
+	if (!readable) {	/* this trace-cmd has no zlib: check_zlib_equals_zstd() */
+		free(rb);
+		return st.st_size;
+	}
+	tracecmd_close(read_back(path, rb));
+	if (empty1 && f->ncpus > 1) {
+		assert_int_equal(rb->n, NMARK);
+		for (int i = 0; i < rb->n; i++)
+			assert_int_equal(rb->recs[i].cpu, 0);
+	} else {
+		check_events(f, rb, NULL, NULL);
+	}
+	free(rb);
+
+	assert_int_equal(run(&out, "trace-cmd dump --summary -i %s", path), 0);
+	assert_non_null(strstr(out, fc->summary));
+	free(out);
+	assert_int_equal(run(&out, "trace-cmd dump --options -i %s", path), 0);
+	assert_non_null(strstr(out, "0x5151"));
+	assert_non_null(strstr(out, "entries: 50"));
+	assert_non_null(strstr(out, "tsync-fmt"));
+	assert_non_null(strstr(out, "Option GUEST"));
+	if (fc->version == 7) {
+		assert_non_null(strstr(out, "[Option CPUCOUNT, 4 bytes]"));
+		assert_non_null(strstr(out, "[Option BUFFER,"));
+	}
+	free(out);
+	assert_int_equal(run(&out, "trace-cmd report -i %s", path), 0);
+	assert_non_null(strstr(out, "tdat-c0 49"));
+	assert_null(strstr(out, "UNKNOWN"));
+	free(out);
+	return st.st_size;
+}
+
+/* realloc() that fails the test instead of returning NULL. */
+static char *grow(char *p, size_t n)
+{
+	char *np = realloc(p, n);
+
+	if (!np)
+		free(p);
+	assert_non_null(np);
+	return np;
+}
+
+/* Returns @n rounded up to whole pages. */
+static size_t td_pad(size_t n)
+{
+	return (n + PAGE - 1) / PAGE * PAGE;
+}
+
+/* Uncompresses @n bytes at @p with @c into a malloc'd buffer of @usize. */
+static char *unzip(enum tracedat_compress c, const char *p, uint32_t n, uint32_t usize)
+{
+	char *out = malloc(usize ? usize : 1);
+
+	assert_non_null(out);
+	if (c == TRACEDAT_COMPRESS_ZSTD) {
+		assert_int_equal(ZSTD_decompress(out, usize, p, n), usize);
+	} else {
+		uLongf len = usize;
+
+		assert_int_equal(uncompress((Bytef *)out, &len, (const Bytef *)p, n), Z_OK);
+		assert_int_equal(len, usize);
+	}
+	return out;
+}
+
+/*
+ * Walks the sections of a compressed version 7 file, as trace-cmd's
+ * reader does, and appends to @cat the uncompressed payload of sections
+ * 16-21 and, for the flyrecord section, the CPU data of @ncpu CPUs found
+ * through the BUFFER option (chunks uncompressed). Returns @cat's length.
+ */
+static size_t v7_payloads(const char *path, enum tracedat_compress c, int ncpu, char **cat)
+{
+	size_t len, hdr, clen = 0;
+	char *f = slurp(path, &len), *out = NULL;
+	uint64_t fly = 0, cpu_off[2] = { 0 }, cpu_size[2] = { 0 };
+
+	assert_non_null(f);
+	hdr = 10 + 2 + 1 + 1 + 4;
+	hdr += strlen(f + hdr) + 1;
+	hdr += strlen(f + hdr) + 1;
+	for (size_t at = hdr + 8; at + 16 <= len;) {
+		uint16_t id, flags;
+		uint64_t size;
+
+		memcpy(&id, f + at, 2);
+		memcpy(&flags, f + at + 2, 2);
+		memcpy(&size, f + at + 8, 8);
+		assert_true(at + 16 + size <= len);
+		if (id >= 16 && id <= 21) {
+			uint32_t n, usize;
+
+			assert_int_equal(flags, 1);
+			memcpy(&n, f + at + 16, 4);
+			memcpy(&usize, f + at + 20, 4);
+			char *u = unzip(c, f + at + 24, n, usize);
+
+			out = grow(out, clen + usize + 1);
+			memcpy(out + clen, u, usize);
+			clen += usize;
+			free(u);
+		} else if (id == 3) {
+			fly = at;
+		} else if (id == 0) {
+			/* options: find BUFFER {u64, "", clock, page, n, n x {cpu, off, size}} */
+			for (size_t o = at + 16; o < at + 16 + size;) {
+				uint16_t oid;
+				uint32_t osz, nc;
+				const char *b = f + o + 6;
+
+				memcpy(&oid, f + o, 2);
+				memcpy(&osz, f + o + 2, 4);
+				if (oid == 3) {
+					b += 8;
+					b += strlen(b) + 1;
+					b += strlen(b) + 1;
+					memcpy(&nc, b + 4, 4);
+					b += 8;
+					for (uint32_t k = 0; k < nc && k < 2; k++, b += 20) {
+						uint32_t cpu;
+
+						memcpy(&cpu, b, 4);
+						memcpy(&cpu_off[cpu], b + 4, 8);
+						memcpy(&cpu_size[cpu], b + 12, 8);
+					}
+				}
+				o += 6 + osz;
+				if (oid == 0)
+					break;
+			}
+		}
+		at += 16 + size;
+	}
+	assert_true(fly > 0);
+	for (int k = 0; k < ncpu; k++) {
+		uint32_t chunks, n, usize;
+		size_t o = cpu_off[k];
+
+		assert_true(o > fly && cpu_size[k] > 0);
+		memcpy(&chunks, f + o, 4);
+		o += 4;
+		for (uint32_t i = 0; i < chunks; i++) {
+			memcpy(&n, f + o, 4);
+			memcpy(&usize, f + o + 4, 4);
+			assert_int_equal(usize % PAGE, 0);
+			char *u = unzip(c, f + o + 8, n, usize);
+
+			out = grow(out, clen + usize + 1);
+			memcpy(out + clen, u, usize);
+			clen += usize;
+			free(u);
+			o += 8 + n;
+		}
+		assert_int_equal(o - cpu_off[k], cpu_size[k]);
+	}
+	free(f);
+	*cat = out;
+	return clen;
+}
+
+/*
+ * zstd and zlib files hold the same metadata and CPU data once
+ * uncompressed (Debian's trace-cmd is built without zlib, so the zlib
+ * file is checked by uncompressing it here), and the CPU data is the pages
+ * as recorded.
+ */
+static void check_zlib_equals_zstd(struct fx *f)
+{
+	char a[160], b[160], *za, *zb;
+	size_t la, lb;
+
+	snprintf(a, sizeof(a), "%s/fmt-7-zstd.dat", f->tmpdir);
+	snprintf(b, sizeof(b), "%s/fmt-7-zlib.dat", f->tmpdir);
+	la = v7_payloads(a, TRACEDAT_COMPRESS_ZSTD, f->ncpus, &za);
+	lb = v7_payloads(b, TRACEDAT_COMPRESS_ZLIB, f->ncpus, &zb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(za, zb, la);
+	/* the last CPU's pages end the concatenation, padded to a page */
+	assert_memory_equal(za + la - td_pad(f->pages_len[f->ncpus - 1]),
+			    f->pages[f->ncpus - 1], f->pages_len[f->ncpus - 1]);
+	free(za);
+	free(zb);
+}
+
+/*
+ * Every format trace-cmd writes (6; 7 uncompressed, zstd, zlib) reads back
+ * event for event, from fd sources and with a partial last page, also
+ * with a CPU that recorded nothing; compressed files are smaller.
+ */
+static void test_formats(void **state)
+{
+	struct fx *f = *state;
+	off_t size[4];
+
+	for (int i = 0; i < 4; i++) {
+		bool readable = formats[i].compress != TRACEDAT_COMPRESS_ZLIB ||
+				system("trace-cmd list -c 2>/dev/null | grep -q zlib") == 0;
+
+		size[i] = check_format(f, &formats[i], false, readable);
+		check_format(f, &formats[i], true, readable);
+	}
+	check_zlib_equals_zstd(f);
+	assert_true(size[2] < size[1]);
+	assert_true(size[3] < size[1]);
+}
+
+/* trace-cmd record's --file-version and --compression, as 3.1.6 reads them. */
+static void test_format_args(void **state)
+{
+	struct tracedat_format f;
+
+	(void)state;
+	assert_int_equal(tracedat_format_from_args(0, NULL, &f), 0);
+	assert_true(f.version == 7 && f.compress == TRACEDAT_COMPRESS_ZSTD);
+	assert_int_equal(tracedat_format_from_args(6, NULL, &f), 0);
+	assert_true(f.version == 6 && f.compress == TRACEDAT_COMPRESS_NONE);
+	assert_int_equal(tracedat_format_from_args(7, "none", &f), 0);
+	assert_true(f.version == 7 && f.compress == TRACEDAT_COMPRESS_NONE);
+	assert_int_equal(tracedat_format_from_args(6, "zstd", &f), 0);
+	assert_true(f.version == 7 && f.compress == TRACEDAT_COMPRESS_ZSTD);
+	assert_int_equal(tracedat_format_from_args(0, "any", &f), 0);
+	assert_true(f.version == 7 && f.compress == TRACEDAT_COMPRESS_ZSTD);
+	assert_int_equal(tracedat_format_from_args(0, "zlib", &f), 0);
+	assert_true(f.version == 7 && f.compress == TRACEDAT_COMPRESS_ZLIB);
+	assert_int_equal(tracedat_format_from_args(0, "lz4", &f), -EINVAL);
+	assert_int_equal(tracedat_format_from_args(5, NULL, &f), -EINVAL);
+}
+
 /* Full disk: a clear error and no file that looks complete. */
 static void test_enospc(void **state)
 {
@@ -832,6 +1127,8 @@ int main(void)
 		cmocka_unit_test(test_time_shift_step),
 		cmocka_unit_test(test_time_shift_empty),
 		cmocka_unit_test(test_host_guests),
+		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_format_args),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_invalid),
 	};
