@@ -43,6 +43,7 @@
 #include "host/client.h"
 #include "host/cpu_locks.h"
 #include "host/guest.h"
+#include "host/outfile.h"
 #include "host/preflight.h"
 #include "host/status.h"
 #include "host/status_live.h"
@@ -100,7 +101,7 @@ static const struct tsync_opt rec_opts[] = {
 	  .def = "local", .help = "trace clock of host and guests" },
 	{ .id = O_OUTPUT, .short_name = 'o', .type = TSYNC_OPT_STRING, .arg = "FILE",
 	  .def = "trace.dat",
-	  .help = "host output; guests go to trace-NAME.dat beside it" },
+	  .help = "host output; a guest's file is FILE with -NAME before the extension" },
 	{ .id = O_AGENT, .short_name = 'A', .type = TSYNC_OPT_STRING, .arg = "AGENT[@NAME]",
 	  .flags = TSYNC_OPT_REPEAT | TSYNC_OPT_NEW_SCOPE,
 	  .help = "record a guest, up to " STR(MAX_GUESTS) "; -e, -f and -b after it "
@@ -427,17 +428,6 @@ out:
 	return ret;
 }
 
-/* Builds "DIR/trace-NAME.dat" beside the host output. */
-static void guest_path(const char *output, const char *name, char *buf, size_t len)
-{
-	const char *slash = strrchr(output, '/');
-
-	if (slash)
-		snprintf(buf, len, "%.*s/trace-%s.dat", (int)(slash - output), output, name);
-	else
-		snprintf(buf, len, "trace-%s.dat", name);
-}
-
 /* One run of `record`: the configuration and everything it started. */
 struct recorder {
 	struct rec_cfg cfg;
@@ -594,11 +584,13 @@ static int rec_write(struct recorder *r)
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
 
-		guest_path(cfg->output, g->name, gpath, sizeof(gpath));
 		guest_print_summary(g);
 		if (g->status)
 			failed++;
-		if (guest_write_file(g, gpath, r->trace_id, &cfg->format)) {
+		if (outfile_guest_path(cfg->output, g->name, gpath, sizeof(gpath))) {
+			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
+			failed++;
+		} else if (guest_write_file(g, gpath, r->trace_id, &cfg->format)) {
 			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
 			failed++;
 		} else {
@@ -692,6 +684,7 @@ int host_cmd_record(int argc, char **argv)
 	 * checked before anything starts. */
 	if (host_preflight("record", true, r->cfg.clock, r->cfg.source, r->cfg.stamp_forced,
 			   err, sizeof(err)) ||
+	    outfile_check_dir(r->cfg.output, err, sizeof(err)) ||
 	    (r->cfg.nevents && tracemeta_resolve_events(r->cfg.events, r->cfg.nevents,
 							&r->h.events, err, sizeof(err)))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);

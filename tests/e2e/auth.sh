@@ -49,7 +49,7 @@ pass "right key: sync ok"
 rec=$E2E_TMP/rec; mkdir -p "$rec"
 out=$(timeout 60 "$HOST" record --key-file "$K1" -o "$rec/t.dat" -A "$AGENT_EP@k" \
 	--duration 0.3 2>&1) || fail "record with the right key: $out"
-[ -f "$rec/trace-k.dat" ] || fail "record with the right key wrote no guest file: $out"
+[ -f "$rec/t-k.dat" ] || fail "record with the right key wrote no guest file: $out"
 out=$(timeout 60 "$HOST" record --key-file "$K2" -o "$rec/u.dat" -A "$AGENT_EP@k" \
 	--duration 0.3 2>&1) && fail "record with the wrong key succeeded"
 echo "$out" | grep -q "authentication failed" || fail "record, wrong key: $out"

@@ -117,7 +117,7 @@ rc=$?
 [ $rc -eq 1 ] || fail "garbage stream: exit $rc: $(tail -5 "$E2E_TMP/hg.log")"
 grep -q "bad page from the agent" "$E2E_TMP/hg.log" || fail "garbage stream: no clear error: $(tail -5 "$E2E_TMP/hg.log")"
 report_ok "$out/g.dat" || fail "host file unreadable after a garbage guest"
-[ ! -e "$out/trace-f.dat" ] || report_ok "$out/g.dat" "$out/trace-f.dat" ||
+[ ! -e "$out/g-f.dat" ] || report_ok "$out/g.dat" "$out/g-f.dat" ||
 	fail "guest file unreadable: $(tail -3 "$E2E_TMP/report")"
 pass "garbage pages refused: $(grep -o 'CPU [0-9]* page [0-9]*: bad page[^:]*: [^(]*' "$E2E_TMP/hg.log" | head -1)"
 
@@ -127,9 +127,9 @@ start_fake flood --stream flood
 rc=$?
 [ $rc -eq 1 ] || fail "guest over its cap: exit $rc: $(tail -5 "$E2E_TMP/hc.log")"
 grep -q "more than its cap of 1 MiB" "$E2E_TMP/hc.log" || fail "cap: no clear error: $(tail -5 "$E2E_TMP/hc.log")"
-size=$(stat -c %s "$out/trace-f.dat" 2>/dev/null || echo 0)
+size=$(stat -c %s "$out/c-f.dat" 2>/dev/null || echo 0)
 [ "$size" -gt 0 ] && [ "$size" -lt $((8 << 20)) ] || fail "cap: guest file of $size bytes"
-report_ok "$out/c.dat" "$out/trace-f.dat" || fail "capped guest file unreadable: $(tail -3 "$E2E_TMP/report")"
+report_ok "$out/c.dat" "$out/c-f.dat" || fail "capped guest file unreadable: $(tail -3 "$E2E_TMP/report")"
 pass "guest capped at 1 MiB (guest file $size bytes, readable)"
 
 # 7. A guest filling the disk (a 48 MiB tmpfs, no cap) stops; the host's

@@ -24,7 +24,7 @@ start_agent a --
 rc=$?
 [ $rc -ne 0 ] || fail "unknown guest event accepted"
 grep -q "nosuch_sys" "$E2E_TMP/o2" || fail "unknown guest event not named: $(cat "$E2E_TMP/o2")"
-[ ! -e "$out/t2.dat" ] && [ ! -e "$out/trace-g.dat" ] || fail "files written for a refused record"
+[ ! -e "$out/t2.dat" ] && [ ! -e "$out/t2-g.dat" ] || fail "files written for a refused record"
 timeout 60 "$HOST" sync -C mono "$AGENT_EP" > /dev/null || fail "agent not serving after a refused event"
 pass "unknown guest event refused and named; agent still serves"
 
@@ -37,8 +37,8 @@ rc=$?
 [ $rc -ne 0 ] || fail "record exited 0 after the agent died: $(cat "$E2E_TMP/o3")"
 grep -qi "guest k" "$E2E_TMP/o3" || fail "no word on the dead guest: $(cat "$E2E_TMP/o3")"
 trace-cmd report -i "$out/t3.dat" > /dev/null 2>&1 || fail "host file unreadable after agent death"
-[ -f "$out/trace-k.dat" ] || fail "guest data received so far not kept: $(cat "$E2E_TMP/o3")"
-trace-cmd report -i "$out/trace-k.dat" > /dev/null 2>&1 || fail "partial guest file unreadable"
+[ -f "$out/t3-k.dat" ] || fail "guest data received so far not kept: $(cat "$E2E_TMP/o3")"
+trace-cmd report -i "$out/t3-k.dat" > /dev/null 2>&1 || fail "partial guest file unreadable"
 pass "agent killed: host file complete, partial guest file readable, exit $rc with a reason"
 
 # 4. host killed (SIGKILL) during the recording: the agent cleans up

@@ -43,5 +43,5 @@ timeout 60 "$HOST" sync -C local --stamp marker "$AGENT_EP" > "$E2E_TMP/sync" 2>
 	fail "marker sync with CAP_SYSLOG only: $(cat "$E2E_TMP/sync")"
 timeout 60 "$HOST" record -A "$AGENT_EP@g" -o "$E2E_TMP/t.dat" --duration 0.3 \
 	> "$E2E_TMP/rec" 2>&1 || fail "record with CAP_SYSLOG only: $(tail -5 "$E2E_TMP/rec")"
-[ -s "$E2E_TMP/trace-g.dat" ] || fail "no guest file: $(tail -5 "$E2E_TMP/rec")"
+[ -s "$E2E_TMP/t-g.dat" ] || fail "no guest file: $(tail -5 "$E2E_TMP/rec")"
 pass "agent with only CAP_SYSLOG: marker sync and record work"

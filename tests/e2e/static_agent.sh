@@ -31,9 +31,9 @@ timeout 60 "$HOST" sync -C local --stamp marker --key-file "$key" "$AGENT_EP" \
 grep -qE '^ +0 +1 ' "$E2E_TMP/sync-marker" || fail "no round for CPU 0: $(cat "$E2E_TMP/sync-marker")"
 timeout 60 "$HOST" record --key-file "$key" -A "$AGENT_EP@g" -o "$E2E_TMP/t.dat" \
 	--duration 0.3 >"$E2E_TMP/rec" 2>&1 || fail "record: $(tail -5 "$E2E_TMP/rec")"
-[ -s "$E2E_TMP/trace-g.dat" ] || fail "no guest file: $(tail -5 "$E2E_TMP/rec")"
+[ -s "$E2E_TMP/t-g.dat" ] || fail "no guest file: $(tail -5 "$E2E_TMP/rec")"
 if command -v trace-cmd >/dev/null; then
-	trace-cmd report -i "$E2E_TMP/trace-g.dat" >/dev/null 2>"$E2E_TMP/report.err" ||
+	trace-cmd report -i "$E2E_TMP/t-g.dat" >/dev/null 2>"$E2E_TMP/report.err" ||
 		fail "trace-cmd report of the static agent's trace: $(tail -3 "$E2E_TMP/report.err")"
 fi
 pass "static agent: key-file sync (clock and marker stamps) and record work"
