@@ -452,7 +452,7 @@ static int send_chunk(void *ctx, unsigned int kind, const char *system,
 /* Answers META_REQ; see record.h. */
 int agent_trace_send_meta(struct agent_session *s)
 {
-	struct tracemeta_opts opts = { .kallsyms = true };
+	struct tracemeta_opts opts = { .kallsyms = true, .cpustat = true };
 	struct agent_trace *t = trace_of(s);
 	struct tracemeta *tm = NULL;
 	struct tsync_msg m;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Trace metadata: collected from tracefs, or rebuilt from parts received
- * from a peer; per-CPU stats parsing. See tracemeta.h.
+ * from a peer. See tracemeta.h.
  */
 #include "common/tracemeta.h"
 
@@ -17,6 +17,7 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
+#include "common/cpu.h"
 #include "common/errbuf.h"
 #include "common/trace_clock.h"
 #include "common/tracemeta_priv.h"
@@ -131,7 +132,8 @@ _Static_assert((int)TRACEMETA_HEADER_PAGE == (int)TSYNC_META_HEADER_PAGE &&
 	       (int)TRACEMETA_PRINTK == (int)TSYNC_META_PRINTK &&
 	       (int)TRACEMETA_CMDLINES == (int)TSYNC_META_CMDLINES &&
 	       (int)TRACEMETA_UNAME == (int)TSYNC_META_UNAME &&
-	       (int)TRACEMETA_TRACE_CLOCK == (int)TSYNC_META_TRACE_CLOCK,
+	       (int)TRACEMETA_TRACE_CLOCK == (int)TSYNC_META_TRACE_CLOCK &&
+	       (int)TRACEMETA_CPUSTAT == (int)TSYNC_META_CPUSTAT,
 	       "tracemeta part kinds must match enum tsync_meta_kind");
 
 struct tracemeta {
@@ -142,7 +144,10 @@ struct tracemeta {
 	struct tracedat_text *ftrace;	/* data owned */
 	int nsys;
 	struct tracedat_system *sys;	/* names and formats owned */
-	int nformats;			/* ftrace + event formats */
+	int nformats;			/* ftrace + event formats + cpustat */
+	int ncpustat;
+	struct tracedat_text *cpustat;	/* data owned */
+	const char **cpustat_str;	/* view of cpustat for tracedat */
 	size_t total;			/* bytes of all texts */
 	unsigned int open_kind;		/* part continued by the next add */
 	bool finished;
@@ -178,6 +183,8 @@ void tracemeta_free(struct tracemeta *tm)
 	for (int i = 0; i < T_N; i++)
 		free((char *)tm->text[i].data);
 	free_texts(tm->ftrace, tm->nftrace);
+	free_texts(tm->cpustat, tm->ncpustat);
+	free(tm->cpustat_str);
 	for (int i = 0; i < tm->nsys; i++) {
 		free((char *)tm->sys[i].name);
 		free_texts((struct tracedat_text *)tm->sys[i].formats,
@@ -195,6 +202,12 @@ struct tracemeta *tracemeta_new(void)
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm)
 {
 	return &tm->meta;
+}
+
+int tracemeta_cpustat(const struct tracemeta *tm, const char *const **out)
+{
+	*out = tm->cpustat_str;
+	return tm->cpustat_str ? tm->ncpustat : 0;
 }
 
 /* Appends @len bytes to @t, keeping it NUL-terminated. 0 or -errno. */
@@ -291,6 +304,11 @@ static int part_target(struct tracemeta *tm, unsigned int kind,
 			    new_format(tm, &tm->ftrace, &tm->nftrace);
 		return *t ? 0 : -E2BIG;
 	}
+	if (kind == TRACEMETA_CPUSTAT) {
+		*t = cont ? &tm->cpustat[tm->ncpustat - 1] :
+			    new_format(tm, &tm->cpustat, &tm->ncpustat);
+		return *t ? 0 : -E2BIG;
+	}
 	/* TRACEMETA_EVENT_FORMAT */
 	if (!valid_system(system))
 		return -EPROTO;
@@ -332,7 +350,7 @@ int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
 
 	if (!tm || tm->finished || (len && !data) || kind == 0)
 		return -EINVAL;
-	if (kind > TRACEMETA_TRACE_CLOCK)
+	if (kind > TRACEMETA_CPUSTAT)
 		return 0;	/* a newer peer's kind: skipped */
 	cont = tm->open_kind != 0;
 	if (cont && kind != tm->open_kind)
@@ -408,6 +426,16 @@ int tracemeta_finish(struct tracemeta *tm, uint32_t page_size)
 	for (int i = 0; i < tm->nftrace; i++)
 		if (!tm->ftrace[i].len)
 			return -EPROTO;
+	for (int i = 0; i < tm->ncpustat; i++)
+		if (!tm->cpustat[i].len || !is_cstring(&tm->cpustat[i]))
+			return -EPROTO;
+	if (tm->ncpustat > 0) {
+		tm->cpustat_str = calloc((size_t)(unsigned int)tm->ncpustat, sizeof(char *));
+		if (!tm->cpustat_str)
+			return -ENOMEM;
+		for (int i = 0; i < tm->ncpustat; i++)
+			tm->cpustat_str[i] = tm->cpustat[i].data;
+	}
 	for (int i = 0; i < tm->nsys; i++)
 		for (int j = 0; j < tm->sys[i].nformats; j++)
 			if (!tm->sys[i].formats[j].len)
@@ -482,6 +510,8 @@ int tracemeta_foreach_part(const struct tracemeta *tm, size_t max_chunk,
 	for (size_t i = 0; !ret && i < sizeof(tail) / sizeof(tail[0]); i++)
 		ret = emit(tail[i], "", &tm->text[text_index(tail[i])],
 			   max_chunk, cb, ctx);
+	for (int i = 0; !ret && i < tm->ncpustat; i++)
+		ret = emit(TRACEMETA_CPUSTAT, "", &tm->cpustat[i], max_chunk, cb, ctx);
 	return ret;
 }
 
@@ -597,12 +627,35 @@ static int collect_uname(struct tracemeta *tm)
 	return 0;
 }
 
+/* Reads every CPU's stats of @inst as CPUSTAT texts. Returns 0 or -errno. */
+static int collect_cpustat(struct tracemeta *tm, struct tracefs_instance *inst)
+{
+	int n = tsync_cpu_count();
+
+	for (int cpu = 0; cpu < n; cpu++) {
+		struct tracemeta_stats st;
+		struct tracedat_text *t;
+		char *txt = NULL;
+
+		if (tracemeta_read_stats(inst, cpu, &st, &txt))
+			continue;	/* an offline CPU has no stats */
+		t = new_format(tm, &tm->cpustat, &tm->ncpustat);
+		if (!t) {
+			free(txt);
+			return -E2BIG;
+		}
+		*t = (struct tracedat_text){ txt, strlen(txt) };
+		tm->total += t->len;
+	}
+	return 0;
+}
+
 int tracemeta_collect(struct tracefs_instance *inst,
 		      const struct tracemeta_opts *opts, struct tracemeta **out)
 {
 	struct tracemeta *tm = tracemeta_new();
-	char *ks;
-	size_t kl;
+	char *ks = NULL;
+	size_t kl = 0;
 	int ret;
 
 	if (!tm)
@@ -622,6 +675,8 @@ int tracemeta_collect(struct tracefs_instance *inst,
 		ret = read_text(tm, inst, "trace_clock", T_CLOCK);
 	if (!ret)
 		ret = collect_uname(tm);
+	if (!ret && opts && opts->cpustat)
+		ret = collect_cpustat(tm, inst);
 	if (!ret && opts && opts->kallsyms) {
 		ret = tm_read_path("/proc/kallsyms", &ks, &kl);
 		if (!ret)
@@ -636,118 +691,3 @@ int tracemeta_collect(struct tracefs_instance *inst,
 	*out = tm;
 	return 0;
 }
-
-/* ---- stats ------------------------------------------------------------- */
-
-/* Parses an unsigned decimal filling [s, e). Returns 0 or -EINVAL. */
-static int parse_u64(const char *s, const char *e, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (s == e)
-		return -EINVAL;
-	for (; s < e; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* Parses "S.UUUUUU" (ns result) or a raw count. Returns 0 or -EINVAL. */
-static int parse_ts(const char *s, const char *e, uint64_t *out)
-{
-	const char *dot = memchr(s, '.', (size_t)(e - s));
-	uint64_t sec, us;
-
-	if (!dot)
-		return parse_u64(s, e, out);
-	if (parse_u64(s, dot, &sec) || e - dot - 1 != 6 ||
-	    parse_u64(dot + 1, e, &us) || sec > UINT64_MAX / 1000000000u - 1)
-		return -EINVAL;
-	*out = sec * 1000000000u + us * 1000u;
-	return 0;
-}
-
-int tracemeta_parse_stats(const char *text, size_t len,
-			  struct tracemeta_stats *out)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-		unsigned int bit;
-		bool ts;
-	} keys[] = {
-#define K(k, f, b, t) { k, offsetof(struct tracemeta_stats, f), b, t }
-		K("entries", entries, TRACEMETA_ST_ENTRIES, false),
-		K("overrun", overrun, TRACEMETA_ST_OVERRUN, false),
-		K("commit overrun", commit_overrun, TRACEMETA_ST_COMMIT_OVERRUN, false),
-		K("bytes", bytes, TRACEMETA_ST_BYTES, false),
-		K("oldest event ts", oldest_event_ts, TRACEMETA_ST_OLDEST_TS, true),
-		K("now ts", now_ts, TRACEMETA_ST_NOW_TS, true),
-		K("dropped events", dropped_events, TRACEMETA_ST_DROPPED, false),
-		K("read events", read_events, TRACEMETA_ST_READ, false),
-#undef K
-	};
-	const char *p = text, *end;
-
-	if (!text || !out)
-		return -EINVAL;
-	end = text + len;
-	memset(out, 0, sizeof(*out));
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		const char *colon = memchr(p, ':', (size_t)(le - p));
-
-		if (colon) {
-			const char *v = colon + 1, *ve = le;
-
-			while (v < ve && (*v == ' ' || *v == '\t'))
-				v++;
-			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t' ||
-					  ve[-1] == '\r'))
-				ve--;
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-				uint64_t *dst;
-
-				if (strlen(keys[i].key) != (size_t)(colon - p) ||
-				    memcmp(keys[i].key, p, (size_t)(colon - p)))
-					continue;
-				dst = (uint64_t *)((char *)out + keys[i].off);
-				if ((keys[i].ts ? parse_ts(v, ve, dst) :
-						  parse_u64(v, ve, dst)))
-					return -EINVAL;
-				out->have |= keys[i].bit;
-				break;
-			}
-		}
-		p = le + 1;
-	}
-	if (!(out->have & TRACEMETA_ST_ENTRIES) ||
-	    !(out->have & TRACEMETA_ST_OVERRUN))
-		return -EINVAL;
-	return 0;
-}
-
-int tracemeta_read_stats(struct tracefs_instance *inst, int cpu,
-			 struct tracemeta_stats *out, char **cpustat)
-{
-	char rel[64], *text;
-	size_t len;
-	int ret;
-
-	if (cpu < 0 || !out)
-		return -EINVAL;
-	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
-	ret = tm_inst_read(inst, rel, &text, &len);
-	if (ret)
-		return ret;
-	ret = tracemeta_parse_stats(text, len, out);
-	if (!ret && cpustat && asprintf(cpustat, "CPU: %d\n%s", cpu, text) < 0)
-		ret = -ENOMEM;
-	free(text);
-	return ret;
-}
-

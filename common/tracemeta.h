@@ -72,6 +72,7 @@ struct tracedat_meta {
 
 struct tracemeta_opts {
 	bool kallsyms;	/* include /proc/kallsyms (several MB) */
+	bool cpustat;	/* include every CPU's stats (trace-cmd's CPUSTAT) */
 };
 
 /* Collected metadata; owns every text its tracedat_meta points to. */
@@ -88,6 +89,12 @@ int tracemeta_collect(struct tracefs_instance *inst,
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm);
 /* Frees @tm (NULL is fine). */
 void tracemeta_free(struct tracemeta *tm);
+/*
+ * Returns the number of CPUSTAT texts of @tm (collected with
+ * opts.cpustat, or received) and sets *@out to them, in the form
+ * struct tracedat_opts.cpustat takes; valid until freed.
+ */
+int tracemeta_cpustat(const struct tracemeta *tm, const char *const **out);
 
 /*
  * Returns the instance's sub-buffer size (the size of one page read from
@@ -113,6 +120,8 @@ enum tracemeta_part {
 	TRACEMETA_CMDLINES = 7,
 	TRACEMETA_UNAME = 8,		/* without NUL */
 	TRACEMETA_TRACE_CLOCK = 9,	/* without NUL */
+	TRACEMETA_CPUSTAT = 10,		/* one per CPU: "CPU: N\n" and its
+					 * per_cpu/cpuN/stats, without NUL */
 };
 
 /* Limits on what a peer may send (a rogue guest must not exhaust the

@@ -372,6 +372,8 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 		ts[cpu].count = g->samples[cpu].count;
 		ts[cpu].samples = g->samples[cpu].s;
 	}
+	/* the guest's ring-buffer stats at its stop (an older agent sends none) */
+	opts.ncpustat = tracemeta_cpustat(g->meta, &opts.cpustat);
 	ret = tracedat_write_file(path, tracemeta_meta(g->meta), &opts, cpus, (int)g->ncpus);
 	if (ret)
 		snprintf(g->error, sizeof(g->error), "writing %s: %s", path, strerror(-ret));

@@ -134,7 +134,7 @@ const char *tsync_meta_kind_name(unsigned int kind)
 	static const char *const names[] = {
 		"unknown", "header_page", "header_event", "ftrace_format",
 		"event_format", "kallsyms", "printk", "cmdlines", "uname",
-		"trace_clock",
+		"trace_clock", "cpustat",
 	};
 
 	if (kind < sizeof(names) / sizeof(names[0]))

@@ -197,6 +197,7 @@ enum tsync_meta_kind {
 	TSYNC_META_CMDLINES = 7,
 	TSYNC_META_UNAME = 8,
 	TSYNC_META_TRACE_CLOCK = 9,
+	TSYNC_META_CPUSTAT = 10,	/* one per CPU, at the trace's stop */
 };
 
 struct tsync_hdr {

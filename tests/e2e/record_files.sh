@@ -3,8 +3,9 @@
 # record's: -o run.dat -A g gives run.dat and run-g.dat, the default
 # trace.dat and trace-g.dat; a second run overwrites them; -o into a
 # missing directory is a one-line error before anything starts; the
-# default format is version 7 with zstd (trace-cmd dump --summary), and
-# --file-version 6 / --compression none give those on host and guest.
+# default format is version 7 with zstd (trace-cmd dump --summary),
+# --file-version 6 / --compression none give those on host and guest, and
+# both files carry CPUSTAT (trace-cmd report --stat).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
@@ -65,3 +66,12 @@ for f in run.dat run-g.dat; do
 	trace-cmd report -i "$out/$f" > /dev/null 2>&1 || fail "report $f failed"
 done
 pass "--compression none: version 7 uncompressed on host and guest"
+
+# The guest's ring-buffer stats at its stop, as trace-cmd report --stat
+# shows them for the host (the agent sends them with the metadata).
+for f in run.dat run-g.dat; do
+	st=$(trace-cmd report --stat -i "$out/$f" 2>&1)
+	! grep -q "No stats" <<<"$st" && grep -q "^CPU: 0$" <<<"$st" && grep -q "^read events: " <<<"$st" ||
+		fail "$f: report --stat: $(head -5 <<<"$st")"
+done
+pass "CPUSTAT in host and guest files (trace-cmd report --stat)"

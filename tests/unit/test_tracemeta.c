@@ -548,10 +548,12 @@ static void test_parts_roundtrip(void **state)
 {
 	struct tfx *f = *state;
 	const struct tracemeta_event_spec specs[] = { { "sched", NULL } };
-	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta_opts mo = { .kallsyms = true, .cpustat = true };
 	struct tracemeta_events *ev = NULL;
 	struct tracemeta *src = NULL;
 	struct parts p = { 0 };
+	const char *const *sa, *const *sb;
+	int na, nb;
 	const struct tracedat_meta *a, *b;
 	char err[256], *fa, *fb;
 	size_t la, lb;
@@ -587,6 +589,18 @@ static void test_parts_roundtrip(void **state)
 	assert_true(a->systems[0].nformats > 10);
 	for (int i = 0; i < a->systems[0].nformats; i++)
 		text_eq(&a->systems[0].formats[i], &b->systems[0].formats[i]);
+	/* every CPU's stats (trace-cmd's CPUSTAT text) made it across */
+	na = tracemeta_cpustat(src, &sa);
+	nb = tracemeta_cpustat(p.dst, &sb);
+	assert_true(na >= 1);
+	assert_int_equal(na, nb);
+	for (int i = 0; i < na; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "CPU: %d\nentries: ", i);
+		assert_string_equal(sa[i], sb[i]);
+		assert_memory_equal(sa[i], want, strlen(want));
+	}
 	fa = write_meta(a, &la);
 	fb = write_meta(b, &lb);
 	assert_int_equal(la, lb);
