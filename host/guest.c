@@ -328,7 +328,7 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 
 /* Writes the guest's trace.dat; see guest.h. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
-		     const struct tracedat_format *format)
+		     const struct tracedat_opts *run)
 {
 	struct tracedat_cpu_data *cpus = calloc(g->ncpus, sizeof(*cpus));
 	struct tracedat_ts_cpu *ts = calloc(g->ncpus, sizeof(*ts));
@@ -342,8 +342,9 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 		.has_traceid = 1,
 		.traceid = client_session(g->client)->trace_id,
 		.time_shift = &shift,
-		.version = "tsync 0.1",
-		.format = *format,
+		.version = run->version,
+		.format = run->format,
+		.tsc2nsec = run->tsc2nsec,
 	};
 	int ret;
 

@@ -87,10 +87,11 @@ void guest_join_sync_thread(struct guest *g);
  * metadata. Returns 0 or -errno (what was received stays usable): bad
  * data from the agent, its data over max_bytes or a full disk fail it. */
 int guest_stop_trace(struct guest *g, int timeout_ms);
-/* Writes trace-NAME.dat with TRACEID, TIME_SHIFT and the CPU data.
- * Returns 0 or -errno. */
+/* Writes the guest's file @path with TRACEID, TIME_SHIFT, CPUSTAT and the
+ * CPU data; @run holds what every file of the run shares (format,
+ * VERSION, TSC2NSEC). Returns 0 or -errno. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
-		     const struct tracedat_format *format);
+		     const struct tracedat_opts *run);
 /* When the guest stopped because the disk filled up, drops its data so
  * that the host's file can be written; returns true if it did. */
 bool guest_drop_if_disk_full(struct guest *g);

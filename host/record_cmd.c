@@ -35,6 +35,7 @@
 #include "common/opt.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
+#include "common/tsc2nsec.h"
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/agent_arg.h"
@@ -70,7 +71,8 @@ struct rec_cfg {
 	int nevents;
 	int file_version;		/* --file-version, 0: not given */
 	const char *compression;	/* --compression, NULL: not given */
-	struct tracedat_format format;	/* of every file written */
+	struct tracedat_opts run_opts;	/* what every file written shares */
+	struct tracedat_tsc2nsec tsc2nsec;
 	uint32_t buffer_kb;
 	/* guests */
 	struct guest guests[MAX_GUESTS];
@@ -252,7 +254,11 @@ static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 	if (!cfg->stamp_forced)
 		cfg->source = tsync_stamp_default(cfg->clock);
 	/* the table allows only names and versions this accepts */
-	tracedat_format_from_args(cfg->file_version, cfg->compression, &cfg->format);
+	tracedat_format_from_args(cfg->file_version, cfg->compression, &cfg->run_opts.format);
+	cfg->run_opts.version = "tsync 0.1";
+	/* x86-tsc timestamps print as nanoseconds with it, as trace-cmd's */
+	if (!strcmp(cfg->clock, "x86-tsc") && tsync_tsc2nsec_read(&cfg->tsc2nsec) == 0)
+		cfg->run_opts.tsc2nsec = &cfg->tsc2nsec;
 }
 
 struct host_rec {
@@ -373,8 +379,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
 	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tracemeta *tm = NULL;
-	struct tracedat_opts opts = { .has_traceid = 1, .traceid = trace_id,
-				      .version = "tsync 0.1", .format = cfg->format };
+	struct tracedat_opts opts = cfg->run_opts;
 	int ng = 0, ret;
 
 	if (!cpus || !cpustat) {
@@ -389,6 +394,8 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 		guests[ng++] = (struct tracedat_guest){ g->name, client_session(g->client)->trace_id,
 							g->ncpus, NULL };
 	}
+	opts.has_traceid = 1;
+	opts.traceid = trace_id;
 	opts.guests = guests;
 	opts.nguests = ng;
 	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
@@ -590,7 +597,7 @@ static int rec_write(struct recorder *r)
 		if (outfile_guest_path(cfg->output, g->name, gpath, sizeof(gpath))) {
 			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
 			failed++;
-		} else if (guest_write_file(g, gpath, r->trace_id, &cfg->format)) {
+		} else if (guest_write_file(g, gpath, r->trace_id, &cfg->run_opts)) {
 			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
 			failed++;
 		} else {

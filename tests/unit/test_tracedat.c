@@ -773,11 +773,12 @@ static off_t check_format(struct fx *f, const struct format_case *fc, bool empty
 {
 	const int32_t pids[2] = { 4321, 8765 };
 	struct tracedat_guest g = { .name = "vm1", .traceid = 0x77, .nvcpu = 2, .pids = pids };
-	const struct tracedat_tsc2nsec tsc = { .mult = 0, .shift = 0, .offset = 0 };
+	/* identity conversion: the events read back unchanged */
+	const struct tracedat_tsc2nsec tsc = { .mult = 1024, .shift = 10, .offset = 0 };
 	const char *cstat[2] = { "CPU: 0\nentries: 50\n", "CPU: 1\nentries: 51\n" };
 	struct tracedat_opts o = { .has_traceid = 1, .traceid = 0x5151, .version = "tsync-fmt",
 				   .nguests = 1, .guests = &g, .ncpustat = f->ncpus,
-				   .cpustat = cstat,
+				   .cpustat = cstat, .tsc2nsec = &tsc,
 				   .format = { fc->version, fc->compress } };
 	struct tracedat_cpu_data c[2];
 	struct readback *rb = calloc(1, sizeof(*rb));
@@ -787,7 +788,6 @@ static off_t check_format(struct fx *f, const struct format_case *fc, bool empty
 	size_t last = f->pages_len[0] - PAGE;
 	uint64_t commit;
 
-	(void)tsc;
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, f->pages[0], f->pages_len[0], 0), (ssize_t)f->pages_len[0]);
 	memcpy(c, f->cpus, sizeof(c));
@@ -822,6 +822,8 @@ static off_t check_format(struct fx *f, const struct format_case *fc, bool empty
 	assert_non_null(strstr(out, "entries: 50"));
 	assert_non_null(strstr(out, "tsync-fmt"));
 	assert_non_null(strstr(out, "Option GUEST"));
+	assert_non_null(strstr(out, "[Option TSC2NSEC, 16 bytes]"));
+	assert_non_null(strstr(out, "1024 10 0"));
 	if (fc->version == 7) {
 		assert_non_null(strstr(out, "[Option CPUCOUNT, 4 bytes]"));
 		assert_non_null(strstr(out, "[Option BUFFER,"));
