@@ -19,7 +19,8 @@
  * loss, and read the per-CPU overrun/dropped counters the recorder stored
  * in the file (`trace-cmd report --stat`). Recorders alternate, REPS times
  * each, because the machine is shared; medians (losses: sums) and ratios
- * tsync/trace-cmd are printed at the end.
+ * (tsync/trace-cmd per format, v7-zstd/v6 per recorder) are printed at
+ * the end.
  *
  * The load's own numbers tell what the recorder does to the traced
  * workload: markers per second, the CPU time the loaders got (wait4), and
@@ -29,10 +30,12 @@
  * under tsync-host than under trace-cmd (whose readers wake every 1 ms);
  * with buffer_percent 10 the gap closed (BENCH05_TSYNC_BP below).
  *
- * trace-cmd runs as `trace-cmd record -d -k --no-filter --compression none`
- * (Documentation/design.md, Running trace-cmd beside tsync: plain record
- * dies on ftrace_enabled here; no compression because tsync writes
- * uncompressed).
+ * trace-cmd runs as `trace-cmd record -d -k --no-filter` (Documentation/
+ * design.md, Running trace-cmd beside tsync: plain record dies on
+ * ftrace_enabled here). Both recorders run in each file format, version 6
+ * (uncompressed, --file-version 6) and version 7 with zstd (the default
+ * of both): recorder CPU, losses and file size per format, tsync against
+ * trace-cmd, and each recorder's zstd file against its version 6 file.
  *
  * Usage: bench_05_record [SECONDS [REPS [KB]]]  (default 3 3 1024);
  * BENCH05_KEEP=1 keeps the files and logs; BENCH05_TSYNC_BP=N sets the
@@ -72,8 +75,16 @@
 #define READY_MS	15000
 #define EXIT_MS		60000
 
-enum rec_kind { REC_TSYNC, REC_TC, NKINDS };
-static const char *const kind_name[NKINDS] = { "tsync-host", "trace-cmd" };
+/* Each recorder in each file format: version 6 (uncompressed) and
+ * version 7 with zstd (both recorders' default). */
+enum rec_kind { REC_TSYNC, REC_TC, REC_TSYNC_Z, REC_TC_Z, NKINDS };
+static const char *const kind_name[NKINDS] = { "tsync-v6", "tc-v6", "tsync-v7z", "tc-v7z" };
+
+/* Returns true for tsync-host's kinds. */
+static bool is_tsync(enum rec_kind k)
+{
+	return k == REC_TSYNC || k == REC_TSYNC_Z;
+}
 
 /* Memory shared with the loaders. */
 struct shared {
@@ -297,13 +308,20 @@ static pid_t start_recorder(const struct bench *b, enum rec_kind kind, const cha
 		dup2(fd, 2);
 		close(fd);
 	}
+	/* the same file format for both: --file-version 6, or the default */
 	if (kind == REC_TSYNC)
+		execl(b->tsync_host, "tsync-host", "record", "--file-version", "6", "-e", "sched",
+		      "-b", kb, "-o", out, (char *)NULL);
+	else if (kind == REC_TSYNC_Z)
 		execl(b->tsync_host, "tsync-host", "record", "-e", "sched", "-b", kb,
+		      "-o", out, (char *)NULL);
+	else if (kind == REC_TC)
+		execl(b->trace_cmd, "trace-cmd", "record", "-d", "-k", "--no-filter",
+		      "--file-version", "6", "-B", inst_name, "-e", "sched", "-b", kb,
 		      "-o", out, (char *)NULL);
 	else
 		execl(b->trace_cmd, "trace-cmd", "record", "-d", "-k", "--no-filter",
-		      "--compression", "none", "-B", inst_name, "-e", "sched", "-b", kb,
-		      "-o", out, (char *)NULL);
+		      "-B", inst_name, "-e", "sched", "-b", kb, "-o", out, (char *)NULL);
 	fprintf(stderr, "exec: %s\n", strerror(errno));
 	_exit(127);
 }
@@ -320,10 +338,10 @@ static int wait_ready(enum rec_kind kind, pid_t pid, const char *log, const char
 	while (tsync_now_ns() < deadline) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return -1;
-		if (kind == REC_TSYNC && read_small(log, buf, sizeof(buf)) > 0 &&
+		if (is_tsync(kind) && read_small(log, buf, sizeof(buf)) > 0 &&
 		    strstr(buf, "recording"))
 			return 0;
-		if (kind == REC_TC && read_small(path, buf, sizeof(buf)) > 0 && buf[0] == '1')
+		if (!is_tsync(kind) && read_small(path, buf, sizeof(buf)) > 0 && buf[0] == '1')
 			return 0;
 		sleep_ms(2);
 	}
@@ -479,7 +497,7 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 	name[0] = '\0';
 	snprintf(out, sizeof(out), "%s/%s-%d.dat", b->dir, kind_name[kind], rep);
 	snprintf(log, sizeof(log), "%s/%s-%d.log", b->dir, kind_name[kind], rep);
-	if (kind == REC_TC) {
+	if (!is_tsync(kind)) {
 		snprintf(name, sizeof(name), "tsync-bench05-%d-%d", getpid(), rep);
 		inst = tracefs_instance_create(name);
 		if (!inst || tracefs_instance_file_write(inst, "tracing_on", "0") < 0) {
@@ -497,7 +515,7 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 		stop_recorder(pid, r);
 		goto out;
 	}
-	if (kind == REC_TSYNC) {
+	if (is_tsync(kind)) {
 		if (find_tsync_instance(pid, name, sizeof(name))) {
 			fprintf(stderr, "bench_05_record: no tracefs instance of tsync-host %d\n",
 				pid);
@@ -506,7 +524,7 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 		}
 		snprintf(idir, sizeof(idir), "%s/instances/%s", tracefs_tracing_dir(), name);
 	}
-	if (kind == REC_TSYNC && b->tsync_bp) {
+	if (is_tsync(kind) && b->tsync_bp) {
 		/* investigation knob: BENCH05_TSYNC_BP=N sets tsync-host's
 		 * instance buffer_percent (the wake-up threshold of its streamers) */
 		snprintf(marker, sizeof(marker), "%s/buffer_percent", idir);
@@ -531,7 +549,7 @@ static void run_once(const struct bench *b, enum rec_kind kind, int rep, struct 
 	read_stats(b, out, r);
 	r->ok = !load_err;
 out:
-	if (kind == REC_TSYNC && name[0]) {
+	if (is_tsync(kind) && name[0]) {
 		/* tsync-host removes its instance; make sure after a failure */
 		struct tracefs_instance *left = tracefs_instance_alloc(NULL, name);
 
@@ -601,6 +619,8 @@ static int collect(const struct result *rs, int n, int f, double *v)
 		case 1: v[k] = (double)r->lost; break;
 		case 2: v[k] = (double)(r->written > r->markers ? r->written - r->markers : 0); break;
 		case 3: v[k] = r->cpu_s; break;
+		case 9: v[k] = (double)r->file_bytes / 1e6; break;
+		case 10: v[k] = r->events ? (double)r->file_bytes / (double)r->events : 0; break;
 		case 4: v[k] = r->events ? r->cpu_s * 1e6 / ((double)r->events / 1e3) : 0; break;
 		case 5: v[k] = r->load_s > 0 ? (double)r->written / r->load_s : 0; break;
 		case 6: v[k] = r->load_cpu_s; break;
@@ -622,25 +642,26 @@ static int collect_stats(const struct result *rs, int n)
 	return k;
 }
 
-/* Prints the medians per recorder and the ratios tsync / trace-cmd. */
-static void print_summary(struct result rs[NKINDS][MAX_REPS], int reps)
+/* Prints the medians of kinds @a and @b and the ratios a / b. */
+static void print_summary(struct result rs[NKINDS][MAX_REPS], int reps, int a, int b)
 {
 	static const char *const what[] = {
 		"events recorded", "events lost, sum of runs", "markers written - recorded, sum",
 		"recorder CPU s (user+sys)", "CPU us per 1000 events",
 		"load speed, markers/s", "load CPU s (of CPUs x seconds)",
-		"load markers per load CPU s", "stop time s",
+		"load markers per load CPU s", "stop time s", "file MB", "file bytes per event",
 	};
 	double v[NKINDS][MAX_REPS], m[NKINDS];
 
-	printf("medians over the runs, losses summed (ratio = tsync-host / trace-cmd):\n");
-	printf("  %-32s %14s %14s %8s\n", "", kind_name[0], kind_name[1], "ratio");
-	for (int f = 0; f < 9; f++) {
-		int n0 = collect(rs[0], reps, f, v[0]), n1 = collect(rs[1], reps, f, v[1]);
+	printf("medians over the runs, losses summed (ratio = %s / %s):\n", kind_name[a],
+	       kind_name[b]);
+	printf("  %-32s %14s %14s %8s\n", "", kind_name[a], kind_name[b], "ratio");
+	for (int f = 0; f < 11; f++) {
+		int n0 = collect(rs[a], reps, f, v[0]), n1 = collect(rs[b], reps, f, v[1]);
 
 		if (!n0 || !n1)
 			continue;
-		if (f == 1 && (n0 != collect_stats(rs[0], reps) || n1 != collect_stats(rs[1], reps)))
+		if (f == 1 && (n0 != collect_stats(rs[a], reps) || n1 != collect_stats(rs[b], reps)))
 			printf("  (some files had no per-CPU stats: their lost counts as 0)\n");
 		if (f == 1 || f == 2) {	/* losses: the total, not the median */
 			m[0] = m[1] = 0;
@@ -736,9 +757,10 @@ int main(int argc, char **argv)
 
 	printf("%d CPUs; load: per CPU 2 pinned processes ping-ponging over pipes, a marker\n"
 	       "before each hand-off; events: -e sched; buffer -b %u KiB; load %.1f s per run;\n"
-	       "%d runs each, alternating. trace-cmd record -d -k --no-filter --compression none\n"
-	       "-B INSTANCE; tsync-host record into its own instance. CPU = wait4 rusage of the\n"
-	       "recorder (threads and reaped children), whole run incl. start and file writing.\n",
+	       "%d runs each, in turn. trace-cmd record -d -k --no-filter -B INSTANCE; tsync-host\n"
+	       "record into its own instance; each with --file-version 6 (v6) and by default\n"
+	       "(v7z: version 7, zstd). CPU = wait4 rusage of the recorder (threads and reaped\n"
+	       "children), whole run incl. start and file writing (compression included).\n",
 	       b.ncpus, b.kb, b.seconds, b.reps);
 	printf("  %-10s %s %10s %9s %6s %10s %10s %7s %6s %6s %6s %7s\n", "recorder", "#",
 	       "events", "lost", "lossPg", "mk.written", "mk.record", "cpu s", "user", "sys",
@@ -752,7 +774,11 @@ int main(int argc, char **argv)
 			print_row(kind, rep, &rs[kind][rep]);
 		}
 	}
-	print_summary(rs, b.reps);
+	/* tsync against trace-cmd in each format, then zstd against v6 */
+	print_summary(rs, b.reps, REC_TSYNC, REC_TC);
+	print_summary(rs, b.reps, REC_TSYNC_Z, REC_TC_Z);
+	print_summary(rs, b.reps, REC_TSYNC_Z, REC_TSYNC);
+	print_summary(rs, b.reps, REC_TC_Z, REC_TC);
 	printf("lost = per-CPU overrun + dropped stored in the file; lossPg = records whose page\n"
 	       "is flagged as following lost events; mk.written - mk.record = markers the load\n"
 	       "wrote that are not in the file (lost, or written before/after the recording);\n"
