@@ -29,6 +29,20 @@
  * round sits in one such phase; 339 probes span several and average them.
  * bench_06_adaptive measures it: there the median error is 2-2.6x that of
  * 339 probes (60-105 ns against 30-40 ns), all well inside the bound.
+ *
+ * Tried and not kept (bench_06 with the busy loops, the rule patched):
+ * spreading the probes over time instead of adding probes. Bursts of 8
+ * with a sleep of about 1 ms between them, 4 bursts needed at the floor:
+ * the median error went 0.44-1.40x that of 339 probes in 6 runs of 100
+ * rounds (the rule without bursts 0.89-1.56x in the same runs, a loaded
+ * machine) and the worst up to 4.6x, the probes up to 0.33x. The first
+ * probe after a sleep is lopsided (its way out up to 500 ns faster, or its
+ * way back 700 ns faster, than any other probe of the round); one probe
+ * per sleep made the median 3.6-4.5x worse; sleeps of 3-6 ms cost more
+ * probes (0.3-0.43x) for no gain; the scheduling state mostly survived a
+ * 1 ms sleep. The host spinning 0-20 or 0-60 us between probes: 1.3-1.7x.
+ * Only probing through a change of the scheduling state helps, and that
+ * takes milliseconds of probes.
  */
 #ifndef TSYNC_ROUND_STOP_H
 #define TSYNC_ROUND_STOP_H
