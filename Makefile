@@ -88,7 +88,7 @@ FUZZERS   = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 ALL_LIBS  = $(LIBHOST) $(LIBAGENT) $(LIBTSYNC)
 
 .PHONY: all check check-unit check-asan check-valgrind fuzz bench demo \
-	install install-user-plugin clean doc lint deps check-vm
+	install install-user-plugin clean doc lint deps check-vm check-viewer
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(PLUGINS)
@@ -188,6 +188,10 @@ demo: deps-build
 check-vm: deps-vm all $(HELPERS) static
 	B=$(B) tests/vm/run-vm-tests.sh
 
+# KernelShark opens the files of a recording, headless (tests/viewer/).
+check-viewer: deps-viewer all
+	B=$(B) tests/viewer/kernelshark.sh
+
 install: all install-plugin
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PLUGINDIR)
 	install -m 755 $(B)/tsync-host $(DESTDIR)$(BINDIR)/tsync-host
@@ -214,7 +218,7 @@ clean:
 # fresh machine with only what it needs (`make demo` no test tools, only
 # `make check-vm` a kernel package); others are told what is missing by
 # the compiler or the test.
-DEPS_TARGETS = $(addprefix deps-,run build doc deb test analysis vm all)
+DEPS_TARGETS = $(addprefix deps-,run build doc deb test analysis vm viewer all)
 .PHONY: $(DEPS_TARGETS)
 $(DEPS_TARGETS):
 	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps $(@:deps-%=%); fi

@@ -2,7 +2,8 @@
 # scripts/install-deps installs per target only what that target needs:
 # the build set (what `make demo` installs) has no test, analysis, doc or
 # VM tools and no kernel package; only the vm set has qemu and the kernel;
-# `make demo`, `make check` and `make check-vm` ask for their own set.
+# `make demo`, `make check`, `make check-vm` and `make check-viewer` ask
+# for their own set.
 # Reads the package lists (--list) and the Makefile's commands (make -n);
 # installs nothing.
 . "$(dirname "$0")/lib.inc"
@@ -32,7 +33,10 @@ done
 vm=$(list vm) || fail "$D --list vm"
 has "$vm" linux-image-amd64 && has "$vm" qemu-system-x86 || fail "vm set: $vm"
 all=$(list all)
-for p in $t $vm $(list analysis); do
+viewer=$(list viewer) || fail "$D --list viewer"
+has "$viewer" kernelshark && has "$viewer" xvfb || fail "viewer set: $viewer"
+has "$t" kernelshark && fail "test set installs kernelshark"
+for p in $t $vm $viewer $(list analysis); do
 	has "$all" "$p" || fail "set all lacks $p"
 done
 pass "test, vm and all sets"
@@ -41,7 +45,7 @@ pass "test, vm and all sets"
 "$D" -n build >/dev/null || fail "$D -n build failed"
 
 # Each target asks for its own set (make -n prints the commands, runs none).
-for tv in "demo:build" "check:test" "check-vm:build vm" "deps:build"; do
+for tv in "demo:build" "check:test" "check-vm:build vm" "check-viewer:viewer" "deps:build"; do
 	target=${tv%%:*} want=${tv#*:}
 	got=$(make -n "$target" B="$B" 2>/dev/null | grep -o 'scripts/install-deps [a-z]*' |
 		sed 's/.* //' | sort -u | tr '\n' ' ')
