@@ -53,6 +53,34 @@ static const struct tsync_transport_ops *ops_for_family(int family)
 	return NULL;
 }
 
+/* Returns the backend's advice for errno @e, or NULL. */
+static const char *hint_of(const struct tsync_transport_ops *ops, int e)
+{
+	return ops->hint ? ops->hint(e) : NULL;
+}
+
+/* What to do when bind() or listen() failed with errno @e. */
+static const char *listen_hint(const struct tsync_transport_ops *ops, int e)
+{
+	const char *h;
+
+	switch (e) {
+	case EADDRINUSE:
+		return "another program (another tsync-agent?) listens there: stop it, or "
+		       "choose another port";
+	case EACCES:
+		return "ports below 1024 need root (or CAP_NET_BIND_SERVICE): choose another, "
+		       "such as the default 8823";
+	case EADDRNOTAVAIL:
+		return ops->kind == TSYNC_EP_TCP ?
+		       "no interface of this machine has that address: use one it has, or "
+		       "0.0.0.0 with --allow" :
+		       "that CID is not this machine's: listen on vsock:any:PORT";
+	}
+	h = hint_of(ops, e);
+	return h ? h : "check the endpoint";
+}
+
 /* Listens on @ep; see transport.h. */
 int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 		 struct tsync_listener **out, char *err, size_t errlen)
@@ -102,7 +130,8 @@ int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 		if (bind(fd, (struct sockaddr *)&addrs[i], lens[i]) ||
 		    listen(fd, backlog)) {
 			ret = -errno;
-			snprintf(err, errlen, "cannot listen on %s: %s", epstr, strerror(errno));
+			snprintf(err, errlen, "cannot listen on %s: %s: %s", epstr, strerror(-ret),
+				 listen_hint(ops, -ret));
 			goto next;
 		}
 		break;
@@ -236,12 +265,6 @@ done:
 	if (fcntl(fd, F_SETFL, flags))
 		return -errno;
 	return 0;
-}
-
-/* Returns the backend's advice for errno @e, or NULL. */
-static const char *hint_of(const struct tsync_transport_ops *ops, int e)
-{
-	return ops->hint ? ops->hint(e) : NULL;
 }
 
 /* Connects to @ep with a deadline; see transport.h. */

@@ -66,6 +66,33 @@ msg "bad CID" 2 \
 	"tsync-host sync: AGENT 'vsock:guest1:8823': CID 'guest1' is not a number or any/host/local/hypervisor in 'vsock:guest1:8823'" \
 	"$HOST" sync vsock:guest1:8823
 
+# msg_last NAME RC TEXT CMD...: as msg, for the last line of stderr (an
+# agent says what it starts with first).
+msg_last() {
+	local name=$1 rc=$2 want=$3 got r; shift 3
+	got=$(timeout 30 "$@" 2>&1 >/dev/null); r=$?
+	got=$(printf '%s\n' "$got" | tail -1)
+	[ "$got" = "$want" ] || fail "$name: last line of stderr
+  got:  $got
+  want: $want"
+	[ $r -eq "$rc" ] || fail "$name: exit $r, want $rc"
+	pass "$name: $got"
+}
+
+# --- where the agent cannot listen ---------------------------------------
+start_agent busy
+msg_last "port in use" 1 \
+	"tsync-agent: error: cannot listen on $AGENT_EP: Address already in use: another program (another tsync-agent?) listens there: stop it, or choose another port" \
+	"$AGENT" -l "$AGENT_EP" --allow 127.0.0.1
+msg_last "address not on this machine" 1 \
+	"tsync-agent: error: cannot listen on tcp:192.0.2.1:8823: Cannot assign requested address: no interface of this machine has that address: use one it has, or 0.0.0.0 with --allow" \
+	"$AGENT" -l tcp:192.0.2.1:8823 --allow 127.0.0.1
+if [ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null || echo 1024)" -gt 80 ]; then
+	msg_last "low port as non-root" 1 \
+		"tsync-agent: error: cannot listen on tcp:127.0.0.1:80: Permission denied: ports below 1024 need root (or CAP_NET_BIND_SERVICE): choose another, such as the default 8823" \
+		"${NOBODY[@]}" "$AGENT" -l tcp:127.0.0.1:80 --allow 127.0.0.1
+fi
+
 # --- nobody there, or not an agent ---------------------------------------
 msg "connection refused" 1 \
 	"tsync-host sync: guest0: cannot connect to tcp:127.0.0.1:1: Connection refused: no tsync-agent listens on that address and port: is it running there (tsync-agent -l tcp:0.0.0.0:8823)?" \

@@ -537,7 +537,8 @@ static void test_listen_errors(void **state)
 	parse_ep("tcp:192.0.2.1:0", &ep);
 	assert_int_equal(tsync_listen(&ep, 4, &l, err, sizeof(err)), -EADDRNOTAVAIL);
 	assert_string_equal(err, "cannot listen on tcp:192.0.2.1:0: "
-			    "Cannot assign requested address");
+			    "Cannot assign requested address: no interface of this machine "
+			    "has that address: use one it has, or 0.0.0.0 with --allow");
 
 	/* a port in use by another listener */
 	parse_ep("tcp:127.0.0.1:0", &ep);
@@ -545,7 +546,9 @@ static void test_listen_errors(void **state)
 	snprintf(str, sizeof(str), "tcp:127.0.0.1:%u", tsync_listener_port(l));
 	parse_ep(str, &ep);
 	assert_int_equal(tsync_listen(&ep, 4, &l2, err, sizeof(err)), -EADDRINUSE);
-	snprintf(want, sizeof(want), "cannot listen on %s: Address already in use", str);
+	snprintf(want, sizeof(want), "cannot listen on %s: Address already in use: another "
+		 "program (another tsync-agent?) listens there: stop it, or choose another "
+		 "port", str);
 	assert_string_equal(err, want);
 	tsync_listener_close(l);
 	/* SO_REUSEADDR: the port is free again at once after close */
@@ -631,7 +634,8 @@ static void test_vsock_listen_errors(void **state)
 	ret = tsync_listen(&ep, 4, &l, err, sizeof(err));
 	assert_int_equal(ret, -EADDRNOTAVAIL);
 	assert_string_equal(err, "cannot listen on vsock:42:40123: "
-			    "Cannot assign requested address");
+			    "Cannot assign requested address: that CID is not this "
+			    "machine's: listen on vsock:any:PORT");
 }
 
 /*
