@@ -10,7 +10,13 @@
  * written last. A guest that may fill the disk would cost the host its
  * file; so a guest stops when less than RX_RESERVE_MAX (or an eighth of a
  * small file system) is left, and the caller drops that guest's data
- * before writing the host's file.
+ * before writing the host's file. The floor is the group's, not each
+ * receiver's: one lock hands out the bytes the receivers may write until
+ * the next look at the free space (at most RX_SPACE_CHECK, never more than
+ * is free above the floor, minus what was handed out and not yet written),
+ * so N receivers cannot together write N checks' worth past the floor and
+ * fill the disk under the host's own streamers (their temporary files sit
+ * there too, and a full disk ends them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +51,10 @@ struct rx_group {
 	atomic_uint_fast64_t missed;	/* events the guest lost (page headers) */
 	atomic_bool missed_min;		/* a page flagged a loss without its count */
 	int stop_fd;			/* eventfd: stop */
+	pthread_mutex_t space_lock;	/* guards the three below */
+	uint64_t reserve;		/* free bytes to leave on the file system */
+	uint64_t granted;		/* bytes writable before the next check */
+	uint64_t pending;		/* bytes granted, not yet written */
 };
 
 struct guest_rx {
@@ -55,8 +65,7 @@ struct guest_rx {
 	pthread_t th;
 	bool running;
 	atomic_int status;		/* enum rx_end or -errno */
-	uint64_t bytes, pages, since_check;
-	uint64_t reserve;		/* free bytes to leave on the file system */
+	uint64_t bytes, pages;
 	char error[200];
 };
 
@@ -78,6 +87,7 @@ int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_grou
 		free(grp);
 		return -errno;
 	}
+	pthread_mutex_init(&grp->space_lock, NULL);
 	*out = grp;
 	return 0;
 }
@@ -97,6 +107,7 @@ void rx_group_free(struct rx_group *grp)
 	if (!grp)
 		return;
 	close(grp->stop_fd);
+	pthread_mutex_destroy(&grp->space_lock);
 	free(grp);
 }
 
@@ -114,50 +125,90 @@ static int rx_fail(struct guest_rx *rx, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Grants the group the bytes its receivers may write before the next check
+ * of the free space (@len at least), keeping the floor; with @grp's lock
+ * held. The free space counts what is written; the bytes granted and not
+ * yet written are subtracted from it. Returns 0, or -ENOSPC with the free
+ * bytes in @left. */
+static int rx_grant(struct rx_group *grp, int file, size_t len, uint64_t *left)
+{
+	struct statvfs vfs;
+	uint64_t avail, room;
+
+	if (fstatvfs(file, &vfs)) {
+		grp->granted = len;	/* no way to tell: go on */
+		return 0;
+	}
+	if (!grp->reserve) {
+		grp->reserve = (uint64_t)vfs.f_blocks * vfs.f_frsize / 8;
+		if (grp->reserve > RX_RESERVE_MAX)
+			grp->reserve = RX_RESERVE_MAX;
+	}
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	*left = avail;
+	if (avail < grp->reserve + grp->pending + len)
+		return -ENOSPC;
+	room = avail - grp->reserve - grp->pending;
+	grp->granted = room < RX_SPACE_CHECK ? room : RX_SPACE_CHECK;
+	return 0;
+}
+
 /* Checks that writing @len more bytes stays within the cap and leaves the
  * file system its floor. Returns 0, -EFBIG or -ENOSPC. */
 static int rx_room(struct guest_rx *rx, size_t len)
 {
-	struct statvfs vfs;
-	uint64_t total = atomic_fetch_add(&rx->grp->total, len) + len;
+	struct rx_group *grp = rx->grp;
+	uint64_t total = atomic_fetch_add(&grp->total, len) + len, left = 0;
+	int ret = 0;
 
-	if (rx->grp->max_bytes && total > rx->grp->max_bytes)
+	if (grp->max_bytes && total > grp->max_bytes)
 		return rx_fail(rx, -EFBIG, "the guest sent more than its cap of %llu MiB "
-			       "(--guest-max-mb): stopped", (unsigned long long)(rx->grp->max_bytes >> 20));
-	rx->since_check += len;
-	if (rx->since_check < RX_SPACE_CHECK && rx->bytes)
-		return 0;
-	rx->since_check = 0;
-	if (fstatvfs(rx->file, &vfs))
-		return 0;
-	if (!rx->reserve) {
-		rx->reserve = (uint64_t)vfs.f_blocks * vfs.f_frsize / 8;
-		if (rx->reserve > RX_RESERVE_MAX)
-			rx->reserve = RX_RESERVE_MAX;
+			       "(--guest-max-mb): stopped", (unsigned long long)(grp->max_bytes >> 20));
+	pthread_mutex_lock(&grp->space_lock);
+	if (grp->granted < len)
+		ret = rx_grant(grp, rx->file, len, &left);
+	if (!ret) {
+		grp->granted -= len;
+		grp->pending += len;
 	}
-	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < rx->reserve + len)
-		return rx_fail(rx, -ENOSPC, "the output's file system is nearly full (%llu MiB "
+	pthread_mutex_unlock(&grp->space_lock);
+	if (ret)
+		return rx_fail(rx, ret, "the output's file system is nearly full (%llu MiB "
 			       "left, kept for the host's file): guest stopped",
-			       (unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20));
+			       (unsigned long long)(left >> 20));
 	return 0;
+}
+
+/* Returns @len bytes granted by rx_room() once they are written (or not). */
+static void rx_written(struct rx_group *grp, size_t len)
+{
+	pthread_mutex_lock(&grp->space_lock);
+	grp->pending -= len;
+	pthread_mutex_unlock(&grp->space_lock);
 }
 
 /* Writes @len bytes of checked pages to the file. */
 static int rx_write(struct guest_rx *rx, const uint8_t *p, size_t len)
 {
+	size_t granted = len;
 	int ret = rx_room(rx, len);
 
-	while (!ret && len) {
+	if (ret)
+		return ret;
+	while (len) {
 		ssize_t n = write(rx->file, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return rx_fail(rx, -errno, "writing the guest's data: %s", strerror(errno));
+		if (n < 0) {
+			ret = rx_fail(rx, -errno, "writing the guest's data: %s", strerror(errno));
+			break;
+		}
 		p += n;
 		len -= (size_t)n;
 		rx->bytes += (uint64_t)n;
 	}
+	rx_written(rx->grp, granted);
 	return ret;
 }
 

@@ -132,16 +132,25 @@ size=$(stat -c %s "$out/c-f.dat" 2>/dev/null || echo 0)
 report_ok "$out/c.dat" "$out/c-f.dat" || fail "capped guest file unreadable: $(tail -3 "$E2E_TMP/report")"
 pass "guest capped at 1 MiB (guest file $size bytes, readable)"
 
-# 7. A guest filling the disk (a 48 MiB tmpfs, no cap) stops; the host's
-#    file is complete all the same.
-start_fake full --stream flood
+# 7. A guest filling the disk (a 64 MiB tmpfs, no cap) stops; the host's
+#    file is complete all the same: its streams (temporary files on the
+#    same file system) never meet the full disk. 8 guest CPUs: each
+#    receiver used to look at the free space only every 4 MiB of its own,
+#    so together they wrote up to 32 MiB past the 8 MiB kept for the host
+#    and filled the disk under the host's streams, which ended there: a
+#    host file with no events when that came before its first page. The
+#    host records only sched_switch so that its own data (all of the
+#    machine's switches) stays well inside the 8 MiB.
+start_fake full --stream flood --cpus 8
 small=$E2E_TMP/small; mkdir -p "$small"
-mountns_private "$small" bash -c "mount -t tmpfs -o size=48m tsync-test '$small' &&
-	'$HOST' record -C mono -e sched -o '$small/t.dat' -A '$FAKE_EP@f' --guest-max-mb 0 --duration 2;
+mountns_private "$small" bash -c "mount -t tmpfs -o size=64m tsync-test '$small' &&
+	'$HOST' record -C mono -e sched:sched_switch -o '$small/t.dat' -A '$FAKE_EP@f' --guest-max-mb 0 --duration 2;
 	echo rc=\$?; cp '$small/t.dat' '$out/full.dat' 2>/dev/null; ls -A '$small'" > "$E2E_TMP/hf.log" 2>&1
 grep -q "^rc=1" "$E2E_TMP/hf.log" || fail "disk filled by a guest: $(tail -5 "$E2E_TMP/hf.log")"
 grep -q "the disk filled up" "$E2E_TMP/hf.log" || fail "disk full: no clear error: $(tail -5 "$E2E_TMP/hf.log")"
 [ -s "$out/full.dat" ] || fail "the host's file was lost to a guest filling the disk: $(tail -5 "$E2E_TMP/hf.log")"
 report_ok "$out/full.dat" || fail "host file unreadable after the disk filled"
 grep -q "sched_switch" "$E2E_TMP/report" || fail "host file has no events after the disk filled"
+! grep -E "host CPU [0-9]+ stream|No space left" "$E2E_TMP/hf.log" ||
+	fail "the host's own streams hit the full disk"
 pass "guest filling the disk stopped; the host's file is complete"
