@@ -37,89 +37,120 @@ static const char *file_kind(mode_t mode)
 	return "special file";
 }
 
-/* Reads and checks the key file; see auth.h. */
-int tsync_key_load(const char *path, struct tsync_key **out, char *err,
-		   size_t errlen)
+/* Opens the key file for reading. Returns the fd or -errno with a reason
+ * (and the fix for the common cases) in @err. */
+static int key_open(const char *path, char *err, size_t errlen)
 {
-	struct tsync_key *k = NULL;
-	struct stat st;
-	uint8_t extra;
-	ssize_t n;
-	int fd, ret;
-
 	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a peer;
-	 * what it is gets checked on the open file below. Symlinks are
-	 * followed: a link to a key kept elsewhere is a normal setup, and the
-	 * checks apply to the file it names. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret == -ENOENT)
-			tsync_set_err(err, errlen, "key file %s: %s: give the file that holds the "
-				      "shared key (the agent's --key-file), or make one: head -c 32 "
-				      "/dev/urandom > FILE; chmod 600 FILE", path, strerror(errno));
-		else if (ret == -EACCES)
-			tsync_set_err(err, errlen, "key file %s: %s: run as its owner (or root), "
-				      "or check the directories on its path", path, strerror(errno));
-		else
-			tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+	 * what it is gets checked on the open file (key_check_file()).
+	 * Symlinks are followed: a link to a key kept elsewhere is a normal
+	 * setup, and the checks apply to the file it names. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int ret;
+
+	if (fd >= 0)
+		return fd;
+	ret = -errno;
+	if (ret == -ENOENT)
+		tsync_set_err(err, errlen, "key file %s: %s: give the file that holds the "
+			      "shared key (the agent's --key-file), or make one: head -c 32 "
+			      "/dev/urandom > FILE; chmod 600 FILE", path, strerror(errno));
+	else if (ret == -EACCES)
+		tsync_set_err(err, errlen, "key file %s: %s: run as its owner (or root), "
+			      "or check the directories on its path", path, strerror(errno));
+	else
+		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
+	return ret;
+}
+
+/* Checks the open key file @fd (fstat of the open file: what is checked is
+ * what is read): a regular file, not over TSYNC_KEY_MAX, private to its
+ * owner. Returns 0 or -errno with a reason in @err. */
+static int key_check_file(int fd, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		int ret = -errno;
+
+		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(-ret));
 		return ret;
 	}
-	/* fstat of the open file: what is checked is what is read */
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
-		goto fail;
-	}
 	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
 		tsync_set_err(err, errlen, "key file %s is not a regular file (it is a %s)",
 			      path, file_kind(st.st_mode));
-		goto fail;
+		return -EINVAL;
 	}
 	if (st.st_size > TSYNC_KEY_MAX) {
-		ret = -EFBIG;
 		tsync_set_err(err, errlen, "key file %s is longer than %d bytes", path,
 			      TSYNC_KEY_MAX);
-		goto fail;
+		return -EFBIG;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		ret = -EPERM;
 		tsync_set_err(err, errlen, "key file %s is accessible by group or others "
 			"(mode %04o): refused, chmod 600 it", path,
 			(unsigned int)(st.st_mode & 07777));
-		goto fail;
+		return -EPERM;
 	}
-	k = calloc(1, sizeof(*k));
-	if (!k) {
-		ret = -ENOMEM;
-		tsync_set_err(err, errlen, "out of memory");
-		goto fail;
-	}
+	return 0;
+}
+
+/* Reads the key from @fd into @k: TSYNC_KEY_MIN to TSYNC_KEY_MAX bytes (the
+ * file may have grown since key_check_file()). Returns 0 or -errno with a
+ * reason in @err. */
+static int key_read(int fd, struct tsync_key *k, const char *path, char *err, size_t errlen)
+{
+	uint8_t extra;
+	ssize_t n;
+
 	while (k->len < sizeof(k->bytes)) {
 		n = read(fd, k->bytes + k->len, sizeof(k->bytes) - k->len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ret = -errno;
-			tsync_set_err(err, errlen, "key file %s: %s", path, strerror(errno));
-			goto fail;
+			int ret = -errno;
+
+			tsync_set_err(err, errlen, "key file %s: %s", path, strerror(-ret));
+			return ret;
 		}
 		if (n == 0)
 			break;
 		k->len += (size_t)n;
 	}
 	if (k->len == sizeof(k->bytes) && read(fd, &extra, 1) == 1) {
-		ret = -EFBIG;
 		tsync_set_err(err, errlen, "key file %s is longer than %d bytes", path, TSYNC_KEY_MAX);
-		goto fail;
+		return -EFBIG;
 	}
 	if (k->len < TSYNC_KEY_MIN) {
-		ret = -EINVAL;
 		tsync_set_err(err, errlen, "key file %s has %zu bytes, at least %d needed "
 			"(head -c 32 /dev/urandom > FILE)", path, k->len, TSYNC_KEY_MIN);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Reads and checks the key file; see auth.h. */
+int tsync_key_load(const char *path, struct tsync_key **out, char *err,
+		   size_t errlen)
+{
+	struct tsync_key *k = NULL;
+	int fd, ret;
+
+	fd = key_open(path, err, errlen);
+	if (fd < 0)
+		return fd;
+	ret = key_check_file(fd, path, err, errlen);
+	if (ret)
+		goto fail;
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		ret = -ENOMEM;
+		tsync_set_err(err, errlen, "out of memory");
 		goto fail;
 	}
+	ret = key_read(fd, k, path, err, errlen);
+	if (ret)
+		goto fail;
 	close(fd);
 	*out = k;
 	return 0;
