@@ -52,6 +52,28 @@ int guest_connect(struct guest *g, const struct client_opts *co)
 	return 0;
 }
 
+/* Checks that the agent can record; see guest.h. An agent announces no
+ * tracing (no CAP_TRACE) when it found at start that it cannot use
+ * tracefs; its ERROR to a TRACE_START carries the reason and the fix it
+ * found, so that is what the user is shown, before any other complaint
+ * (the clock, say: such an agent offers only the clocks it stamps without
+ * tracefs). */
+int guest_check_can_record(struct guest *g, const char *clock)
+{
+	struct client_trace_opts to = { .clock = clock };
+	uint32_t nstreams;
+	int ret;
+
+	if (client_session(g->client)->caps & TSYNC_CAP_TRACE)
+		return 0;
+	ret = client_trace_start(g->client, &to, &nstreams, g->error, sizeof(g->error));
+	if (ret)
+		return g->status = ret;
+	snprintf(g->error, sizeof(g->error), "the agent cannot record: it announces no "
+		 "tracing (no CAP_TRACE in its SESSION_REPLY)");
+	return g->status = -EPROTO;
+}
+
 /* Writes the round record of @r into the host's recorded instance, so the
  * host trace shows where and how well the clocks were aligned. */
 static void write_round_record(const struct guest *g, const struct round_result *r)

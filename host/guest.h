@@ -71,6 +71,9 @@ struct guest_sync_opts {
 
 /* Connects and sets up the session; 0 or -errno with g->error set. */
 int guest_connect(struct guest *g, const struct client_opts *co);
+/* Before anything else of a recording: an agent that announces no tracing
+ * cannot record; 0, or -errno with its reason (asked of it) in g->error. */
+int guest_check_can_record(struct guest *g, const char *clock);
 /* Runs one sync round on every guest CPU, recording samples. Returns 0 or
  * -errno when the connection broke. */
 int guest_sync_all(struct guest *g, const struct round_opts *ro);

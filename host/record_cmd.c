@@ -500,7 +500,7 @@ static int rec_start(struct recorder *r)
 		struct guest *g = &cfg->guests[i];
 
 		g->max_bytes = (uint64_t)cfg->guest_max_mb << 20;
-		if (guest_connect(g, &r->co) ||
+		if (guest_connect(g, &r->co) || guest_check_can_record(g, cfg->clock) ||
 		    preflight_guest_clock(client_session(g->client), cfg->clock, g->error,
 					  sizeof(g->error)) ||
 		    guest_sync_all(g, &r->ro)) {

@@ -42,11 +42,17 @@ check() {
 		fail "$name: sync -C mono without tracefs: $out"
 	echo "$out" | grep -qE '^ +[0-9]+ +[0-9]+ +-?[0-9]+ ' || fail "$name: no rounds: $out"
 
-	out=$(cd "$E2E_TMP" && timeout 60 "$HOST_ABS" record -C mono -o "$name.dat" -A "$AGENT_EP" \
-		--duration 1 2>&1) && fail "$name: record ran: $out"
-	echo "$out" | grep -qxF "tsync-host record: guest guest0 ($AGENT_EP): $AGENT_EP: peer error $code: recording needs tracefs: $why; fix: $fix" ||
-		fail "$name: record said: $out"
-	pass "$name: $why; sync -C mono works, marker sync and record refused with the reason"
+	# record: the reason, with a clock the agent offers (-C mono) and with
+	# the default one (local) alike; before, the default clock got only
+	# "the guest has no trace clock 'local'"
+	local clk
+	for clk in mono local; do
+		out=$(cd "$E2E_TMP" && timeout 60 "$HOST_ABS" record -C $clk -o "$name.dat" \
+			-A "$AGENT_EP" --duration 1 2>&1) && fail "$name: record -C $clk ran: $out"
+		[ "$out" = "tsync-host record: guest guest0 ($AGENT_EP): $AGENT_EP: peer error $code: recording needs tracefs: $why; fix: $fix" ] ||
+			fail "$name: record -C $clk said: $out"
+	done
+	pass "$name: $why; sync -C mono works, marker sync and record (-C mono, -C local) refused with the reason"
 }
 
 # 1. not root

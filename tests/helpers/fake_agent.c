@@ -315,6 +315,7 @@ static void open_session(struct fake *f)
 	}
 	tsync_msg_init(&m, TSYNC_MSG_SESSION_REPLY);
 	m.session_reply.ncpus = f->ncpus;
+	m.session_reply.caps = TSYNC_CAP_TRACE;	/* it records (or lies that it does) */
 	m.session_reply.page_size = PAGE;
 	m.session_reply.trace_id = 42;
 	m.session_reply.session_id = 1;
