@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,44 +60,53 @@ static int check_meta(const struct tracedat_meta *m)
 	return 0;
 }
 
+/*
+ * Encodes the version 6 metadata into @b: headers and, when there is an
+ * option or @force, the options block ended by DONE.
+ */
+static void v6_meta(struct tdbuf *b, const struct tracedat_meta *m,
+		    const struct tracedat_opts *o, int ncpus, bool force)
+{
+	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c',
+				      'i', 'n', 'g', '6', '\0' };
+	size_t at;
+
+	tdbuf_put(b, magic, sizeof(magic));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	tdbuf_put(b, "\1", 1);
+#else
+	tdbuf_put(b, "\0", 1);
+#endif
+	/* Userspace long size; the reader replaces it by header_page's
+	 * commit field size anyway. */
+	tdbuf_put(b, "\10", 1);
+	tdbuf_u32(b, m->page_size);
+	td_part_header_info(b, m);
+	td_part_ftrace(b, m);
+	td_part_events(b, m);
+	td_part_kallsyms(b, m);
+	td_part_printk(b, m);
+	td_part_cmdlines(b, m);
+	tdbuf_u32(b, (uint32_t)ncpus);
+	at = b->len;
+	tdbuf_put(b, "options  ", 10);
+	td_encode_options(b, m, o);
+	if (b->len == at + 10 && !force)
+		b->len = at;	/* no option: no options block */
+	else
+		tdbuf_u16(b, TD_OPT_DONE);
+}
+
 /* Emits the version 6 file: headers, options, flyrecord table, data. */
 static int write_v6(struct wctx *w, const struct tracedat_meta *m,
 		    const struct tracedat_opts *o, const struct tracedat_cpu_data *cpus,
 		    int ncpus, const char *clock)
 {
-	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c',
-				      'i', 'n', 'g', '6', '\0' };
 	struct tdbuf b = { 0 };
 	uint64_t data_off;
 	int i;
 
-	tdbuf_put(&b, magic, sizeof(magic));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	tdbuf_put(&b, "\1", 1);
-#else
-	tdbuf_put(&b, "\0", 1);
-#endif
-	/* Userspace long size; the reader replaces it by header_page's
-	 * commit field size anyway. */
-	tdbuf_put(&b, "\10", 1);
-	tdbuf_u32(&b, m->page_size);
-	td_part_header_info(&b, m);
-	td_part_ftrace(&b, m);
-	td_part_events(&b, m);
-	td_part_kallsyms(&b, m);
-	td_part_printk(&b, m);
-	td_part_cmdlines(&b, m);
-	tdbuf_u32(&b, (uint32_t)ncpus);
-	{
-		size_t at = b.len;
-
-		tdbuf_put(&b, "options  ", 10);
-		td_encode_options(&b, m, o);
-		if (b.len == at + 10)
-			b.len = at;	/* no option: no options block */
-		else
-			tdbuf_u16(&b, TD_OPT_DONE);
-	}
+	v6_meta(&b, m, o, ncpus, false);
 	if (b.err)
 		return b.err;
 	w_bytes(w, b.p, b.len);
@@ -166,6 +176,38 @@ int tracedat_write(int out_fd, const struct tracedat_meta *meta,
 		ret = write_v6(w, meta, opts, cpus, ncpus, clock);
 	i = w_finish(w);
 	return ret ? ret : i;
+}
+
+int tracedat_write_meta(int out_fd, const struct tracedat_meta *meta,
+			const struct tracedat_opts *opts, int ncpus)
+{
+	static const struct tracedat_opts no_opts;
+	struct tdbuf b = { 0 };
+	struct wctx *w;
+	int ret;
+
+	if (!opts)
+		opts = &no_opts;
+	if (out_fd < 0 || !meta || ncpus < 1 || ncpus > TRACEDAT_MAX_CPUS ||
+	    opts->format.version == 7)
+		return -EINVAL;
+	ret = check_meta(meta);
+	if (!ret)
+		ret = td_check_opts(opts);
+	if (ret)
+		return ret;
+	if (lseek(out_fd, 0, SEEK_CUR) > 0)
+		return -EINVAL;	/* the host reads it as a file from 0 */
+	v6_meta(&b, meta, opts, ncpus, true);
+	if (b.err)
+		return b.err;
+	ret = w_new(out_fd, &w);
+	if (!ret) {
+		w_bytes(w, b.p, b.len);
+		ret = w_finish(w);
+	}
+	tdbuf_free(&b);
+	return ret;
 }
 
 int tracedat_write_file(const char *path, const struct tracedat_meta *meta,

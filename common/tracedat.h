@@ -162,6 +162,16 @@ int tracedat_write(int out_fd, const struct tracedat_meta *meta,
 		   const struct tracedat_cpu_data *cpus, int ncpus);
 
 /*
+ * Writes only the metadata of a trace.dat to @out_fd from position 0: the
+ * headers and the options block (always there, ended by its DONE), no
+ * flyrecord. That is what trace-cmd's agent sends its host, which then
+ * appends options (TIME_SHIFT) and the CPU data itself. Returns 0 or
+ * -errno.
+ */
+int tracedat_write_meta(int out_fd, const struct tracedat_meta *meta,
+			const struct tracedat_opts *opts, int ncpus);
+
+/*
  * Writes @path atomically: the file is written under a temporary name in
  * the same directory ("PATH.tmp-XXXXXX"), fsync'd, and renamed over @path
  * only when everything succeeded; on error the temporary file is removed
