@@ -16,6 +16,7 @@
 struct agent_cfg {
 	struct tsync_endpoint listen[AGENT_MAX_LISTEN];
 	int nlisten;
+	bool tcmd_listen_set;	/* --tcmd-listen given (none: no default) */
 	int max_sessions;	/* concurrent control sessions */
 	int max_conns;		/* concurrent connections of any kind */
 	int idle_timeout_ms;	/* a peer that sends nothing for this long */

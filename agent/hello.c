@@ -16,12 +16,15 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "agent/conntab.h"
 #include "agent/data.h"
 #include "agent/hello.h"
 #include "agent/ratelimit.h"
 #include "agent/session.h"
+#include "agent/tcmd_session.h"
+#include "common/io.h"
 #include "common/log.h"
 #include "common/msgio.h"
 #include "common/stamp.h"
@@ -194,6 +197,21 @@ static int check_auth(struct hello *hs)
 	return 0;
 }
 
+/* Returns true if the connection's first byte (waited for like a HELLO)
+ * starts a trace-cmd message; false for tsync's, or when none came (then
+ * recv_hello() reports it). */
+static bool first_byte_is_tcmd(const struct hello *hs)
+{
+	int64_t idle = tsync_deadline_ms(hs->ctx->cfg->idle_timeout_ms);
+	unsigned char b;
+
+	if (tsync_wait_readable(hs->fd, idle < hs->deadline ? idle : hs->deadline) <= 0)
+		return false;
+	if (recv(hs->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+		return false;
+	return agent_tcmd_first_byte(b);
+}
+
 /* Serves one connection; see hello.h. */
 void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 {
@@ -208,6 +226,12 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 	struct tsync_msg reply;
 	int ret;
 
+	/* One port serves both protocols: trace-cmd's messages start with a
+	 * size below 8192 (a 0 byte), ours with the magic. */
+	if (first_byte_is_tcmd(&hs)) {
+		agent_tcmd_serve(ctx, c);
+		return;
+	}
 	if (recv_hello(&hs))
 		return;
 	if (build_reply(&hs, &reply))

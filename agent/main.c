@@ -16,12 +16,13 @@
 #include "agent/agent.h"
 #include "common/log.h"
 #include "common/opt.h"
+#include "proto/tcmd.h"
 #include "proto/proto.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-enum { O_LISTEN = 1, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
+enum { O_LISTEN = 1, O_TCMD_LISTEN, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
        O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE, O_HELP };
 
 /* The defaults of the two limits below are their maximum, the protocol's. */
@@ -35,6 +36,11 @@ static const struct tsync_opt agent_opts[] = {
 	  .flags = TSYNC_OPT_REPEAT, .arg = "ENDPOINT",
 	  .def = "vsock:any:" STR(TSYNC_DEFAULT_PORT),
 	  .help = "vsock:CID:PORT or tcp:HOST:PORT, up to " STR(AGENT_MAX_LISTEN) },
+	{ .id = O_TCMD_LISTEN, .name = "tcmd-listen", .type = TSYNC_OPT_STRING,
+	  .flags = TSYNC_OPT_REPEAT, .arg = "ENDPOINT|none",
+	  .def_text = "vsock:any:823 when listening on vsock",
+	  .help = "one more endpoint, for trace-cmd hosts (every endpoint serves both "
+		  "protocols); none: no extra one" },
 	{ .id = O_DAEMON, .name = "daemon", .short_name = 'D', .type = TSYNC_OPT_FLAG,
 	  .help = "run in the background, log to syslog" },
 	{ .id = O_PIDFILE, .name = "pidfile", .type = TSYNC_OPT_STRING, .arg = "FILE",
@@ -103,6 +109,17 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 			return -1;
 		cfg->nlisten++;
 		return 0;
+	case O_TCMD_LISTEN:
+		cfg->tcmd_listen_set = true;
+		if (!strcmp(v->str, "none"))
+			return 0;
+		if (cfg->nlisten >= AGENT_MAX_LISTEN)
+			return snprintf(err, errlen, "at most %d endpoints", AGENT_MAX_LISTEN), -1;
+		if (tsync_endpoint_parse(v->str, TSYNC_EP_ALLOW_PORT0,
+					 &cfg->listen[cfg->nlisten], err, errlen))
+			return -1;
+		cfg->nlisten++;
+		return 0;
 	case O_DAEMON: cfg->daemonize = true; return 0;
 	case O_PIDFILE: cfg->pidfile = v->str; return 0;
 	case O_ALLOW: return tsync_acl_add_ip(cfg->acl, v->str, err, errlen) ? -1 : 0;
@@ -122,6 +139,28 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	return snprintf(err, errlen, "not handled"), -1;
 }
 
+_Static_assert(TCMD_VSOCK_PORT == 823, "--tcmd-listen default");
+
+/* Without --tcmd-listen, an agent on vsock also listens on trace-cmd's
+ * agent port, where `trace-cmd record -A CID` looks for it. */
+static void add_tcmd_default(struct agent_cfg *cfg)
+{
+	int n = cfg->nlisten;
+
+	if (cfg->tcmd_listen_set || n >= AGENT_MAX_LISTEN)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (cfg->listen[i].kind != TSYNC_EP_VSOCK)
+			continue;
+		if (cfg->listen[i].port == TCMD_VSOCK_PORT)
+			return;
+		cfg->listen[n] = cfg->listen[i];
+		cfg->listen[n].port = TCMD_VSOCK_PORT;
+		cfg->nlisten++;
+		return;
+	}
+}
+
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
@@ -132,6 +171,7 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		fprintf(stderr, "tsync-agent: unexpected argument '%s'\n", argv[first]);
 		exit(2);
 	}
+	add_tcmd_default(cfg);
 	/* Whoever connects controls kernel tracing as root: vsock admits only
 	 * the host unless told otherwise (--allow-cid's default), TCP nobody
 	 * unless told whom. */

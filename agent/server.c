@@ -27,6 +27,7 @@
 #include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "agent/registry.h"
+#include "agent/tcmd_session.h"
 #include "agent/tracefs_check.h"
 #include "common/cpu.h"
 #include "common/log.h"
@@ -58,6 +59,9 @@ static void cleanup_stale(void)
 
 	if (n > 0)
 		log_info("removed %d stale recording instance(s) left by a killed agent", n);
+	n = agent_tcmd_cleanup_stale();
+	if (n > 0)
+		log_info("removed %d stale trace-cmd session instance(s) left by a killed agent", n);
 	n = tsync_instance_cleanup_stale("tsync-a");
 	if (n > 0)
 		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);

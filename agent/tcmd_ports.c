@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A trace-cmd session's extra ports: see tcmd_ports.h. trace-cmd's host
+ * sends nothing on these connections (it reads the streams, or runs the
+ * time sync), so which session a connection belongs to can only be told
+ * by the port it arrives on: each session has its own listeners, closed
+ * once their connection arrived.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <linux/vm_sockets.h>
+
+#include "agent/conntab.h"
+#include "agent/hello.h"
+#include "agent/tcmd_ports.h"
+#include "common/log.h"
+#include "common/streamer.h"
+#include "common/timeutil.h"
+
+struct tcmd_port {
+	struct tsync_listener *l;
+	struct agent_conn *conn;	/* the accepted connection */
+	struct tsync_streamer *st;
+	uint64_t bytes;
+};
+
+struct tcmd_ports {
+	const struct agent_ctx *ctx;
+	struct tsync_peer host;
+	int n;
+	struct tcmd_port *port;
+};
+
+/* Makes the endpoint for ephemeral listeners beside socket @fd's local
+ * address. Returns 0 or -errno. */
+static int local_endpoint(int fd, struct tsync_endpoint *ep)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl = sizeof(ss);
+	char addr[INET6_ADDRSTRLEN], str[INET6_ADDRSTRLEN + 16];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return -errno;
+	if (ss.ss_family == AF_VSOCK)
+		snprintf(str, sizeof(str), "vsock:any:0");
+	else if (ss.ss_family == AF_INET &&
+		 inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr,
+			   sizeof(addr)))
+		snprintf(str, sizeof(str), "tcp:%s:0", addr);
+	else if (ss.ss_family == AF_INET6 &&
+		 inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr,
+			   sizeof(addr)))
+		snprintf(str, sizeof(str), "tcp:[%s]:0", addr);
+	else
+		return -EAFNOSUPPORT;
+	return tsync_endpoint_parse(str, TSYNC_EP_ALLOW_PORT0, ep, NULL, 0);
+}
+
+/* Listens on the session's ports; see tcmd_ports.h. */
+int tcmd_ports_open(const struct agent_ctx *ctx, int fd, const struct tsync_peer *host,
+		    int nports, struct tcmd_ports **out)
+{
+	struct tsync_endpoint ep;
+	struct tcmd_ports *p;
+	char err[256];
+	int ret;
+
+	ret = local_endpoint(fd, &ep);
+	if (ret) {
+		log_err("%s: no local address for trace-cmd's ports: %s", host->name,
+			strerror(-ret));
+		return ret;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->port = calloc((size_t)nports, sizeof(*p->port)))) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->ctx = ctx;
+	p->host = *host;
+	p->n = nports;
+	for (int i = 0; i < nports; i++) {
+		ret = tsync_listen(&ep, 4, &p->port[i].l, err, sizeof(err));
+		if (ret) {
+			log_err("%s: trace-cmd session: %s", host->name, err);
+			tcmd_ports_close(p);
+			return ret;
+		}
+	}
+	*out = p;
+	return 0;
+}
+
+/* Returns listener @i's port. */
+uint32_t tcmd_ports_port(const struct tcmd_ports *p, int i)
+{
+	return tsync_listener_port(p->port[i].l);
+}
+
+/* Returns true if @peer is the session's host (address or CID). */
+static bool same_host(const struct tsync_peer *a, const struct tsync_peer *b)
+{
+	if (a->addr.ss_family != b->addr.ss_family)
+		return false;
+	switch (a->addr.ss_family) {
+	case AF_INET:
+		return !memcmp(&((const struct sockaddr_in *)&a->addr)->sin_addr,
+			       &((const struct sockaddr_in *)&b->addr)->sin_addr,
+			       sizeof(struct in_addr));
+	case AF_INET6:
+		return !memcmp(&((const struct sockaddr_in6 *)&a->addr)->sin6_addr,
+			       &((const struct sockaddr_in6 *)&b->addr)->sin6_addr,
+			       sizeof(struct in6_addr));
+	case AF_VSOCK:
+		return ((const struct sockaddr_vm *)&a->addr)->svm_cid ==
+		       ((const struct sockaddr_vm *)&b->addr)->svm_cid;
+	}
+	return false;
+}
+
+/* Takes one pending connection on listener @i; returns 1 when it is the
+ * host's and now held, 0 when it was someone else's (closed), -errno. */
+static int take_one(struct tcmd_ports *p, int i)
+{
+	struct tsync_peer peer;
+	int fd, ret;
+
+	fd = tsync_accept(p->port[i].l, &peer);
+	if (fd < 0)
+		return fd == -EAGAIN || fd == -ECONNABORTED ? 0 : fd;
+	if (!same_host(&peer, &p->host)) {
+		log_warn("%s: refused on a trace-cmd session port of %s", peer.name,
+			 p->host.name);
+		close(fd);
+		return 0;
+	}
+	if (agent_check_peer(p->ctx, fd, &peer)) {
+		close(fd);
+		return 0;
+	}
+	ret = agent_conntab_add(p->ctx->conns, fd, &peer, &p->port[i].conn);
+	if (ret)
+		return ret;	/* closed by the table */
+	agent_conntab_authenticated(p->ctx->conns, p->port[i].conn);
+	/* the port served its purpose: nobody else may connect to it */
+	tsync_listener_close(p->port[i].l);
+	p->port[i].l = NULL;
+	return 1;
+}
+
+/* Accepts the host's connection on listener @i; see tcmd_ports.h. */
+int tcmd_ports_accept(struct tcmd_ports *p, int i, int64_t deadline)
+{
+	int ret;
+
+	while (!p->port[i].conn) {
+		struct pollfd pfd = { .fd = tsync_listener_fd(p->port[i].l),
+				      .events = POLLIN };
+
+		ret = poll(&pfd, 1, tsync_remaining_ms(deadline));
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret == 0) {
+			log_warn("%s: trace-cmd host did not connect to port %u in time",
+				 p->host.name, tcmd_ports_port(p, i));
+			return -ETIMEDOUT;
+		}
+		ret = ret < 0 ? -errno : take_one(p, i);
+		if (ret < 0)
+			return ret;
+	}
+	return agent_conn_fd(p->port[i].conn);
+}
+
+/* Starts the streamer of port @i for CPU @cpu. */
+static int start_stream(struct tcmd_ports *p, int i, int cpu,
+			struct tracefs_instance *inst, int poll_ms)
+{
+	struct tsync_streamer_opts o = {
+		.poll_ms = poll_ms,
+		.stop_timeout_ms = p->ctx->cfg->io_timeout_ms,
+	};
+	int ret = tsync_streamer_start(inst, cpu, agent_conn_fd(p->port[i].conn), &o,
+				       &p->port[i].st);
+
+	if (ret)
+		log_err("%s: cannot stream cpu %d: %s", p->host.name, cpu, strerror(-ret));
+	return ret;
+}
+
+/* Accepts and streams the CPU ports; see tcmd_ports.h. */
+int tcmd_ports_stream(struct tcmd_ports *p, int first, struct tracefs_instance *inst,
+		      int poll_ms, int64_t deadline)
+{
+	int ret, left = p->n - first;
+
+	while (left) {
+		struct pollfd pfd[p->n];
+		int idx[p->n], k = 0;
+
+		for (int i = first; i < p->n; i++)
+			if (p->port[i].l) {
+				pfd[k] = (struct pollfd){ .fd = tsync_listener_fd(p->port[i].l),
+							  .events = POLLIN };
+				idx[k++] = i;
+			}
+		ret = poll(pfd, (nfds_t)k, tsync_remaining_ms(deadline));
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret <= 0) {
+			log_warn("%s: trace-cmd host connected %d of %d CPU streams in time",
+				 p->host.name, p->n - first - left, p->n - first);
+			return ret ? -errno : -ETIMEDOUT;
+		}
+		for (int j = 0; j < k; j++) {
+			if (!(pfd[j].revents & POLLIN))
+				continue;
+			ret = take_one(p, idx[j]);
+			if (ret < 0)
+				return ret;
+			if (ret == 0)
+				continue;
+			left--;
+			ret = start_stream(p, idx[j], idx[j] - first, inst, poll_ms);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Stops and flushes every stream, then EOF; see tcmd_ports.h. */
+uint64_t tcmd_ports_stop_streams(struct tcmd_ports *p)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		struct tcmd_port *t = &p->port[i];
+		int ret;
+
+		if (!t->st)
+			continue;
+		ret = tsync_streamer_stop(t->st);
+		t->bytes = tsync_streamer_bytes(t->st);
+		if (ret)
+			log_warn("%s: a trace-cmd stream ended: %s after %llu bytes",
+				 p->host.name, strerror(-ret), (unsigned long long)t->bytes);
+		tsync_streamer_free(t->st);
+		t->st = NULL;
+		shutdown(agent_conn_fd(t->conn), SHUT_WR);
+		total += t->bytes;
+	}
+	return total;
+}
+
+/* Closes everything; see tcmd_ports.h. */
+void tcmd_ports_close(struct tcmd_ports *p)
+{
+	if (!p)
+		return;
+	tcmd_ports_stop_streams(p);
+	for (int i = 0; i < p->n; i++) {
+		tsync_listener_close(p->port[i].l);
+		if (p->port[i].conn)
+			agent_conntab_remove(p->ctx->conns, p->port[i].conn);
+	}
+	free(p->port);
+	free(p);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * trace-cmd's PTP time sync, guest side (the PTP "server", which computes
+ * the offset). One thread per session serves the time-sync connection:
+ *
+ *   host                               guest (this file)
+ *   none PROBE(cpu)             --->   pins itself to cpu
+ *                               <---   ptp START {series, FASTEST|MARKER}
+ *   ptp START (echo)            --->
+ *   339 times:                         stamp n GUEST_SEND
+ *                               <---   ptp PROBE(n)
+ *   stamp 'r' marker, echo      --->   ptp PROBE(n); stamp n GUEST_RECV
+ *                               <---   ptp END
+ *   ptp PROBES {host stamps}    --->   picks the probe with the shortest
+ *                               <---   ptp OFFSET {ts, offset}   round trip
+ *   ... none STOP               --->   thread ends
+ *
+ * offset = host stamp - (send + recv) / 2 and ts = that midpoint, both in
+ * the session's trace clock: the host stores the pair in the guest file's
+ * TIME_SHIFT. The stamps come from common/stamp.h (markers in a private
+ * instance of this session, or the clock itself), never from trace-cmd's
+ * fixed clock_synch-* instances, so concurrent sessions cannot read each
+ * other's markers. The series ids start at a random base per session for
+ * the same reason on the host side, whose markers carry them.
+ *
+ * Each message is encoded whole and sent with one write (TCP_NODELAY is
+ * set by the transport). Since trace-cmd's host writes a message in two
+ * writes with Nagle on, this side re-arms TCP_QUICKACK after every message
+ * it sends or receives: the host's second write then waits for no delayed
+ * ACK (without it every probe took 45 ms here, a sample 15 s).
+ *
+ * Every wait inside a sample is bounded by the I/O timeout; between
+ * samples the host may be silent for the whole recording (trace-cmd's
+ * default --tsync-interval 0), so that wait ends only with a message, a
+ * close, or tcmd_ptp_finish().
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "agent/tcmd_io.h"
+#include "agent/tcmd_ptp.h"
+#include "common/cpu.h"
+#include "common/log.h"
+#include "common/stamp.h"
+#include "common/timeutil.h"
+#include "proto/tsync_record.h"
+
+struct tcmd_ptp {
+	struct tcmd_ptp_cfg cfg;
+	char peer[96];
+	struct tsync_stamper *st;
+	bool tcp;			/* re-arm TCP_QUICKACK */
+	pthread_t th;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* done changes */
+	bool done;
+	int result;			/* samples, or -errno */
+	uint8_t buf[TCMD_MSG_MAX];	/* receive buffer */
+	uint8_t out[TCMD_MSG_MAX];	/* send buffer */
+	struct tsync_stamp_slot slots[2 * TCMD_PTP_LOOP];
+};
+
+/* Acknowledges at once what arrived (TCP only; see the top of the file). */
+static void quickack(const struct tcmd_ptp *p)
+{
+	int one = 1;
+
+	if (p->tcp)
+		setsockopt(p->cfg.fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+}
+
+/* Receives one message within the I/O timeout into @m and checks it is
+ * ptp message @id. Returns 0 or -errno (logged). */
+static int recv_ptp(struct tcmd_ptp *p, uint32_t id, struct tcmd_msg *m)
+{
+	char err[200];
+	int ret;
+
+	ret = tcmd_recv(p->cfg.fd, p->buf, m, tsync_deadline_ms(p->cfg.io_timeout_ms),
+			p->cfg.io_timeout_ms, err, sizeof(err));
+	quickack(p);
+	if (ret) {
+		log_warn("%s: trace-cmd time sync: %s", p->peer, err);
+		return ret;
+	}
+	if (m->cmd != TCMD_TIME_SYNC || strcmp(m->ts.proto, TCMD_PROTO_PTP) ||
+	    m->ts.id != id) {
+		log_warn("%s: trace-cmd time sync: expected ptp message %u, got %s %s/%u",
+			 p->peer, id, tcmd_cmd_name(m->cmd),
+			 m->cmd == TCMD_TIME_SYNC ? m->ts.proto : "-",
+			 m->cmd == TCMD_TIME_SYNC ? m->ts.id : 0);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Sends what an encoder wrote into p->out. The kernel goes back to
+ * delayed ACKs when it sends soon after receiving, so quick ACKs are
+ * re-armed after the send, before the host's answer arrives. */
+static int send_out(struct tcmd_ptp *p, ssize_t len)
+{
+	int ret = tcmd_send(p->cfg.fd, p->out, len,
+			    tsync_deadline_ms(p->cfg.io_timeout_ms));
+
+	quickack(p);
+	return ret;
+}
+
+/* Runs the 339 probes of series @series on @cpu; stamps go to p->slots
+ * (GUEST_SEND at 2(n-1), GUEST_RECV at 2(n-1)+1). Returns 0 or -errno. */
+static int probe_loop(struct tcmd_ptp *p, uint32_t series, uint32_t cpu)
+{
+	struct tcmd_msg m;
+	int ret;
+
+	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
+		struct tsync_stamp_slot *s = &p->slots[2 * (n - 1)];
+
+		s[0] = (struct tsync_stamp_slot){ .seq = n, .dir = TSYNC_DIR_GUEST_SEND };
+		s[1] = (struct tsync_stamp_slot){ .seq = n, .dir = TSYNC_DIR_GUEST_RECV };
+		ret = tsync_stamp_take(p->st, series, n, s[0].dir, cpu, &s[0].ts);
+		if (!ret)
+			ret = send_out(p, tcmd_enc_ptp_probe(p->out, sizeof(p->out), n));
+		if (!ret)
+			ret = recv_ptp(p, TCMD_PTP_PROBE, &m);
+		if (ret)
+			return ret;
+		ret = tsync_stamp_take(p->st, series, n, s[1].dir, cpu, &s[1].ts);
+		if (ret)
+			return ret;
+		if (m.ts.count != n) {
+			log_warn("%s: trace-cmd time sync: probe %u answered as %u",
+				 p->peer, n, m.ts.count);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Picks the probe with the shortest round trip from our stamps and the
+ * host's PROBES @t: *@ts = its midpoint, *@off = host - midpoint. Returns
+ * the number of usable probes.
+ */
+static int best_probe(const struct tcmd_ptp *p, const struct tcmd_time_sync *t,
+		      int64_t *ts, int64_t *off)
+{
+	int64_t best = INT64_MAX;
+	int used = 0;
+
+	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
+		const struct tsync_stamp_slot *s = &p->slots[2 * (n - 1)];
+		struct tcmd_ptp_sample h;
+		int64_t mid;
+
+		tcmd_ptp_sample_get(t, n - 1, &h);
+		if (h.id != n || !h.ts || !s[0].ts || !s[1].ts || s[1].ts < s[0].ts)
+			continue;
+		used++;
+		mid = s[0].ts + (s[1].ts - s[0].ts) / 2;
+		if (s[1].ts - s[0].ts < best) {
+			best = s[1].ts - s[0].ts;
+			*ts = mid;
+			*off = h.ts - mid;
+		}
+	}
+	return used;
+}
+
+/* One sample for @cpu (the host's none/PROBE). Returns 0 or -errno. */
+static int sample(struct tcmd_ptp *p, uint32_t cpu)
+{
+	uint32_t series = ++p->cfg.series;
+	struct tsync_cpu_mask old;
+	int64_t ts = 0, off = 0;
+	struct tcmd_msg m;
+	int ret, used;
+
+	ret = tsync_cpu_pin((int)cpu, &old);
+	if (ret) {
+		log_warn("%s: trace-cmd time sync: cannot run on cpu %u: %s", p->peer,
+			 cpu, strerror(-ret));
+		return ret;
+	}
+	ret = send_out(p, tcmd_enc_ptp_start(p->out, sizeof(p->out), series,
+					     TCMD_PTP_FL_FASTEST | TCMD_PTP_FL_MARKER));
+	if (!ret)
+		ret = recv_ptp(p, TCMD_PTP_START, &m);
+	if (!ret)
+		ret = probe_loop(p, series, cpu);
+	if (!ret)
+		ret = send_out(p, tcmd_enc_ptp_end(p->out, sizeof(p->out)));
+	if (!ret)
+		ret = recv_ptp(p, TCMD_PTP_PROBES, &m);
+	if (!ret) {
+		/* -ENOENT: some stamps were not found; those probes are skipped */
+		int r = tsync_stamp_resolve(p->st, (int)cpu, series, p->slots,
+					    2 * TCMD_PTP_LOOP);
+
+		if (r && r != -ENOENT)
+			log_warn("%s: trace-cmd time sync: stamps of cpu %u: %s", p->peer,
+				 cpu, strerror(-r));
+		used = best_probe(p, &m.ts, &ts, &off);
+		if (!used)
+			log_warn("%s: trace-cmd time sync: cpu %u: no usable probe", p->peer,
+				 cpu);
+		log_debug("%s: trace-cmd time sync: cpu %u series %u: offset %lld ns at %lld "
+			  "(%d probes)", p->peer, cpu, series, (long long)off, (long long)ts,
+			  used);
+		ret = send_out(p, tcmd_enc_ptp_offset(p->out, sizeof(p->out), ts, off));
+	}
+	tsync_cpu_unpin(&old);
+	return ret;
+}
+
+/* Serves none/PROBE requests until STOP; returns samples or -errno. */
+static int serve(struct tcmd_ptp *p)
+{
+	struct tcmd_msg m;
+	char err[200];
+	int n = 0, ret;
+
+	for (;;) {
+		ret = tcmd_recv(p->cfg.fd, p->buf, &m, -1, p->cfg.io_timeout_ms, err,
+				sizeof(err));
+		quickack(p);
+		if (ret) {
+			log_warn("%s: trace-cmd time sync ended: %s", p->peer, err);
+			return ret;
+		}
+		if (m.cmd != TCMD_TIME_SYNC || strcmp(m.ts.proto, TCMD_PROTO_NONE)) {
+			log_warn("%s: trace-cmd time sync: unexpected %s", p->peer,
+				 tcmd_cmd_name(m.cmd));
+			return -EPROTO;
+		}
+		if (m.ts.id == TCMD_TSYNC_STOP)
+			return n;
+		if (m.ts.cpu >= p->cfg.ncpus) {
+			log_warn("%s: trace-cmd time sync: cpu %u out of range (%d CPUs)",
+				 p->peer, m.ts.cpu, p->cfg.ncpus);
+			return -EINVAL;
+		}
+		ret = sample(p, m.ts.cpu);
+		if (ret)
+			return ret;
+		n++;
+	}
+}
+
+/* Thread body. */
+static void *ptp_thread(void *arg)
+{
+	struct tcmd_ptp *p = arg;
+	int ret = serve(p);
+
+	pthread_mutex_lock(&p->lock);
+	p->result = ret;
+	p->done = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Starts the PTP server; see tcmd_ptp.h. */
+int tcmd_ptp_start(const struct tcmd_ptp_cfg *cfg, struct tcmd_ptp **out)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl = sizeof(ss);
+	pthread_condattr_t ca;
+	struct tcmd_ptp *p;
+	int ret;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->cfg = *cfg;
+	snprintf(p->peer, sizeof(p->peer), "%s", cfg->peer);
+	p->cfg.peer = p->peer;
+	if (!getsockname(cfg->fd, (struct sockaddr *)&ss, &sl))
+		p->tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	ret = tsync_stamp_open(tsync_stamp_default(cfg->clock), cfg->clock, cfg->tag, 0,
+			       &p->st);
+	if (ret) {
+		log_err("%s: trace-cmd time sync: no timestamp source for clock %s: %s",
+			p->peer, cfg->clock, strerror(-ret));
+		tcmd_ptp_free(p);
+		return ret;
+	}
+	ret = pthread_create(&p->th, NULL, ptp_thread, p);
+	if (ret) {
+		log_err("%s: trace-cmd time sync: cannot start a thread: %s", p->peer,
+			strerror(ret));
+		tcmd_ptp_free(p);
+		return -ret;
+	}
+	p->started = true;
+	*out = p;
+	return 0;
+}
+
+/* Waits for the host's STOP, then ends the thread; see tcmd_ptp.h. */
+int tcmd_ptp_finish(struct tcmd_ptp *p, int64_t deadline)
+{
+	struct timespec ts = { .tv_sec = deadline / NSEC_PER_SEC,
+			       .tv_nsec = deadline % NSEC_PER_SEC };
+
+	if (!p->started)
+		return p->result;
+	pthread_mutex_lock(&p->lock);
+	while (!p->done)
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+			break;
+	if (!p->done) {
+		log_warn("%s: trace-cmd time sync: no STOP in time", p->peer);
+		p->result = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&p->lock);
+	shutdown(p->cfg.fd, SHUT_RDWR);	/* wakes a thread still waiting */
+	pthread_join(p->th, NULL);
+	p->started = false;
+	return p->result;
+}
+
+/* Frees @p; see tcmd_ptp.h. */
+void tcmd_ptp_free(struct tcmd_ptp *p)
+{
+	if (!p)
+		return;
+	if (p->started)
+		tcmd_ptp_finish(p, tsync_now_ns());
+	tsync_stamp_close(p->st);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A trace-cmd host's session on tsync-agent.
+ *
+ * Theory of operation
+ * -------------------
+ *   host (trace-cmd record -A)          agent (this file)
+ *   TRACE_REQ {argv, protos}     --->   options parsed (tcmd_opts.c); a
+ *                                       refusal is NOT_SUPP with the reason
+ *                                       as payload (trace-cmd prints
+ *                                       "Failed to receive trace response")
+ *                                       instance tsync-t<id>-..., events on,
+ *                                       ports opened (tcmd_ports.c)
+ *                                <---   TRACE_RESP {cpus, page size, trace
+ *                                       id, "ptp", tsync port, CPU ports}
+ *   connects the tsync port      --->   PTP server thread (tcmd_ptp.c)
+ *                                <---   SEND_DATA... FIN_DATA: the trace.dat
+ *                                       metadata, ending in its options
+ *                                       tracing on
+ *   connects each CPU port       --->   a streamer per CPU (splice)
+ *   ... records ...
+ *   CLOSE                        --->   tracing off, streams flushed, EOF
+ *                                <---   CLOSE_RESP
+ *   final PTP round, STOP        --->   PTP thread ends; all removed
+ *
+ * The session is counted like tsync's own (--max-sessions, the buffer
+ * budget, --max-buffer-kb, --max-conns for every connection, the allow
+ * lists for every connection); a host that cannot authenticate is refused
+ * when the agent has --key-file. Waits are bounded by the I/O and idle
+ * timeouts, except the wait for CLOSE while recording, which ends with
+ * CLOSE, the connection's end, or the agent's shutdown.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include "agent/budget.h"
+#include "agent/control.h"
+#include "agent/conntab.h"
+#include "agent/evsel.h"
+#include "agent/ratelimit.h"
+#include "agent/registry.h"
+#include "agent/tcmd_io.h"
+#include "agent/tcmd_opts.h"
+#include "agent/tcmd_ports.h"
+#include "agent/tcmd_ptp.h"
+#include "agent/tcmd_session.h"
+#include "agent/tracefs_check.h"
+#include "common/instance.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/tracedat.h"
+#include "common/tracemeta.h"
+
+#define TCMD_INST_PREFIX "tsync-t"
+/* Per-CPU buffer when the host gives no -b (the kernel's default). */
+#define TCMD_DEFAULT_BUFFER_KB 1408
+
+struct tcmd_session {
+	const struct agent_ctx *ctx;
+	struct agent_session base;	/* what the registry counts */
+	bool registered;
+	int fd;
+	const struct tsync_peer *peer;
+	struct tcmd_rec rec;
+	bool ptp;			/* the host offered ptp */
+	uint64_t host_trace_id, trace_id;
+	uint64_t reserved_kb;
+	struct tsync_instance *ti;
+	struct tracemeta *meta;
+	struct tcmd_ports *ports;	/* [0] tsync (if ptp), then the CPUs */
+	struct tcmd_ptp *sync;
+	uint8_t buf[TCMD_MSG_MAX];
+};
+
+/* Refuses the session: the reason in the log and in NOT_SUPP's payload. */
+static void refuse(struct tcmd_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void refuse(struct tcmd_session *s, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: refused trace-cmd session: %s",
+		      s->peer->name, why);
+	tcmd_send(s->fd, s->buf, tcmd_enc_not_supp(s->buf, sizeof(s->buf), why),
+		  tsync_deadline_ms(s->ctx->cfg->io_timeout_ms));
+}
+
+/* Receives the TRACE_REQ and parses its options. Returns 0 or -errno
+ * (refused, logged). */
+static int recv_request(struct tcmd_session *s)
+{
+	const struct agent_cfg *cfg = s->ctx->cfg;
+	const char **argv = NULL;
+	struct tcmd_msg m;
+	char err[300];
+	const char *a;
+	int ret, n = 0;
+
+	ret = tcmd_recv(s->fd, s->buf, &m, tsync_deadline_ms(cfg->auth_timeout_ms),
+			cfg->io_timeout_ms, err, sizeof(err));
+	if (ret == -EBADMSG) {
+		refuse(s, "%s", err);	/* logs it too */
+		return ret;
+	}
+	if (ret) {
+		agent_rl_warn(s->ctx->rl, AGENT_RL_HELLO, "%s: refused trace-cmd "
+			      "connection: %s", s->peer->name, err);
+		return ret;
+	}
+	if (m.cmd != TCMD_TRACE_REQ) {
+		refuse(s, "expected TRACE_REQ, got %s%s", tcmd_cmd_name(m.cmd),
+		       m.cmd == TCMD_TRACE_PROXY ? " (proxies are not supported)" : "");
+		return -EPROTO;
+	}
+	s->host_trace_id = m.req.trace_id;
+	if (m.req.has_protos)
+		for (a = tcmd_strs_next(&m.req.protos, NULL); a;
+		     a = tcmd_strs_next(&m.req.protos, a))
+			s->ptp |= !strcmp(a, TCMD_PROTO_PTP);
+	argv = calloc(m.req.args.count + 1, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	for (a = tcmd_strs_next(&m.req.args, NULL); a; a = tcmd_strs_next(&m.req.args, a))
+		argv[n++] = a;
+	ret = tcmd_opts_parse(n, argv, &s->rec, err, sizeof(err));
+	free(argv);
+	if (ret) {
+		refuse(s, "%s", err);
+		return ret;
+	}
+	return 0;
+}
+
+/* Checks the limits and sets the instance up. Returns 0 or -errno
+ * (refused, logged). */
+static int setup(struct tcmd_session *s)
+{
+	const struct agent_cfg *cfg = s->ctx->cfg;
+	struct tracemeta_events *ev = NULL;
+	char prefix[TSYNC_INSTANCE_PREFIX_MAX], err[TSYNC_REASON_MAX];
+	uint64_t free_kb = 0;
+	int ret;
+
+	if (s->rec.buffer_kb > cfg->max_buffer_kb) {
+		refuse(s, "buffer of %u KiB per CPU above the agent's limit of %u KiB "
+		       "(--max-buffer-kb)", s->rec.buffer_kb, cfg->max_buffer_kb);
+		return -EINVAL;
+	}
+	s->reserved_kb = (uint64_t)(s->rec.buffer_kb ? s->rec.buffer_kb :
+				    TCMD_DEFAULT_BUFFER_KB) * (uint64_t)s->ctx->ncpus;
+	if (agent_budget_reserve(s->ctx->budget, s->reserved_kb, &free_kb)) {
+		refuse(s, "%" PRIu64 " KiB of trace buffers would take the agent over its "
+		       "budget (--max-trace-mb): %" PRIu64 " KiB free", s->reserved_kb,
+		       free_kb);
+		s->reserved_kb = 0;
+		return -ENOSPC;
+	}
+	if (agent_events_resolve(s->rec.events, s->rec.nevents, &ev, err, sizeof(err))) {
+		refuse(s, "%s", err);
+		return -EINVAL;
+	}
+	snprintf(prefix, sizeof(prefix), TCMD_INST_PREFIX "%" PRIx64, s->base.id);
+	ret = tsync_instance_create(prefix, &s->ti);
+	if (ret) {
+		refuse(s, "cannot create a tracefs instance: %s", strerror(-ret));
+		goto out;
+	}
+	ret = s->rec.clock[0] ? tsync_instance_set_clock(s->ti, s->rec.clock) : 0;
+	if (ret) {
+		refuse(s, "trace clock '%s': %s", s->rec.clock,
+		       ret == -EINVAL ? "not a clock of this kernel" : strerror(-ret));
+		goto out;
+	}
+	ret = s->rec.buffer_kb ? tsync_instance_set_buffer_kb(s->ti, s->rec.buffer_kb) : 0;
+	if (!ret)
+		ret = tsync_instance_enable_events(s->ti, ev, err, sizeof(err));
+	if (ret)
+		refuse(s, "%s", ret == -ENOMEM ? "out of memory" : err);
+	tsync_instance_set_buffer_percent(s->ti, 10);
+out:
+	tracemeta_events_free(ev);
+	return ret;
+}
+
+/* Collects the metadata, opens the ports and sends TRACE_RESP. Returns 0
+ * or -errno. */
+static int respond(struct tcmd_session *s)
+{
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tcmd_trace_resp r = { .cpus = (uint32_t)s->ctx->ncpus };
+	int extra = s->ptp ? 1 : 0, ret;
+	uint32_t *ports;
+
+	ret = tracemeta_collect(tsync_instance_tracefs(s->ti), &mo, &s->meta);
+	if (ret) {
+		refuse(s, "cannot collect the trace metadata: %s", strerror(-ret));
+		return ret;
+	}
+	ret = tcmd_ports_open(s->ctx, s->fd, s->peer, s->ctx->ncpus + extra, &s->ports);
+	if (ret) {
+		refuse(s, "cannot open the data ports: %s", strerror(-ret));
+		return ret;
+	}
+	ports = calloc((size_t)s->ctx->ncpus, sizeof(*ports));
+	if (!ports)
+		return -ENOMEM;
+	for (int i = 0; i < s->ctx->ncpus; i++)
+		ports[i] = tcmd_ports_port(s->ports, i + extra);
+	r.page_size = tracemeta_meta(s->meta)->page_size;
+	r.trace_id = s->trace_id;
+	if (s->ptp) {
+		snprintf(r.proto, sizeof(r.proto), "%s", TCMD_PROTO_PTP);
+		r.tsync_port = tcmd_ports_port(s->ports, 0);
+	}
+	ret = tcmd_send(s->fd, s->buf, tcmd_enc_trace_resp(s->buf, sizeof(s->buf), &r, ports),
+			tsync_deadline_ms(s->ctx->cfg->io_timeout_ms));
+	free(ports);
+	return ret;
+}
+
+/* Accepts the time-sync connection and starts the PTP server. */
+static int start_sync(struct tcmd_session *s)
+{
+	struct tcmd_ptp_cfg c = {
+		.clock = s->rec.clock[0] ? s->rec.clock : "local",
+		.peer = s->peer->name,
+		.ncpus = s->ctx->ncpus,
+		.io_timeout_ms = s->ctx->cfg->io_timeout_ms,
+	};
+	char tag[TSYNC_STAMP_TAG_MAX + 1];
+	uint32_t base;
+	int fd;
+
+	if (!s->ptp)
+		return 0;
+	fd = tcmd_ports_accept(s->ports, 0, tsync_deadline_ms(s->ctx->cfg->idle_timeout_ms));
+	if (fd < 0)
+		return fd;
+	/* a series base of its own: the host's markers carry it (tcmd_ptp.c) */
+	if (getrandom(&base, sizeof(base), 0) != sizeof(base))
+		base = (uint32_t)s->base.id << 16;
+	snprintf(tag, sizeof(tag), "tp%" PRIx64, s->base.id);
+	c.fd = fd;
+	c.tag = tag;
+	c.series = (base & 0x3fffffff) | 0x1000;
+	return tcmd_ptp_start(&c, &s->sync);
+}
+
+/* Sends the metadata as SEND_DATA chunks, then FIN_DATA. */
+static int send_meta(struct tcmd_session *s)
+{
+	struct tracedat_opts o = {
+		.has_traceid = 1, .traceid = s->trace_id, .version = "tsync-agent",
+	};
+	/* the host reads it only after its first time sync of every CPU */
+	int64_t dl = tsync_deadline_ms(s->ctx->cfg->idle_timeout_ms);
+	char chunk[TCMD_DATA_MAX];
+	int fd, ret;
+	off_t off = 0;
+	ssize_t n;
+
+	fd = memfd_create("tsync-tcmd-meta", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = tracedat_write_meta(fd, tracemeta_meta(s->meta), &o, s->ctx->ncpus);
+	while (!ret && (n = pread(fd, chunk, sizeof(chunk), off)) > 0) {
+		ret = tcmd_send(s->fd, s->buf, tcmd_enc_send_data(s->buf, sizeof(s->buf),
+								  chunk, (size_t)n), dl);
+		off += n;
+	}
+	close(fd);
+	if (!ret)
+		ret = tcmd_send(s->fd, s->buf, tcmd_enc_simple(s->buf, sizeof(s->buf),
+							       TCMD_FIN_DATA), dl);
+	if (ret)
+		log_warn("%s: trace-cmd metadata not sent: %s", s->peer->name, strerror(-ret));
+	else
+		log_info("%s: trace-cmd session: %lld bytes of metadata sent", s->peer->name,
+			 (long long)off);
+	return ret;
+}
+
+/* Waits for CLOSE (answering other messages with NOT_SUPP, as trace-cmd
+ * does). Returns 0 at CLOSE or -errno. */
+static int wait_close(struct tcmd_session *s)
+{
+	struct tcmd_msg m;
+	char err[200];
+	int ret, strays = 0;
+
+	for (;;) {
+		ret = tcmd_recv(s->fd, s->buf, &m, -1, s->ctx->cfg->io_timeout_ms, err,
+				sizeof(err));
+		if (ret) {
+			log_warn("%s: trace-cmd session ended without CLOSE: %s",
+				 s->peer->name, err);
+			return ret;
+		}
+		if (m.cmd == TCMD_CLOSE)
+			return 0;
+		if (++strays > 16)
+			return -EPROTO;
+		if (m.cmd != TCMD_NOT_SUPP)
+			refuse(s, "%s is not expected while recording",
+			       tcmd_cmd_name(m.cmd));
+	}
+}
+
+/* Records from the first data to CLOSE_RESP. */
+static int record(struct tcmd_session *s)
+{
+	const struct agent_cfg *cfg = s->ctx->cfg;
+	uint64_t bytes;
+	int ret;
+
+	ret = tsync_instance_start(s->ti);
+	if (ret) {
+		log_err("%s: cannot turn tracing on: %s", s->peer->name, strerror(-ret));
+		return ret;
+	}
+	ret = tcmd_ports_stream(s->ports, s->ptp ? 1 : 0, tsync_instance_tracefs(s->ti),
+				0, tsync_deadline_ms(cfg->idle_timeout_ms));
+	if (ret)
+		return ret;
+	log_info("%s: trace-cmd session recording into %s (%d CPUs, clock %s)",
+		 s->peer->name, tsync_instance_name(s->ti), s->ctx->ncpus,
+		 s->rec.clock[0] ? s->rec.clock : "local");
+	ret = wait_close(s);
+	tsync_instance_stop(s->ti);
+	bytes = tcmd_ports_stop_streams(s->ports);
+	if (ret)
+		return ret;
+	log_info("%s: trace-cmd session stopped: %llu bytes streamed", s->peer->name,
+		 (unsigned long long)bytes);
+	return tcmd_send(s->fd, s->buf, tcmd_enc_simple(s->buf, sizeof(s->buf),
+							TCMD_CLOSE_RESP),
+			 tsync_deadline_ms(cfg->io_timeout_ms));
+}
+
+/* Removes what the session made. */
+static void cleanup(struct tcmd_session *s)
+{
+	int samples;
+
+	if (s->sync) {
+		/* the host's final round runs after CLOSE: give it time */
+		samples = tcmd_ptp_finish(s->sync, tsync_deadline_ms(s->ctx->cfg->idle_timeout_ms));
+		if (samples >= 0)
+			log_info("%s: trace-cmd time sync: %d samples", s->peer->name, samples);
+		tcmd_ptp_free(s->sync);
+	}
+	tcmd_ports_close(s->ports);
+	tsync_instance_destroy(s->ti);
+	tracemeta_free(s->meta);
+	if (s->reserved_kb)
+		agent_budget_release(s->ctx->budget, s->reserved_kb);
+	tcmd_opts_free(&s->rec);
+	if (s->registered)
+		agent_registry_remove(s->ctx->reg, &s->base);
+}
+
+/* Registers the session (--max-sessions) and draws its trace id. */
+static int enter(struct tcmd_session *s)
+{
+	int ret;
+
+	if (s->ctx->cfg->key) {
+		refuse(s, "this agent requires authentication (--key-file), which "
+		       "trace-cmd cannot give: use tsync-host");
+		return -EACCES;
+	}
+	if (!s->ctx->tracefs->usable) {
+		refuse(s, "no tracefs on the guest: %s", s->ctx->tracefs->why);
+		return -ENODEV;
+	}
+	ret = agent_registry_add(s->ctx->reg, &s->base, &s->base.id);
+	if (ret) {
+		refuse(s, "%s", ret == -EBUSY ? "too many sessions (--max-sessions)" :
+		       "the agent is shutting down");
+		return ret;
+	}
+	s->registered = true;
+	if (getrandom(&s->trace_id, sizeof(s->trace_id), 0) != sizeof(s->trace_id))
+		return -EIO;
+	return 0;
+}
+
+/* Serves one trace-cmd session; see tcmd_session.h. */
+void agent_tcmd_serve(const struct agent_ctx *ctx, struct agent_conn *c)
+{
+	struct tcmd_session *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return;
+	s->ctx = ctx;
+	s->fd = agent_conn_fd(c);
+	s->peer = agent_conn_peer(c);
+	s->base.ctx = ctx;
+	s->base.fd = s->fd;
+	s->base.peer = s->peer;
+	ret = recv_request(s);
+	if (!ret)
+		ret = enter(s);
+	if (!ret) {
+		agent_conntab_authenticated(ctx->conns, c);
+		ret = setup(s);
+	}
+	if (!ret)
+		ret = respond(s);
+	if (!ret)
+		ret = start_sync(s);
+	if (!ret)
+		ret = send_meta(s);
+	if (!ret)
+		ret = record(s);
+	log_info("%s: trace-cmd session %s", s->peer->name, ret ? strerror(-ret) : "done");
+	cleanup(s);
+	free(s);
+}
+
+/* Removes stale trace-cmd session instances; see tcmd_session.h. */
+int agent_tcmd_cleanup_stale(void)
+{
+	return tsync_instance_cleanup_stale(TCMD_INST_PREFIX);
+}
