@@ -42,6 +42,7 @@ struct hello {
 	uint8_t anonce[TSYNC_NONCE_LEN];	/* our challenge */
 	uint8_t version;		/* negotiated */
 	int64_t deadline;		/* authenticated by then (--auth-timeout) */
+	int64_t idle;			/* the first message by then (--idle-timeout) */
 };
 
 /* Checks the allow lists; see hello.h. */
@@ -77,9 +78,8 @@ static int recv_hello(struct hello *hs)
 	struct tsync_decode_ctx dctx = { .max_payload = 4096 };
 	struct tsync_msg m;
 	char err[256];
+	int64_t idle = hs->idle;
 	int ret;
-
-	int64_t idle = tsync_deadline_ms(cfg->idle_timeout_ms);
 
 	ret = tsync_msg_recv_idle(hs->fd, &m, &dctx, idle < hs->deadline ? idle : hs->deadline,
 				  cfg->io_timeout_ms, err, sizeof(err));
@@ -202,10 +202,9 @@ static int check_auth(struct hello *hs)
  * recv_hello() reports it). */
 static bool first_byte_is_tcmd(const struct hello *hs)
 {
-	int64_t idle = tsync_deadline_ms(hs->ctx->cfg->idle_timeout_ms);
 	unsigned char b;
 
-	if (tsync_wait_readable(hs->fd, idle < hs->deadline ? idle : hs->deadline) <= 0)
+	if (tsync_wait_readable(hs->fd, hs->idle < hs->deadline ? hs->idle : hs->deadline) <= 0)
 		return false;
 	if (recv(hs->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
 		return false;
@@ -221,6 +220,7 @@ void agent_handle_connection(const struct agent_ctx *ctx, struct agent_conn *c)
 		.fd = agent_conn_fd(c),
 		.peer = agent_conn_peer(c),
 		.deadline = tsync_deadline_ms(ctx->cfg->auth_timeout_ms),
+		.idle = tsync_deadline_ms(ctx->cfg->idle_timeout_ms),
 	};
 	struct agent_session *ds = NULL;	/* a data stream's session */
 	struct tsync_msg reply;

@@ -18,7 +18,7 @@
 #include <linux/vm_sockets.h>
 
 #include "agent/conntab.h"
-#include "agent/hello.h"
+#include "agent/ratelimit.h"
 #include "agent/tcmd_ports.h"
 #include "common/log.h"
 #include "common/streamer.h"
@@ -130,6 +130,7 @@ static bool same_host(const struct tsync_peer *a, const struct tsync_peer *b)
 static int take_one(struct tcmd_ports *p, int i)
 {
 	struct tsync_peer peer;
+	char why[128];
 	int fd, ret;
 
 	fd = tsync_accept(p->port[i].l, &peer);
@@ -141,7 +142,9 @@ static int take_one(struct tcmd_ports *p, int i)
 		close(fd);
 		return 0;
 	}
-	if (agent_check_peer(p->ctx, fd, &peer)) {
+	if (!tsync_acl_allows(p->ctx->cfg->acl, (const struct sockaddr *)&peer.addr,
+			      peer.addrlen, why, sizeof(why))) {
+		agent_rl_warn(p->ctx->rl, AGENT_RL_ACL, "%s: refused: %s", peer.name, why);
 		close(fd);
 		return 0;
 	}

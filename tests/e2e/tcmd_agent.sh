@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 tracecmd_lock
+AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
 cd "$E2E_TMP" || fail "no $E2E_TMP"
 
 start_agent tcmd -- --io-timeout 2000 --idle-timeout 3000 --auth-timeout 2000
@@ -53,26 +54,41 @@ pass "TIME_SHIFT with samples for all $ncpu CPUs"
 trace-cmd report -t -i one/trace.dat >one/h.txt 2>/dev/null
 trace-cmd report -t -i one/trace-localhost.dat >one/g.txt 2>/dev/null
 # Events with the same CPU and text repeat (a CPU going idle): each guest
-# event is matched to the nearest host event with the same key; the few
-# recorded in one file only (at the edges) match far, so the check is on
-# the share within 50 us (80%: under load more events fall outside the
-# window both recorded) and the median.
+# event is matched to the nearest host event with the same key. Only the
+# window both files recorded counts (the guest starts tracing before the
+# host's first sync ends and stops at CLOSE); a few events still miss under
+# load (lost, or at the window's edge), hence 90% within 50 us and the
+# median.
 awk '
 	/sched_switch/ {
 		if (!match($0, /\[[0-9]+\] +[0-9]+\.[0-9]+: /)) next
 		f = substr($0, RSTART, RLENGTH); rest = substr($0, RSTART + RLENGTH)
-		split(f, a, /[][ :]+/); ts = a[3]; sub(/\./, "", ts)
+		split(f, a, /[][ :]+/); ts = a[3]; sub(/\./, "", ts)	# kept a string:
+		# as a number it would print in CONVFMT (%.6g) when joined
 		k = a[2] " " rest
-		if (FILENAME ~ /h.txt$/) { h[k] = h[k] " " ts; next }
-		if (!(k in h)) next
-		m = split(h[k], v, " "); best = -1
-		for (i = 1; i <= m; i++) { d = ts - v[i]; if (d < 0) d = -d; if (best < 0 || d < best) best = d }
-		print best
+		if (FILENAME ~ /h.txt$/) {
+			h[k] = h[k] " " ts
+			if (!hn++ || ts + 0 < hmin) hmin = ts + 0
+			if (ts + 0 > hmax) hmax = ts + 0
+			next
+		}
+		gn++; gk[gn] = k; gt[gn] = ts
+		if (gn == 1 || ts + 0 < gmin) gmin = ts + 0
+		if (ts + 0 > gmax) gmax = ts + 0
+	}
+	END {
+		lo = hmin > gmin ? hmin : gmin; hi = hmax < gmax ? hmax : gmax
+		for (j = 1; j <= gn; j++) {
+			if (gt[j] + 0 < lo || gt[j] + 0 > hi || !(gk[j] in h)) continue
+			m = split(h[gk[j]], v, " "); best = -1
+			for (i = 1; i <= m; i++) { d = gt[j] - v[i]; if (d < 0) d = -d; if (best < 0 || d < best) best = d }
+			printf "%d\n", best
+		}
 	}' one/h.txt one/g.txt | sort -n >one/diffs.txt
 read -r n near p50 p99 < <(awk '{ a[NR] = $1; if ($1 <= 50000) near++ }
 	END { print NR, near + 0, a[int(NR * 0.5) + 1] + 0, a[int(NR * 0.99) + 1] + 0 }' one/diffs.txt)
 [ "$n" -ge 10 ] || fail "only $n sched_switch events found in both files"
-[ $((near * 100)) -ge $((n * 80)) ] && [ "$p50" -le 50000 ] ||
+[ $((near * 100)) -ge $((n * 90)) ] && [ "$p50" -le 50000 ] ||
 	fail "corrected guest events: $near of $n within 50 us, median $p50 ns"
 pass "$near of $n same-kernel events within 50 us after correction (median $p50 ns, p99 $p99 ns)"
 

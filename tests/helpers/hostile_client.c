@@ -327,7 +327,9 @@ static int case_random(const struct ctx *c, int n)
 	if (!buf)
 		return 2;
 	rand_bytes(c, buf, (size_t)n);
-	buf[0] = 0;	/* never "TSYP" by chance */
+	/* never "TSYP" by chance, nor a trace-cmd message (first byte 0),
+	 * which the agent would serve as trace-cmd's (tests/e2e/tcmd_agent.sh) */
+	buf[0] = 0xff;
 	/* the agent may close before it has read everything: ignore EPIPE */
 	tsync_write_full(fd, buf, (size_t)n, tsync_deadline_ms(5000));
 	free(buf);
