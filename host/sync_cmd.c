@@ -425,11 +425,11 @@ struct agent_job {
 	const struct host_agent_arg *a;
 	const struct client_opts *copts;
 	pthread_t th;
-	bool started;
 	char *buf;			/* what it printed (open_memstream) */
 	size_t len;
-	bool object;			/* its JSON object is in buf */
 	int ret;			/* sync_agent()'s */
+	bool started;
+	bool object;			/* its JSON object is in buf */
 };
 
 /* Thread body: syncs one agent into its buffer. */
