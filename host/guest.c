@@ -24,6 +24,7 @@
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/guest.h"
+#include "host/qemu.h"
 #include "host/guest_rx.h"
 
 /* Connects and sets up the session; see guest.h. */
@@ -404,6 +405,35 @@ out:
 	free(cpus);
 	free(ts);
 	return ret;
+}
+
+/* The vCPU threads of a local QEMU guest; see guest.h. */
+int guest_vcpu_threads(const struct guest *g, int32_t *pids, uint32_t n)
+{
+	struct host_qemu_guest *q = calloc(1, sizeof(*q));
+	int found, known = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		pids[i] = -1;
+	if (!q)
+		return 0;
+	/* CIDs 0-2 are not a VM's (any, hypervisor, host); 1 is loopback */
+	if (g->ep.kind == TSYNC_EP_VSOCK)
+		found = g->ep.cid > 2 && host_qemu_find(NULL, NULL, g->ep.cid, q) == 0;
+	else
+		found = host_qemu_find(NULL, g->name, 0, q) == 0;
+	for (uint32_t i = 0; found && i < n && i < (uint32_t)q->nvcpu &&
+			     i < HOST_QEMU_MAX_VCPUS; i++) {
+		if (q->vcpu_tid[i] > 0) {
+			pids[i] = (int32_t)q->vcpu_tid[i];
+			known++;
+		}
+	}
+	if (found)
+		log_debug("guest %s: QEMU %d, %d of %u vCPU threads known", g->name,
+			  (int)q->pid, known, n);
+	free(q);
+	return known;
 }
 
 /* Prints how many sync rounds ran per CPU, and why at that pace. */

@@ -95,6 +95,13 @@ int guest_stop_trace(struct guest *g, int timeout_ms);
  * VERSION, TSC2NSEC). Returns 0 or -errno. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 		     const struct tracedat_opts *run);
+/*
+ * Fills @pids[0..@n) with the host thread of each of @g's vCPUs when @g
+ * is a local QEMU guest (host/qemu.h): the QEMU with @g's vsock CID, or,
+ * for a TCP agent, the one whose -name is @g's name; -1 where unknown (a
+ * remote guest, QEMU without debug-threads=on). Returns how many it found.
+ */
+int guest_vcpu_threads(const struct guest *g, int32_t *pids, uint32_t n);
 /* When the guest stopped because the disk filled up, drops its data so
  * that the host's file can be written; returns true if it did. */
 bool guest_drop_if_disk_full(struct guest *g);

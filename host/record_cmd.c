@@ -375,6 +375,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 		      char *err, size_t errlen)
 {
 	struct tracedat_guest guests[MAX_GUESTS];
+	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
 	struct tracedat_cpu_data *cpus = calloc((size_t)h->ncpus, sizeof(*cpus));
 	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
 	struct tracemeta_opts mo = { .kallsyms = true };
@@ -391,8 +392,13 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 
 		if (!g->client)
 			continue;
-		guests[ng++] = (struct tracedat_guest){ g->name, client_session(g->client)->trace_id,
-							g->ncpus, NULL };
+		/* the host thread of each vCPU, for a local QEMU guest */
+		vcpu_pids[ng] = calloc(g->ncpus ? g->ncpus : 1, sizeof(int32_t));
+		if (vcpu_pids[ng])
+			guest_vcpu_threads(g, vcpu_pids[ng], g->ncpus);
+		guests[ng] = (struct tracedat_guest){ g->name, client_session(g->client)->trace_id,
+						      g->ncpus, vcpu_pids[ng] };
+		ng++;
 	}
 	opts.has_traceid = 1;
 	opts.traceid = trace_id;
@@ -429,6 +435,8 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 out:
 	for (int cpu = 0; cpustat && cpu < h->ncpus; cpu++)
 		free(cpustat[cpu]);
+	for (int i = 0; i < ng; i++)
+		free(vcpu_pids[i]);
 	free(cpustat);
 	free(cpus);
 	tracemeta_free(tm);

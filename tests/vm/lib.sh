@@ -123,6 +123,8 @@ vm_start() {
 	mkfifo "$VM_RUN/console.in"
 	local -a args=(
 		-accel tcg -smp "$VM_SMP" -m 512 -nodefaults -nographic -no-reboot
+		# named as libvirt names guests: vCPU threads "CPU N/TCG"
+		-name "${VM_NAME:-tsync-vm},debug-threads=on"
 		-serial stdio -monitor none
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD"
 		-append "console=ttyS0 quiet panic=-1 tsync.run=$script"

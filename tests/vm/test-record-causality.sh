@@ -18,6 +18,7 @@ N=${PINGPONGS:-200}
 	{ echo "SKIP: recording needs root and tracefs on the host" >&2; exit 77; }
 command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; exit 77; }
 
+VM_NAME=guest	# the -A name: its vCPU threads go into the GUEST option
 vm_boot -r /tests/record-agent.sh -p 8823 -p 7000 || exit 1
 vm_wait '^TSYNC-VM-AGENT-READY' 60 || exit 1
 tmp=$(mktemp -d /tmp/tsync-vm-rec.XXXXXX)
@@ -45,6 +46,17 @@ echo "record: $((SECONDS - t0)) s; output:"
 cat "$tmp/rec.out"
 [ "$(cat "$tmp/client.rc" 2>/dev/null)" = 0 ] ||
 	{ echo "FAIL: the ping-pong client failed" >&2; exit 1; }
+# The host file's GUEST option maps each vCPU of "guest" to the QEMU
+# thread running it ("CPU N/TCG"), as trace-cmd fills it for a local VM.
+want=$(for t in /proc/$VM_PID/task/*; do
+	c=$(cat "$t/comm" 2>/dev/null)
+	case $c in "CPU "*/TCG | "CPU "*/KVM) n=${c#CPU }; echo "${n%%/*} ${t##*/}" ;; esac
+done | sort -n)
+got=$(trace-cmd dump --options -i "$tmp/trace.dat" 2>&1 |
+	awk '/\[Guest name\]/ { g = ($1 == "guest") } g && /\[guest cpu, host pid\]/ { print $1, $2 }')
+[ -n "$want" ] && [ "$got" = "$want" ] ||
+	{ echo "FAIL: GUEST vCPU map '$got', QEMU's vCPU threads '$want'" >&2; exit 1; }
+echo "ok: GUEST option maps the vCPUs to QEMU's threads: $(echo $got)"
 vm_send "TSYNC-HOST done"
 rc=$(vm_wait_exit 60) || { echo "vm: guest did not finish" >&2; exit 1; }
 [ "$rc" = 0 ] || { echo "FAIL: guest script exit status $rc" >&2; exit 1; }
