@@ -18,7 +18,7 @@ tracecmd_lock
 AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
 cd "$E2E_TMP" || fail "no $E2E_TMP"
 
-start_agent tcmd -- --io-timeout 2000 --idle-timeout 3000 --auth-timeout 2000
+start_agent tcmd -- --io-timeout 2000 --idle-timeout 30000 --auth-timeout 2000
 port=${AGENT_EP##*:}
 rec() {	# rec DIR [GUEST OPTIONS]: a record of `sleep 1` into DIR
 	local dir=$1; shift
