@@ -38,7 +38,7 @@ static int distinct_specs(const struct tsync_trace_event *events, uint32_t n,
 			count = -ENOMEM;
 			break;
 		}
-		specs[count++] = (struct tracemeta_event_spec){ events[i].name, filter };
+		specs[count++] = (struct tracemeta_event_spec){ .spec = events[i].name, .filter = filter };
 	}
 	hdestroy_r(&tab);
 	return count;

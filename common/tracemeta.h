@@ -210,6 +210,8 @@ int tracemeta_read_stats(struct tracefs_instance *inst, int cpu,
 struct tracemeta_event_spec {
 	const char *spec;
 	const char *filter;
+	bool negate;		/* disable the events instead (trace-cmd -v) */
+	bool optional;		/* matching nothing is no error (-i): a warning */
 };
 
 /* Resolved event selection. */

@@ -14,6 +14,7 @@
 #include <tracefs.h>
 
 #include "common/errbuf.h"
+#include "common/log.h"
 #include "common/tracemeta_priv.h"
 
 enum sel_kind { SEL_ALL, SEL_SYSTEM, SEL_EVENT, SEL_FTRACE };
@@ -21,6 +22,7 @@ enum sel_kind { SEL_ALL, SEL_SYSTEM, SEL_EVENT, SEL_FTRACE };
 struct sel {
 	enum sel_kind kind;
 	char *sys, *ev, *filter;
+	bool negate;
 };
 
 struct tracemeta_events {
@@ -118,6 +120,32 @@ static int add_matching(struct tracemeta_events *e, const char *sys,
 	return ret ? ret : n;
 }
 
+/*
+ * True (with @err set) if ftrace event @ev is written by a tracer, not
+ * enabled as an event: "-e ftrace:function" would record nothing. Those
+ * always recorded (marker writes, trace_printk, -T's stacks) are fine.
+ */
+static bool tracer_event(const char *ev, char *err, size_t errlen)
+{
+	static const char *const recorded[] = { "print", "bprint", "bputs", "raw_data",
+						"kernel_stack", "user_stack", NULL };
+
+	if (strpbrk(ev, "*?["))
+		return false;
+	for (int i = 0; recorded[i]; i++)
+		if (!strcmp(ev, recorded[i]))
+			return false;
+	if (!strncmp(ev, "func", 4))
+		tsync_set_err(err, errlen, "'ftrace:%s' is not an event to enable: the %s tracer "
+			      "writes it (-p %s)", ev, strncmp(ev, "funcgraph", 9) ?
+			      "function" : "function_graph", strncmp(ev, "funcgraph", 9) ?
+			      "function" : "function_graph");
+	else
+		tsync_set_err(err, errlen, "'ftrace:%s' is not an event to enable: a tracer "
+			      "writes it (-p)", ev);
+	return true;
+}
+
 /* Resolves one spec into @e. Returns 0 or -errno with @err set. */
 static int resolve_one(struct tracemeta_events *e, char **systems,
 		       const struct tracemeta_event_spec *sp, char *err,
@@ -148,6 +176,8 @@ static int resolve_one(struct tracemeta_events *e, char **systems,
 			tsync_set_err(err, errlen, "malformed event '%s'", spec);
 			return -EINVAL;
 		}
+		if (!strcmp(sys, "ftrace") && tracer_event(colon + 1, err, errlen))
+			return -EINVAL;
 		if (!is_system(systems, sys)) {
 			tsync_set_err(err, errlen, "unknown event '%s' (no system '%s')",
 			       spec, sys);
@@ -210,8 +240,17 @@ int tracemeta_resolve_events_limited(const struct tracemeta_event_spec *specs, i
 	}
 	if (lim)
 		e->lim = *lim;
-	for (int i = 0; i < n && !ret; i++)
+	for (int i = 0; i < n && !ret; i++) {
+		int first = e->n;
+
 		ret = resolve_one(e, systems, &specs[i], err, errlen);
+		if (ret == -ENOENT && specs[i].optional) {
+			log_warn("%s (ignored: -i)", err);
+			ret = 0;
+		}
+		for (int j = first; j < e->n; j++)
+			e->v[j].negate = specs[i].negate;
+	}
 	tracefs_list_free(systems);
 	if (ret == -E2BIG && e->filter_bytes > e->lim.max_filter_bytes &&
 	    e->lim.max_filter_bytes)
@@ -283,16 +322,16 @@ int tracemeta_enable_events(struct tracefs_instance *inst,
 		else
 			snprintf(name, sizeof(name), "%s%s%s", s->sys,
 				 s->ev ? ":" : "", s->ev ? s->ev : "");
-		if (s->filter) {
+		if (s->filter && !s->negate) {
 			ret = set_filter(inst, s, name, err, errlen);
 			if (ret)
 				return ret;
 		}
 		sel_path(s, "enable", rel, sizeof(rel));
-		ret = tm_inst_write(inst, rel, "1");
+		ret = tm_inst_write(inst, rel, s->negate ? "0" : "1");
 		if (ret) {
-			tsync_set_err(err, errlen, "cannot enable '%s': %s", name,
-			       strerror(-ret));
+			tsync_set_err(err, errlen, "cannot %s '%s': %s",
+				      s->negate ? "disable" : "enable", name, strerror(-ret));
 			return ret;
 		}
 	}

@@ -95,7 +95,7 @@ static void test_create_destroy(void **state)
  * reach tracefs; bad values are refused. */
 static void test_configure(void **state)
 {
-	struct tracemeta_event_spec spec = { "sched:sched_switch", NULL };
+	struct tracemeta_event_spec spec = { .spec = "sched:sched_switch", .filter = NULL };
 	struct tracemeta_events *ev = NULL;
 	struct tsync_instance *ti;
 	char prefix[64], name[128], val[512], err[256];

@@ -204,7 +204,7 @@ static void test_collect_roundtrip(void **state)
 {
 	struct tfx *f = *state;
 	const struct tracemeta_event_spec specs[] = {
-		{ "sched:sched_switch", NULL }, { "sched:sched_wak*", NULL },
+		{ .spec = "sched:sched_switch", .filter = NULL }, { .spec = "sched:sched_wak*", .filter = NULL },
 	};
 	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tracemeta_events *ev = NULL;
@@ -391,7 +391,7 @@ static void test_stats_parse(void **state)
 static int resolve1(const char *spec, const char *filter, int *count,
 		    char *err, size_t errlen)
 {
-	struct tracemeta_event_spec sp = { spec, filter };
+	struct tracemeta_event_spec sp = { .spec = spec, .filter = filter };
 	struct tracemeta_events *ev = NULL;
 	int ret;
 
@@ -406,7 +406,7 @@ static int resolve1(const char *spec, const char *filter, int *count,
 static void test_resolve(void **state)
 {
 	const struct tracemeta_event_spec two[] = {
-		{ "sched:sched_switch", NULL }, { "bogus_sys:x", NULL },
+		{ .spec = "sched:sched_switch", .filter = NULL }, { .spec = "bogus_sys:x", .filter = NULL },
 	};
 	struct tracemeta_events *ev = NULL;
 	char err[256];
@@ -454,11 +454,11 @@ static void test_enable(void **state)
 {
 	struct tfx *f = *state;
 	const struct tracemeta_event_spec good[] = {
-		{ "sched:sched_switch", "prev_pid != 0" },
-		{ "irq", NULL }, { "ftrace:print", NULL },
+		{ .spec = "sched:sched_switch", .filter = "prev_pid != 0" },
+		{ .spec = "irq", .filter = NULL }, { .spec = "ftrace:print", .filter = NULL },
 	};
 	const struct tracemeta_event_spec bad[] = {
-		{ "sched:sched_wakeup", "no_such_field == 1" },
+		{ .spec = "sched:sched_wakeup", .filter = "no_such_field == 1" },
 	};
 	struct tracemeta_events *ev = NULL;
 	char err[512], *s;
@@ -547,7 +547,7 @@ static char *write_meta(const struct tracedat_meta *m, size_t *len)
 static void test_parts_roundtrip(void **state)
 {
 	struct tfx *f = *state;
-	const struct tracemeta_event_spec specs[] = { { "sched", NULL } };
+	const struct tracemeta_event_spec specs[] = { { .spec = "sched", .filter = NULL } };
 	struct tracemeta_opts mo = { .kallsyms = true, .cpustat = true };
 	struct tracemeta_events *ev = NULL;
 	struct tracemeta *src = NULL;
