@@ -1,7 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The AGENT[@NAME] arguments of `tsync-host sync` and `tsync-host record`:
- * where an agent listens, and the name that its results and files carry.
+ * The -A arguments of `tsync-host record` and `tsync-host sync`: where an
+ * agent listens, and the name its results and files carry.
+ *
+ * trace-cmd's forms (tracecmd/trace-record.c parse_guest_name()):
+ *   NAME@CID[:PORT]   vsock CID, named NAME
+ *   CID[:PORT]        vsock CID, named after the local QEMU guest with
+ *                     that CID, else the CID
+ *   NAME[:PORT]       the local QEMU guest started with -name NAME (its
+ *                     vhost-vsock guest-cid=); with a PORT and no such
+ *                     guest, the TCP host NAME
+ *   HOST:PORT         TCP (an address, or a name with a '.'), named HOST
+ * tsync's own forms stay: tcp:HOST:PORT, vsock:CID:PORT, [V6]:PORT, each
+ * optionally followed by @NAME (named guestN without it), and AGENT@NAME
+ * where NAME is not a number. The port defaults to TSYNC_DEFAULT_PORT.
  */
 #ifndef TSYNC_HOST_AGENT_ARG_H
 #define TSYNC_HOST_AGENT_ARG_H
@@ -19,11 +31,15 @@ struct host_agent_arg {
 };
 
 /*
- * Parses @arg, AGENT or AGENT@NAME (AGENT as tsync_endpoint_parse() with
- * TSYNC_EP_AGENT_SHORTHAND; NAME of letters, digits, '_', '-' and '.'),
- * into @out; without a NAME the name is "guest@index" (the caller checks
- * that names are unique). Returns 0 or -EINVAL with the reason in @err.
+ * Parses @arg into @out (see above); @index numbers the default name
+ * "guestN"; local QEMU guests are looked up under @proc_root (NULL:
+ * /proc). The caller checks that names are unique. Returns 0 or -EINVAL
+ * with the reason in @err.
  */
+int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
+			    struct host_agent_arg *out, char *err, size_t errlen);
+
+/* host_agent_arg_parse_in() with /proc. */
 int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
 			 char *err, size_t errlen);
 

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests of host/agent_arg.c: the AGENT[@NAME] arguments of sync and
- * record. */
+/* Unit tests of host/agent_arg.c: the -A arguments of sync and record,
+ * trace-cmd's forms (local QEMU guests from a fixture /proc tree) and
+ * tsync's. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +36,107 @@ static void test_names(void **state)
 	assert_int_equal(a.ep.cid, 5);
 }
 
+static char root[64];
+
+/* A fixture /proc: QEMU guest "vm1" with CID 5 (pid 100), "novsock" without
+ * a vsock device (pid 200). */
+static int setup(void **state)
+{
+	static const char vm1[] = "qemu-system-x86_64\0-name\0guest=vm1,debug-threads=on\0"
+				  "-device\0vhost-vsock-pci,guest-cid=5\0";
+	static const char novsock[] = "qemu-system-x86_64\0-name\0novsock\0";
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/test_agent_arg.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/100", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/200", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/100/cmdline", root);
+	assert_non_null(f = fopen(path, "w"));
+	fwrite(vm1, 1, sizeof(vm1) - 1, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/200/cmdline", root);
+	assert_non_null(f = fopen(path, "w"));
+	fwrite(novsock, 1, sizeof(novsock) - 1, f);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	return system(cmd);
+}
+
+/* trace-cmd's forms: NAME@CID[:PORT], CID[:PORT], NAME, HOST:PORT. */
+static void test_tracecmd_forms(void **state)
+{
+	struct host_agent_arg a;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(host_agent_arg_parse_in(root, "web@7:900", 0, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.name, "web");
+	assert_int_equal(a.ep.kind, TSYNC_EP_VSOCK);
+	assert_int_equal(a.ep.cid, 7);
+	assert_int_equal(a.ep.port, 900);
+	assert_int_equal(host_agent_arg_parse_in(root, "web@7", 0, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.ep.port, TSYNC_DEFAULT_PORT);
+	/* a CID names the guest after its QEMU process, else after itself */
+	assert_int_equal(host_agent_arg_parse_in(root, "5", 0, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.name, "vm1");
+	assert_int_equal(a.ep.cid, 5);
+	assert_int_equal(host_agent_arg_parse_in(root, "9:1234", 0, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.name, "9");
+	assert_int_equal(a.ep.cid, 9);
+	assert_int_equal(a.ep.port, 1234);
+	/* a name: the local QEMU guest's CID */
+	assert_int_equal(host_agent_arg_parse_in(root, "vm1", 0, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.name, "vm1");
+	assert_int_equal(a.ep.kind, TSYNC_EP_VSOCK);
+	assert_int_equal(a.ep.cid, 5);
+	assert_int_equal(host_agent_arg_parse_in(root, "vm1:77", 0, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.ep.kind, TSYNC_EP_VSOCK);
+	assert_int_equal(a.ep.port, 77);
+	/* HOST:PORT is TCP, named after the host */
+	assert_int_equal(host_agent_arg_parse_in(root, "127.0.0.1:5000", 0, &a, err,
+						 sizeof(err)), 0);
+	assert_int_equal(a.ep.kind, TSYNC_EP_TCP);
+	assert_string_equal(a.ep.host, "127.0.0.1");
+	assert_int_equal(a.ep.port, 5000);
+	assert_string_equal(a.name, "127.0.0.1");
+	assert_int_equal(host_agent_arg_parse_in(root, "localhost:5000", 0, &a, err,
+						 sizeof(err)), 0);
+	assert_int_equal(a.ep.kind, TSYNC_EP_TCP);
+	assert_string_equal(a.ep.host, "localhost");
+
+	assert_int_equal(host_agent_arg_parse_in(root, "nosuch", 0, &a, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "no QEMU guest named 'nosuch' runs here (-A NAME@CID, CID, "
+			    "or HOST:PORT for a TCP agent)");
+	assert_int_equal(host_agent_arg_parse_in(root, "novsock", 0, &a, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "QEMU guest 'novsock' (pid 200) has no vhost-vsock device "
+			    "(guest-cid=): give -A HOST:PORT --name novsock for a TCP agent");
+	assert_int_equal(host_agent_arg_parse_in(root, "a@2", 0, &a, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "invalid CID '2' (a number above 2)");
+	assert_int_equal(host_agent_arg_parse_in(root, "a@3:x", 0, &a, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "invalid port 'x'");
+	assert_int_equal(host_agent_arg_parse_in(root, "host.example:0", 0, &a, err,
+						 sizeof(err)), -EINVAL);
+	assert_int_equal(host_agent_arg_parse_in(root, "host.example", 0, &a, err,
+						 sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'host.example': a TCP agent needs a port (HOST:PORT)");
+}
+
 /* Bad names and addresses are refused with a reason. */
 static void test_refusals(void **state)
 {
@@ -60,7 +165,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_tracecmd_forms),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
