@@ -28,6 +28,7 @@
 #ifndef TSYNC_INSTANCE_H
 #define TSYNC_INSTANCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@
 struct tracefs_instance;
 struct tracemeta_events;
 struct tsync_instance;
+struct tsync_recopt;
 
 /*
  * Creates instance "<@prefix>-<pid>-<n>" (prefix: "tsync-" then letters,
@@ -71,6 +73,35 @@ int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent);
 int tsync_instance_enable_events(struct tsync_instance *ti,
 				 const struct tracemeta_events *ev, char *err,
 				 size_t errlen);
+
+/*
+ * Writes the instance settings of @o (tracing off): CPU mask, trace
+ * options (-O, -T), -c (event-fork, function-fork), -P (set_event_pid,
+ * set_ftrace_pid), function filters (-l, -n, -g, --max-graph-depth), the
+ * tracer (-p, read back: a tracer the kernel refuses leaves nop) and
+ * --cmdlines-size (the kernel's saved_cmdlines_size). Events, clock and
+ * buffer size are set apart. Returns 0, or -errno with @err saying what
+ * the kernel refused ("function tracer refused by this kernel: ...").
+ */
+int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_recopt *o,
+			      char *err, size_t errlen);
+
+/* Adds process @pid to the instance's set_event_pid (and set_ftrace_pid):
+ * -F, the command. Returns 0 or -errno. */
+int tsync_instance_filter_pid(struct tsync_instance *ti, int pid);
+
+/*
+ * Leaves the calling process's threads out of the instance's events and
+ * function tracing, as trace-cmd does with its own (set_event_notrace_pid
+ * and set_ftrace_notrace_pid get every thread of /proc/self/task, added
+ * to the lists). With @follow_new the option event-fork is set so
+ * that threads started later are left out too; call again without it once
+ * they all run (event-fork also makes -P follow children). A sched_switch
+ * from or to another task is still recorded (the kernel drops it only
+ * when both tasks are left out). Returns 0, -EOPNOTSUPP (kernel older
+ * than 5.8) or -errno.
+ */
+int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new);
 
 /* Turns tracing on / off. Returns 0 or -errno. */
 int tsync_instance_start(struct tsync_instance *ti);
