@@ -118,9 +118,10 @@ static const struct tsync_opt rec_opts[] = {
 	  .help = "sync every MS ms while recording; 0: only at the start and the end; "
 		  "without it from 1 s up to 16 s while the drift stays predictable" },
 	{ .id = R_FILEVER, .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N",
-	  .min = 6, .max = 7, .help = "trace.dat version" },
+	  .min = 6, .max = 7, .def_text = "7", .help = "trace.dat version" },
 	{ .id = R_COMPRESSION, .name = "compression", .type = TSYNC_OPT_CHOICE,
-	  .arg = "ALGO", .choices = compressions, .help = "trace.dat compression" },
+	  .arg = "ALGO", .choices = compressions, .def_text = "zstd; none for version 6",
+	  .help = "trace.dat compression; implies version 7" },
 	{ .id = R_AGENT, .short_name = 'A', .type = STRV, .arg = "GUEST",
 	  .flags = TSYNC_OPT_STOP,
 	  .help = "record a guest (NAME@CID[:PORT], CID[:PORT], NAME, HOST:PORT), up to "

@@ -227,8 +227,9 @@ struct sync_thread_arg {
 	struct guest_sync_opts o;
 };
 
-/* Returns the sync thread's next wait in ms: @interval_ms, or when that
- * is 0 the shortest adaptive interval of the CPUs. */
+/* Returns the sync thread's next wait in ms: @interval_ms (-1: none until
+ * the final round), or when that is 0 the shortest adaptive interval of
+ * the CPUs. */
 static int next_wait_ms(const struct guest *g, int interval_ms)
 {
 	int64_t ns = INT64_MAX;
@@ -457,6 +458,11 @@ static void print_sync_summary(const struct guest *g)
 			sum.longest_ns = st.longest_ns;
 		if (st.worst_miss_ns > sum.worst_miss_ns)
 			sum.worst_miss_ns = st.worst_miss_ns;
+	}
+	if (g->sync_interval_ms < 0) {
+		printf("  sync: %u..%u rounds per CPU, at the start and the end "
+		       "(--tsync-interval 0)\n", lo, hi);
+		return;
 	}
 	if (g->sync_interval_ms) {
 		printf("  sync: %u..%u rounds per CPU, every %d ms (--tsync-interval)\n", lo, hi,

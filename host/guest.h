@@ -33,6 +33,9 @@ struct guest {
 	struct tsync_endpoint ep;
 	char name[64];
 	const char *agent_str;
+	char **argv;			/* the options after its -A, as given */
+	int argc;
+	bool send_argv;			/* they go to the agent (not only -e -f -b) */
 	int nevents;
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;
@@ -49,7 +52,7 @@ struct guest {
 	struct tracemeta *meta;		/* the guest's metadata, once received */
 	pthread_t sync_thread;
 	bool sync_running;
-	int sync_interval_ms;		/* the sync thread's; 0: adaptive */
+	int sync_interval_ms;		/* the sync thread's; 0: adaptive, -1: none */
 	int status;			/* 0, or the first fatal error */
 	char error[TSYNC_REASON_MAX + 128];	/* holds a round's error whole */
 	int data_status;		/* bad data, over the cap, disk full */
@@ -65,7 +68,8 @@ struct guest {
 
 struct guest_sync_opts {
 	struct round_opts round;
-	int interval_ms;		/* 0: adaptive (host/sync_interval.h) */
+	int interval_ms;		/* 0: adaptive (host/sync_interval.h); -1:
+					 * only the first and the final round */
 	int stop_fd;			/* eventfd: readable when stopping */
 };
 

@@ -26,13 +26,17 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <tracefs.h>
 
 #include "common/streamer.h"
 #include "common/cpu.h"
 #include "common/instance.h"
 #include "common/log.h"
-#include "common/opt.h"
+#include "common/recopt.h"
 #include "common/stamp.h"
 #include "common/timeutil.h"
 #include "common/tsc2nsec.h"
@@ -56,208 +60,178 @@
 #define STR(x) STR_(x)
 
 struct rec_cfg {
-	const char *clock;
-	const char *output;
-	const char *key_file;
-	int interval_ms;
-	uint32_t guest_max_mb;		/* cap of each guest's data; 0: none */
-	double duration;
-	int verbose;
-	bool quiet;			/* no live status line */
+	struct tsync_recopt opt;	/* the host's part and the whole run's */
 	enum tsync_stamp_source source;
 	int stamp_forced;
+	int verbose;			/* TSYNC_LOG_* */
 	/* host */
 	struct tracemeta_event_spec events[MAX_EVENTS];
 	int nevents;
-	int file_version;		/* --file-version, 0: not given */
-	const char *compression;	/* --compression, NULL: not given */
 	struct tracedat_opts run_opts;	/* what every file written shares */
 	struct tracedat_tsc2nsec tsc2nsec;
-	uint32_t buffer_kb;
 	/* guests */
 	struct guest guests[MAX_GUESTS];
+	struct tsync_recopt gopt[MAX_GUESTS];	/* each guest's part */
 	struct tsync_trace_event *gevents[MAX_GUESTS];
 	int nguests;
 	char **command;
 };
 
-enum { O_EVENT = 1, O_FILTER, O_BUFKB, O_CLOCK, O_OUTPUT, O_AGENT, O_INTERVAL, O_DURATION,
-       O_STAMP, O_KEYFILE, O_GUESTMAX, O_VERBOSE, O_QUIET, O_HELP, O_FILEVER, O_COMPRESSION };
-
-static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
-static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
-
-/* The options of `tsync-host record`, as trace-cmd record names those they
- * share; tsync-host(1) documents each (tests/e2e/manpages.sh checks the
- * defaults agree). -e, -f and -b after an -A apply to that guest. */
-static const struct tsync_opt rec_opts[] = {
-	{ .id = O_EVENT, .short_name = 'e', .type = TSYNC_OPT_STRING, .arg = "EVENT",
-	  .flags = TSYNC_OPT_REPEAT, .def_text = "no events",
-	  .help = "system:event, system or all" },
-	{ .id = O_FILTER, .short_name = 'f', .type = TSYNC_OPT_STRING, .arg = "FILTER",
-	  .flags = TSYNC_OPT_REPEAT, .help = "filter for the preceding -e" },
-	{ .id = O_BUFKB, .short_name = 'b', .type = TSYNC_OPT_INT, .arg = "KB",
-	  .flags = TSYNC_OPT_SCOPED, .min = 1, .max = 16 * 1024 * 1024,
-	  .def_text = "the kernel's default", .help = "per-CPU buffer size in KiB" },
-	{ .id = O_CLOCK, .short_name = 'C', .type = TSYNC_OPT_STRING, .arg = "CLOCK",
-	  .def = "local", .help = "trace clock of host and guests" },
-	{ .id = O_OUTPUT, .short_name = 'o', .type = TSYNC_OPT_STRING, .arg = "FILE",
-	  .def = "trace.dat",
-	  .help = "host output; a guest's file is FILE with -NAME before the extension" },
-	{ .id = O_AGENT, .short_name = 'A', .type = TSYNC_OPT_STRING, .arg = "AGENT[@NAME]",
-	  .flags = TSYNC_OPT_REPEAT | TSYNC_OPT_NEW_SCOPE,
-	  .help = "record a guest, up to " STR(MAX_GUESTS) "; -e, -f and -b after it "
-		  "apply to it" },
-	{ .id = O_INTERVAL, .name = "tsync-interval", .type = TSYNC_OPT_INT, .arg = "MS",
-	  .min = 1, .max = 3600000, .def_text = "adaptive",
-	  .help = "sync every MS ms while recording; without it from 1 s up to 16 s "
-		  "while the drift stays predictable" },
-	{ .id = O_FILEVER, .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N",
-	  .min = 6, .max = 7, .def = "7", .help = "trace.dat version" },
-	{ .id = O_COMPRESSION, .name = "compression", .type = TSYNC_OPT_CHOICE,
-	  .arg = "ALGO", .choices = compressions, .def_text = "zstd; none for version 6",
-	  .help = "trace.dat compression; implies version 7" },
-	{ .id = O_DURATION, .name = "duration", .type = TSYNC_OPT_DOUBLE, .arg = "SECONDS",
-	  .min = 0, .max = 1e7, .def_text = "no limit", .help = "stop after SECONDS" },
-	{ .id = O_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
-	  .choices = stamps, .def_text = "chosen from the clock",
-	  .help = "timestamp source" },
-	{ .id = O_KEYFILE, .name = "key-file", .type = TSYNC_OPT_STRING, .arg = "FILE",
-	  .def_text = "no key", .help = "authenticate to the agents with this shared key" },
-	{ .id = O_GUESTMAX, .name = "guest-max-mb", .type = TSYNC_OPT_INT, .arg = "MB",
-	  .def = "4096", .min = 0, .max = 16 * 1024 * 1024,
-	  .help = "stop a guest that sends more than MB MiB of data; 0: no cap" },
-	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
-	  .help = "debug logging" },
-	{ .id = O_QUIET, .name = "quiet", .short_name = 'q', .type = TSYNC_OPT_FLAG,
-	  .help = "no live status line on the terminal" },
-	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
-	  .help = "this text" },
-	{ 0 }
-};
-
-static const struct tsync_opt_cmd rec_cmd = {
-	.prog = "tsync-host record",
-	.synopsis = "usage: tsync-host record [HOST OPTIONS] [-A AGENT[@NAME] [GUEST OPTIONS]]...\n"
-		    "                         [-- COMMAND [ARGS]]\n",
-	.epilogue = "Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
-		    "SIGTERM; a second SIGINT aborts without waiting for the data.\n",
-	.opts = rec_opts,
-	.stop_at_operand = true,
-};
-
-/* -e: adds @name to the host's events or, after an -A, to guest @g's. */
-static int add_event(struct rec_cfg *cfg, struct guest *g, const char *name,
-		     char *err, size_t errlen)
+/* Exits 2 with @err (and 0 after --help) for a tsync_recopt_parse() result. */
+static void parse_check(int ret, const char *err)
 {
-	if (!g) {
-		if (cfg->nevents >= MAX_EVENTS)
-			return snprintf(err, errlen, "more than %d events", MAX_EVENTS), -1;
-		cfg->events[cfg->nevents++] = (struct tracemeta_event_spec){ name, NULL };
-		return 0;
+	if (ret == TSYNC_RECOPT_HELP)
+		exit(0);
+	if (ret < 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(2);
 	}
-	if (g->nevents >= MAX_EVENTS)
-		return snprintf(err, errlen, "more than %d events for %s", MAX_EVENTS,
-				g->agent_str), -1;
-	if (strlen(name) >= TSYNC_EVENT_NAME_MAX)
-		return snprintf(err, errlen, "event name too long"), -1;
-	snprintf(g->events[g->nevents].name, TSYNC_EVENT_NAME_MAX, "%s", name);
-	g->events[g->nevents].filter = (char *)"";
-	g->nevents++;
-	return 0;
 }
 
-/* -A AGENT[@NAME]: adds a guest (the scope of the -e, -f, -b after it). */
-static int add_guest(struct rec_cfg *cfg, char *arg, char *err, size_t errlen)
+/* The host's -e options as tracemeta specs (pointing into cfg->opt). */
+static void host_events(struct rec_cfg *cfg)
 {
-	struct host_agent_arg a;
-	struct guest *g;
+	const struct tsync_recopt *o = &cfg->opt;
 
-	if (cfg->nguests >= MAX_GUESTS)
-		return snprintf(err, errlen, "at most %d guests", MAX_GUESTS), -1;
-	if (host_agent_arg_parse(arg, cfg->nguests, &a, err, errlen))
-		return -1;
-	for (int i = 0; i < cfg->nguests; i++)
-		if (!strcmp(cfg->guests[i].name, a.name))
-			return snprintf(err, errlen, "two guests named '%s'", a.name), -1;
-	g = &cfg->guests[cfg->nguests];
-	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
-	if (!cfg->gevents[cfg->nguests])
-		return snprintf(err, errlen, "out of memory"), -1;
-	g->events = cfg->gevents[cfg->nguests];
-	cfg->nguests++;
-	g->ep = a.ep;
-	snprintf(g->name, sizeof(g->name), "%s", a.name);
-	/* messages name the agent without its @NAME */
-	g->agent_str = arg;
-	if (strrchr(arg, '@'))
-		*strrchr(arg, '@') = '\0';
-	return 0;
+	if (o->nevents > MAX_EVENTS) {
+		fprintf(stderr, "tsync-host record: more than %d events\n", MAX_EVENTS);
+		exit(2);
+	}
+	for (int i = 0; i < o->nevents; i++)
+		cfg->events[i] = (struct tracemeta_event_spec){
+			.spec = o->events[i].name, .filter = o->events[i].filter,
+			.negate = o->events[i].negate, .optional = o->ignore_missing };
+	cfg->nevents = o->nevents;
 }
 
-/* Stores one option value into the struct rec_cfg @ctx (tsync_opt_fn). */
-static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
-		   char *err, size_t errlen)
+/* A guest's -e options as TRACE_START events, for an agent that takes no
+ * option arguments (only -e, -f and -b given). */
+static int guest_events(struct guest *g, const struct tsync_recopt *o, char *err,
+			size_t errlen)
 {
-	struct rec_cfg *cfg = ctx;
-	struct guest *g = cfg->nguests ? &cfg->guests[cfg->nguests - 1] : NULL;
+	if (o->nevents > MAX_EVENTS)
+		return snprintf(err, errlen, "more than %d events", MAX_EVENTS), -1;
+	for (int i = 0; i < o->nevents; i++) {
+		const struct tsync_recopt_event *e = &o->events[i];
 
-	switch (o->id) {
-	case O_EVENT: return add_event(cfg, g, v->str, err, errlen);
-	case O_FILTER:
-		if (g ? !g->nevents : !cfg->nevents)
-			return snprintf(err, errlen, "must follow an -e"), -1;
-		if (strlen(v->str) >= TSYNC_FILTER_MAX)
+		if (strlen(e->name) >= TSYNC_EVENT_NAME_MAX)
+			return snprintf(err, errlen, "event name too long"), -1;
+		if (e->filter && strlen(e->filter) >= TSYNC_FILTER_MAX)
 			return snprintf(err, errlen, "filter too long"), -1;
-		if (g ? *g->events[g->nevents - 1].filter : !!cfg->events[cfg->nevents - 1].filter)
-			return snprintf(err, errlen, "a second -f for the same -e"), -1;
-		if (g)
-			g->events[g->nevents - 1].filter = (char *)v->str;
-		else
-			cfg->events[cfg->nevents - 1].filter = v->str;
-		return 0;
-	case O_BUFKB:
-		*(g ? &g->buffer_kb : &cfg->buffer_kb) = (uint32_t)v->num;
-		return 0;
-	case O_CLOCK:
-		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
-			return snprintf(err, errlen, "not a trace clock name"), -1;
-		cfg->clock = v->str;
-		return 0;
-	case O_OUTPUT: cfg->output = v->str; return 0;
-	case O_AGENT: return add_guest(cfg, (char *)v->str, err, errlen);
-	case O_INTERVAL: cfg->interval_ms = (int)v->num; return 0;	/* 0: adaptive */
-	case O_DURATION: cfg->duration = v->dbl; return 0;
-	case O_STAMP:
-		if (tsync_stamp_source_parse(v->str, &cfg->source))
-			return snprintf(err, errlen, "unknown source"), -1;
-		cfg->stamp_forced = 1;
-		return 0;
-	case O_KEYFILE: cfg->key_file = v->str; return 0;
-	case O_GUESTMAX: cfg->guest_max_mb = (uint32_t)v->num; return 0;
-	case O_VERBOSE: cfg->verbose++; return 0;
-	case O_QUIET: cfg->quiet = true; return 0;
-	case O_FILEVER: cfg->file_version = (int)v->num; return 0;
-	case O_COMPRESSION: cfg->compression = v->str; return 0;
+		snprintf(g->events[i].name, TSYNC_EVENT_NAME_MAX, "%s", e->name);
+		g->events[i].filter = e->filter ? e->filter : (char *)"";
 	}
-	return snprintf(err, errlen, "not handled"), -1;
+	g->nevents = o->nevents;
+	g->buffer_kb = o->buffer_kb;
+	return 0;
+}
+
+/* -A @arg and the options after it (@argv from its value on): adds a
+ * guest. Returns the index in @argv where its options end, or exits. */
+static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
+{
+	struct tsync_recopt *o = &cfg->gopt[cfg->nguests];
+	struct host_agent_arg a;
+	const char *val;
+	struct guest *g;
+	char err[512];
+	int next, end;
+
+	val = tsync_recopt_agent_value(argc, argv, at, &next);
+	if (!val)
+		return fprintf(stderr, "tsync-host record: option '-A' needs a value\n"), exit(2), 0;
+	if (cfg->nguests >= MAX_GUESTS)
+		return fprintf(stderr, "tsync-host record: at most %d guests\n", MAX_GUESTS),
+		       exit(2), 0;
+	if (host_agent_arg_parse(val, cfg->nguests, &a, err, sizeof(err)))
+		return fprintf(stderr, "tsync-host record: -A %s: %s\n", val, err), exit(2), 0;
+	tsync_recopt_init(o);
+	/* argv[next - 1] (the -A's value) stands in for a program name */
+	end = tsync_recopt_parse(o, TSYNC_RECOPT_GUEST, argc - (next - 1), argv + next - 1,
+				 stdout, err, sizeof(err));
+	parse_check(end, err);
+	end += next - 1;
+	g = &cfg->guests[cfg->nguests];
+	g->ep = a.ep;
+	snprintf(g->name, sizeof(g->name), "%s", o->name ? o->name : a.name);
+	for (int i = 0; i < cfg->nguests; i++)
+		if (!strcmp(cfg->guests[i].name, g->name))
+			return fprintf(stderr, "tsync-host record: two guests named '%s' (--name "
+				       "NAME after -A names one)\n", g->name), exit(2), 0;
+	g->agent_str = val;
+	g->argv = argv + next;
+	g->argc = end - next;
+	/* the "--" before COMMAND is not the guest's */
+	if (g->argc && !strcmp(g->argv[g->argc - 1], "--"))
+		g->argc--;
+	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
+	g->events = cfg->gevents[cfg->nguests];
+	if (!g->events || guest_events(g, o, err, sizeof(err)))
+		return fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name,
+			       g->events ? err : "out of memory"), exit(2), 0;
+	cfg->nguests++;
+	return end;
+}
+
+/* True if argv[@at] is an -A (not COMMAND's first word after "--"). */
+static bool at_agent(int argc, char **argv, int at)
+{
+	return at < argc && !strncmp(argv[at], "-A", 2) && strcmp(argv[at - 1], "--");
+}
+
+/* Maps trace-cmd's --verbose levels and -q onto ours. */
+static int log_level(const struct tsync_recopt *o)
+{
+	if (o->quiet)
+		return TSYNC_LOG_ERR;
+	switch (o->verbose) {
+	case TSYNC_RECOPT_LOG_NONE: case TSYNC_RECOPT_LOG_CRIT: case TSYNC_RECOPT_LOG_ERR:
+		return TSYNC_LOG_ERR;
+	case TSYNC_RECOPT_LOG_WARN: return TSYNC_LOG_WARN;
+	case TSYNC_RECOPT_LOG_DEBUG: case TSYNC_RECOPT_LOG_ALL: return TSYNC_LOG_DEBUG;
+	}
+	return TSYNC_LOG_INFO;
 }
 
 /* Parses the command line into @cfg or exits. */
 static void parse_args(int argc, char **argv, struct rec_cfg *cfg)
 {
-	int first = tsync_opt_parse_or_exit(&rec_cmd, argc, argv, set_opt, cfg);
+	char err[512];
+	int at;
 
+	tsync_recopt_init(&cfg->opt);
+	at = tsync_recopt_parse(&cfg->opt, TSYNC_RECOPT_HOST, argc, argv, stdout, err,
+				sizeof(err));
+	parse_check(at, err);
+	while (at_agent(argc, argv, at))
+		at = add_guest(cfg, argc, argv, at);
 	/* COMMAND, after "--" or not (as trace-cmd accepts both) */
-	if (first < argc)
-		cfg->command = argv + first;
-	if (!cfg->stamp_forced)
-		cfg->source = tsync_stamp_default(cfg->clock);
-	/* the table allows only names and versions this accepts */
-	tracedat_format_from_args(cfg->file_version, cfg->compression, &cfg->run_opts.format);
+	if (at < argc)
+		cfg->command = argv + at;
+	if (cfg->opt.filter_command && !cfg->command) {
+		fprintf(stderr, "tsync-host record: -F needs a COMMAND\n");
+		exit(2);
+	}
+	if (cfg->opt.user && !cfg->command)
+		fprintf(stderr, "tsync-host record: warning: --user %s is ignored, no command "
+			"is specified\n", cfg->opt.user);
+	if (cfg->opt.user && !getpwnam(cfg->opt.user)) {
+		fprintf(stderr, "tsync-host record: --user %s: no such user\n", cfg->opt.user);
+		exit(2);
+	}
+	host_events(cfg);
+	cfg->stamp_forced = cfg->opt.stamp >= 0;
+	if (cfg->stamp_forced)
+		tsync_stamp_source_parse(tsync_recopt_stamps[cfg->opt.stamp], &cfg->source);
+	else
+		cfg->source = tsync_stamp_default(cfg->opt.clock);
+	cfg->verbose = log_level(&cfg->opt);
+	/* the parser allows only names and versions this accepts */
+	tracedat_format_from_args(cfg->opt.file_version, cfg->opt.compression,
+				  &cfg->run_opts.format);
 	cfg->run_opts.version = "tsync 0.1";
 	/* x86-tsc timestamps print as nanoseconds with it, as trace-cmd's */
-	if (!strcmp(cfg->clock, "x86-tsc") && tsync_tsc2nsec_read(&cfg->tsc2nsec) == 0)
+	if (!strcmp(cfg->opt.clock, "x86-tsc") && tsync_tsc2nsec_read(&cfg->tsc2nsec) == 0)
 		cfg->run_opts.tsc2nsec = &cfg->tsc2nsec;
 }
 
@@ -284,12 +258,12 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 		snprintf(err, errlen, "cannot create tracefs instance: %s", strerror(-ret));
 		return ret;
 	}
-	if (tsync_instance_set_clock(h->ti, cfg->clock)) {
-		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->clock);
+	if (tsync_instance_set_clock(h->ti, cfg->opt.clock)) {
+		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->opt.clock);
 		return -EINVAL;
 	}
-	if (cfg->buffer_kb && tsync_instance_set_buffer_kb(h->ti, cfg->buffer_kb)) {
-		snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->buffer_kb);
+	if (cfg->opt.buffer_kb && tsync_instance_set_buffer_kb(h->ti, cfg->opt.buffer_kb)) {
+		snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->opt.buffer_kb);
 		return -EINVAL;
 	}
 	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
@@ -297,6 +271,9 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	 * lost (measured by bench_05_record on a loaded machine). */
 	if (tsync_instance_set_buffer_percent(h->ti, 10))
 		log_warn("cannot set buffer_percent of %s", tsync_instance_name(h->ti));
+	ret = tsync_instance_apply_opts(h->ti, &cfg->opt, err, errlen);
+	if (ret)
+		return ret;
 	if (cfg->nevents)
 		return tsync_instance_enable_events(h->ti, h->events, err, errlen);
 	return 0;
@@ -306,6 +283,9 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		      char *err, size_t errlen)
 {
+	/* -s: how often the streamers look for data, at least every ms */
+	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us < 1000 ? 1 :
+						     cfg->opt.sleep_us / 1000 };
 	int ret;
 
 	h->ncpus = tsync_cpu_count();
@@ -327,13 +307,25 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 			return ret;
 		}
 		ret = tsync_streamer_start(tsync_instance_tracefs(h->ti), cpu, h->files[cpu],
-					   NULL, &h->streamers[cpu]);
+					   &so, &h->streamers[cpu]);
 		if (ret) {
 			snprintf(err, errlen, "streaming host CPU %d: %s", cpu, strerror(-ret));
 			return ret;
 		}
 	}
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
+	/* our own threads, the streamers included, are left out (trace-cmd
+	 * does the same with its own); threads started later are added
+	 * once the recording runs (rec_run()) */
+	if (!cfg->opt.no_filter) {
+		ret = tsync_instance_hide_self(h->ti, true);
+		if (ret == -EOPNOTSUPP)
+			log_warn("this kernel has no set_event_notrace_pid: tsync-host's own "
+				 "threads are recorded too");
+		else if (ret)
+			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
+					strerror(-ret)), ret;
+	}
 	if (tsync_instance_start(h->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;
@@ -409,7 +401,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
 		goto out;
 	}
-	printf("host: %d CPUs, clock %s\n  %4s %12s %10s %10s %10s\n", h->ncpus, cfg->clock,
+	printf("host: %d CPUs, clock %s\n  %4s %12s %10s %10s %10s\n", h->ncpus, cfg->opt.clock,
 	       "cpu", "bytes", "entries", "lost", "dropped");
 	for (int cpu = 0; cpu < h->ncpus; cpu++) {
 		struct tracemeta_stats st = { 0 };
@@ -429,9 +421,9 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	}
 	opts.cpustat = (const char *const *)cpustat;
 	opts.ncpustat = h->ncpus;
-	ret = tracedat_write_file(cfg->output, tracemeta_meta(tm), &opts, cpus, h->ncpus);
+	ret = tracedat_write_file(cfg->opt.output, tracemeta_meta(tm), &opts, cpus, h->ncpus);
 	if (ret)
-		snprintf(err, errlen, "writing %s: %s", cfg->output, strerror(-ret));
+		snprintf(err, errlen, "writing %s: %s", cfg->opt.output, strerror(-ret));
 out:
 	for (int cpu = 0; cpustat && cpu < h->ncpus; cpu++)
 		free(cpustat[cpu]);
@@ -463,20 +455,20 @@ struct recorder {
 /* Fills in what follows from the parsed options: ids, options, directory. */
 static void rec_init(struct recorder *r)
 {
-	const char *slash = strrchr(r->cfg.output, '/');
+	const char *slash = strrchr(r->cfg.opt.output, '/');
 
 	if (getrandom(&r->trace_id, sizeof(r->trace_id), 0) != sizeof(r->trace_id))
 		r->trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 	r->co = (struct client_opts){ .connect_timeout_ms = 5000, .io_timeout_ms = 5000,
 				      .host_trace_id = r->trace_id, .host_name = "host",
-				      .key_file = r->cfg.key_file };
-	r->ro = (struct round_opts){ .clock = r->cfg.clock, .source = r->cfg.source,
+				      .key_file = r->cfg.opt.key_file };
+	r->ro = (struct round_opts){ .clock = r->cfg.opt.clock, .source = r->cfg.source,
 				     .nprobes = ROUND_DEFAULT_PROBES, .estimator = TSYNC_EST_ROBUST,
 				     .host_cpu = -1, .busy = -1,
 				     .ns_clock = r->cfg.stamp_forced &&
 						 r->cfg.source == TSYNC_STAMP_CLOCK };
 	if (slash)
-		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.output), r->cfg.output);
+		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.opt.output), r->cfg.opt.output);
 	else
 		snprintf(r->dir, sizeof(r->dir), ".");
 	if (!*r->dir)
@@ -507,9 +499,9 @@ static int rec_start(struct recorder *r)
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
 
-		g->max_bytes = (uint64_t)cfg->guest_max_mb << 20;
-		if (guest_connect(g, &r->co) || guest_check_can_record(g, cfg->clock) ||
-		    preflight_guest_clock(client_session(g->client), cfg->clock, g->error,
+		g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
+		if (guest_connect(g, &r->co) || guest_check_can_record(g, cfg->opt.clock) ||
+		    preflight_guest_clock(client_session(g->client), cfg->opt.clock, g->error,
 					  sizeof(g->error)) ||
 		    guest_sync_all(g, &r->ro)) {
 			guest_error(g);
@@ -521,13 +513,17 @@ static int rec_start(struct recorder *r)
 		return 1;
 	}
 	for (int i = 0; i < cfg->nguests; i++) {
-		if (guest_start_trace(&cfg->guests[i], r->dir, cfg->clock)) {
+		if (guest_start_trace(&cfg->guests[i], r->dir, cfg->opt.clock)) {
 			guest_error(&cfg->guests[i]);
 			return 1;
 		}
 	}
 	for (int i = 0; i < cfg->nguests; i++) {
-		struct guest_sync_opts so = { .round = r->ro, .interval_ms = cfg->interval_ms,
+		/* trace-cmd's --tsync-interval 0: only at the start and the end */
+		struct guest_sync_opts so = { .round = r->ro, .interval_ms =
+					      !cfg->opt.has_tsync_interval ? 0 :
+					      cfg->opt.tsync_interval_ms ?
+					      cfg->opt.tsync_interval_ms : -1,
 					      .stop_fd = r->stop_fd };
 
 		cfg->guests[i].host_marker_fd = r->h.marker_fd;
@@ -536,19 +532,92 @@ static int rec_start(struct recorder *r)
 	return 0;
 }
 
-/* Starts COMMAND, if one was given, with the signals unblocked. */
-static void rec_fork_command(struct recorder *r)
+/* --user: the user's ids and groups, looked up before fork() (the child
+ * may only make system calls). */
+struct run_as {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[256];
+	int ngroups;
+};
+
+/* Looks up @user into @ra. Returns 0 or -1 (said why). */
+static int run_as_lookup(const char *user, struct run_as *ra)
 {
-	if (!r->cfg.command)
-		return;
-	r->child = fork();
-	if (r->child == 0) {
-		pthread_sigmask(SIG_UNBLOCK, rec_signals_mask(r->sig), NULL);
-		execvp(r->cfg.command[0], r->cfg.command);
-		fprintf(stderr, "tsync-host record: %s: %s\n", r->cfg.command[0], strerror(errno));
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) || !res) {
+		fprintf(stderr, "tsync-host record: --user %s: no such user\n", user);
+		return -1;
+	}
+	ra->uid = pw.pw_uid;
+	ra->gid = pw.pw_gid;
+	ra->ngroups = (int)(sizeof(ra->groups) / sizeof(ra->groups[0]));
+	if (getgrouplist(user, pw.pw_gid, ra->groups, &ra->ngroups) < 0) {
+		fprintf(stderr, "tsync-host record: --user %s: more than %d groups\n", user,
+			ra->ngroups);
+		return -1;
+	}
+	return 0;
+}
+
+/* The child: waits until the parent has set up the filters for it, drops
+ * -r's priority and --user's privileges, runs COMMAND. */
+static void child_exec(struct recorder *r, const int gate[2], const struct run_as *ra)
+{
+	struct sched_param sp = { 0 };
+	char c;
+
+	close(gate[1]);		/* else the read below never sees EOF */
+	pthread_sigmask(SIG_UNBLOCK, rec_signals_mask(r->sig), NULL);
+	if (r->cfg.opt.rt_prio)
+		sched_setscheduler(0, SCHED_OTHER, &sp);
+	while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
+	if (ra && (setgroups((size_t)ra->ngroups, ra->groups) || setgid(ra->gid) ||
+		   setuid(ra->uid))) {
+		fprintf(stderr, "tsync-host record: --user %s: %s\n", r->cfg.opt.user,
+			strerror(errno));
 		_exit(127);
 	}
+	execvp(r->cfg.command[0], r->cfg.command);
+	fprintf(stderr, "tsync-host record: %s: %s\n", r->cfg.command[0], strerror(errno));
+	_exit(127);
+}
+
+/* Starts COMMAND, if one was given: -F traces only it (and with -c its
+ * children), set before it runs. Returns 0 or 1 (said why). */
+static int rec_fork_command(struct recorder *r)
+{
+	const struct tsync_recopt *o = &r->cfg.opt;
+	struct run_as ra;
+	int gate[2], ret = 0;
+
+	if (!r->cfg.command)
+		return 0;
+	if ((o->user && run_as_lookup(o->user, &ra)) || pipe2(gate, O_CLOEXEC))
+		return 1;
+	r->child = fork();
+	if (r->child == 0)
+		child_exec(r, gate, o->user ? &ra : NULL);
+	close(gate[0]);
+	if (r->child > 0 && o->filter_command) {
+		ret = tsync_instance_filter_pid(r->h.ti, r->child);
+		if (!ret && o->follow_children)
+			ret = tsync_instance_hide_self(r->h.ti, true);
+		if (ret)
+			fprintf(stderr, "tsync-host record: -F: cannot trace process %d: %s\n",
+				(int)r->child, strerror(-ret));
+	}
+	if (ret)
+		kill(r->child, SIGKILL);
+	close(gate[1]);		/* the child goes on */
+	if (r->child < 0)
+		fprintf(stderr, "tsync-host record: fork: %s\n", strerror(errno));
 	rec_signals_child(r->sig, r->child);
+	return r->child < 0 || ret ? 1 : 0;
 }
 
 /* Wakes the sync threads for their final round (and stops them). */
@@ -594,7 +663,7 @@ static int rec_write(struct recorder *r)
 		fprintf(stderr, "tsync-host record: %s\n", err);
 		failed++;
 	} else {
-		printf("  wrote %s\n", cfg->output);
+		printf("  wrote %s\n", cfg->opt.output);
 	}
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
@@ -602,7 +671,7 @@ static int rec_write(struct recorder *r)
 		guest_print_summary(g);
 		if (g->status)
 			failed++;
-		if (outfile_guest_path(cfg->output, g->name, gpath, sizeof(gpath))) {
+		if (outfile_guest_path(cfg->opt.output, g->name, gpath, sizeof(gpath))) {
 			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
 			failed++;
 		} else if (guest_write_file(g, gpath, r->trace_id, &cfg->run_opts)) {
@@ -613,9 +682,18 @@ static int rec_write(struct recorder *r)
 		}
 	}
 	status_print_legend(stdout);
+	/* COMMAND's failure is the run's (a Ctrl-C that ended it is not) */
 	status = rec_signals_child_status(r->sig);
-	if (!failed && r->child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "tsync-host record: command exited with %d\n", WEXITSTATUS(status));
+	if (r->child > 0 && WIFEXITED(status) && WEXITSTATUS(status)) {
+		fprintf(stderr, "tsync-host record: command '%s' exited with status %d\n",
+			r->cfg.command[0], WEXITSTATUS(status));
+		failed++;
+	} else if (r->child > 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGINT &&
+		   WTERMSIG(status) != SIGTERM) {
+		fprintf(stderr, "tsync-host record: command '%s' was killed by signal %d (%s)\n",
+			r->cfg.command[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
+		failed++;
+	}
 	return failed ? 1 : 0;
 }
 
@@ -661,16 +739,22 @@ static int rec_aborted(void)
 /* Records from start to end once everything is set; returns the exit code. */
 static int rec_run(struct recorder *r)
 {
-	int64_t deadline = r->cfg.duration > 0 ?
-			   tsync_now_ns() + (int64_t)(r->cfg.duration * 1e9) : -1;
+	int64_t deadline = r->cfg.opt.duration > 0 ?
+			   tsync_now_ns() + (int64_t)(r->cfg.opt.duration * 1e9) : -1;
 
 	if (rec_start(r))
 		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
+	/* every thread of ours runs: no more following of new ones (event-fork
+	 * would make -P follow children and COMMAND inherit our exclusion) */
+	if (!r->cfg.opt.no_filter && r->h.ti &&
+	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.follow_children) == -EIO)
+		log_warn("could not update the list of tsync-host's threads");
 	rec_signals_phase(r->sig, REC_RECORDING);
-	rec_fork_command(r);
+	if (rec_fork_command(r))
+		return 1;
 	fprintf(stderr, "tsync-host record: recording%s\n",
-		r->cfg.command ? "" : r->cfg.duration > 0 ? "" : " (Ctrl-C to stop)");
-	if (!r->cfg.quiet)
+		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (!r->cfg.opt.quiet)
 		rec_status_start(r);
 	if (rec_signals_wait(r->sig, deadline))
 		return rec_aborted();
@@ -686,20 +770,31 @@ static int rec_run(struct recorder *r)
 int host_cmd_record(int argc, char **argv)
 {
 	/* interval_ms 0: adaptive unless --tsync-interval */
-	struct recorder rec = { 0 };	/* option defaults: rec_opts[] */
+	struct recorder rec = { 0 };	/* option defaults: common/recopt.c */
 	struct recorder *r = &rec;
 	char err[512];
 	int ret;
 
 	parse_args(argc, argv, &r->cfg);
-	tsync_log_init("tsync-host", r->cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
+	tsync_log_init("tsync-host", r->cfg.verbose, false);
+	/* -q: no summaries nor live status line (errors still go to stderr) */
+	if (r->cfg.opt.quiet && !freopen("/dev/null", "w", stdout))
+		return 1;
+	/* -r: every thread of ours (created from here) at this priority */
+	if (r->cfg.opt.rt_prio) {
+		struct sched_param sp = { .sched_priority = r->cfg.opt.rt_prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			fprintf(stderr, "tsync-host record: warning: -r %d: %s\n",
+				r->cfg.opt.rt_prio, strerror(errno));
+	}
 	rec_init(r);
 
 	/* What cannot work (host/preflight.h) and the host's events are
 	 * checked before anything starts. */
-	if (host_preflight("record", true, r->cfg.clock, r->cfg.source, r->cfg.stamp_forced,
+	if (host_preflight("record", true, r->cfg.opt.clock, r->cfg.source, r->cfg.stamp_forced,
 			   err, sizeof(err)) ||
-	    outfile_check_dir(r->cfg.output, err, sizeof(err)) ||
+	    outfile_check_dir(r->cfg.opt.output, err, sizeof(err)) ||
 	    (r->cfg.nevents && tracemeta_resolve_events(r->cfg.events, r->cfg.nevents,
 							&r->h.events, err, sizeof(err)))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);

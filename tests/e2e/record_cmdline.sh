@@ -1,0 +1,131 @@
+#!/bin/bash
+# tsync-host record reads trace-cmd record's command line: trace-cmd's -A
+# forms (HOST:PORT --name, a QEMU guest's -name found from a real QEMU
+# process), -v negating the -e after it, options trace-cmd has and tsync
+# does not refused by name, whole-recording options refused after -A,
+# the function tracer refused by this kernel said so (not an empty
+# recording), COMMAND's failure in the exit status, tsync-host's own
+# threads left out of the trace (and kept with --no-filter), --version.
+. "$(dirname "$0")/lib.inc"
+need_root_tracefs
+command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
+out=$E2E_TMP/out; mkdir -p "$out"
+
+# expect RC EXACT_STDERR_LINE CMD...: runs CMD, checks its exit status and
+# that stderr has the line
+expect() {
+	local rc=$1 line=$2; shift 2
+	"$@" > "$E2E_TMP/o" 2> "$E2E_TMP/e"
+	local got=$?
+	[ $got -eq "$rc" ] || fail "'$*': exit $got, expected $rc: $(cat "$E2E_TMP/e")"
+	grep -qxF -- "$line" "$E2E_TMP/e" || fail "'$*': no line '$line' in: $(cat "$E2E_TMP/e")"
+}
+
+# 1. refusals, each naming the option
+expect 2 "tsync-host record: option -B is not supported: extra instances: tsync records one instance per machine" \
+	"$HOST" record -B foo -e sched -o "$out/x.dat" -- true
+expect 2 "tsync-host record: option --date is not supported: tsync synchronizes the clocks instead" \
+	"$HOST" record -A 127.0.0.1:1 --date -- true
+expect 2 "tsync-host record: invalid value 'x.dat' for -o: applies to the whole recording or to tsync-host itself: give it before the first -A" \
+	"$HOST" record -A 127.0.0.1:1 -e sched -o x.dat -- true
+expect 2 "tsync-host record: 'ftrace:function' is not an event to enable: the function tracer writes it (-p function)" \
+	"$HOST" record -e ftrace:function -o "$out/x.dat" -- true
+expect 2 "tsync-host record: -A nosuchguest: no QEMU guest named 'nosuchguest' runs here (-A NAME@CID, CID, or HOST:PORT for a TCP agent)" \
+	"$HOST" record -A nosuchguest -- true
+[ ! -e "$out/x.dat" ] || fail "a refused command line wrote a file"
+pass "unsupported options, misplaced options, tracer events, unknown guests refused by name"
+
+# 2. the function tracer, where this kernel refuses it (current_tracer
+# stays nop): said so, exit 1, no file
+probe=/sys/kernel/tracing/instances/tsync-e2e-probe-$$
+mkdir "$probe"
+if ! echo function > "$probe/current_tracer" 2>/dev/null ||
+   [ "$(cat "$probe/current_tracer")" != function ]; then
+	rmdir "$probe"
+	expect 1 "tsync-host record: host: function tracer refused by this kernel: writing current_tracer: Operation not permitted" \
+		"$HOST" record -p function -o "$out/f.dat" -- true
+	expect 1 "tsync-host record: host: function tracer refused by this kernel: writing 'schedule*' to set_ftrace_filter: Operation not permitted" \
+		"$HOST" record -l 'schedule*' -o "$out/f.dat" -- true
+	[ ! -e "$out/f.dat" ] || fail "a file was written for a refused tracer"
+	pass "function tracer refused by this kernel: said so, exit 1"
+else
+	echo nop > "$probe/current_tracer"; rmdir "$probe"
+	"$HOST" record -p function -l 'schedule*' -o "$out/f.dat" -- sleep 0.2 > /dev/null ||
+		fail "-p function failed on a kernel that allows it"
+	trace-cmd report "$out/f.dat" 2>/dev/null | grep -q 'function: *schedule' ||
+		fail "-p function -l 'schedule*' recorded no schedule* function"
+	pass "-p function -l 'schedule*' recorded schedule*"
+fi
+
+# 3. -v: the -e after it disables
+"$HOST" record -e sched -v -e sched:sched_switch -o "$out/v.dat" -- sleep 0.3 > /dev/null 2>&1 ||
+	fail "record -e sched -v -e sched:sched_switch failed"
+trace-cmd report "$out/v.dat" 2>/dev/null > "$E2E_TMP/v.txt"
+grep -q ' sched_waking: ' "$E2E_TMP/v.txt" || fail "-e sched recorded no sched_waking"
+! grep -q ' sched_switch: ' "$E2E_TMP/v.txt" || fail "-v -e sched:sched_switch did not disable it"
+pass "-e sched -v -e sched:sched_switch: scheduler events without sched_switch"
+
+# 4. COMMAND's failure: files written, exit 1, its status said
+expect 1 "tsync-host record: command 'sh' exited with status 3" \
+	"$HOST" record -e sched:sched_switch -o "$out/c.dat" -- sh -c 'exit 3'
+[ -s "$out/c.dat" ] || fail "no file written when COMMAND failed"
+expect 1 "tsync-host record: command '$E2E_TMP/nonexistent' exited with status 127" \
+	"$HOST" record -o "$out/n.dat" -- "$E2E_TMP/nonexistent"
+grep -qF "$E2E_TMP/nonexistent: No such file or directory" "$E2E_TMP/e" || fail "exec failure not said"
+pass "COMMAND exiting 3 or not starting: files written, exit 1, status said"
+
+# 5. our own threads: no system call of a tsync-host thread is recorded,
+# nor a sched_switch between two of them; with --no-filter there are. The
+# command lists tsync-host's threads (its parent's) at the end, when all
+# of them run.
+cat > "$E2E_TMP/tids.sh" <<'EOF'
+#!/bin/bash
+sleep 0.5
+ls /proc/$PPID/task > "$1"
+EOF
+chmod +x "$E2E_TMP/tids.sh"
+for mode in filtered unfiltered; do
+	nf=; [ $mode = unfiltered ] && nf=--no-filter
+	"$HOST" record $nf -b 4096 -e raw_syscalls:sys_enter -e sched:sched_switch \
+		-o "$out/$mode.dat" -- "$E2E_TMP/tids.sh" "$E2E_TMP/$mode.tids" > /dev/null 2>&1 ||
+		fail "$mode recording failed"
+	tids=$(paste -sd'|' "$E2E_TMP/$mode.tids")
+	[ -n "$tids" ] || fail "no thread list"
+	trace-cmd report "$out/$mode.dat" 2>/dev/null > "$E2E_TMP/$mode.txt"
+	eval "${mode}_sys=\$(grep -cE '^ *.+-($tids) +\[[0-9]+\] [0-9.]+: sys_enter:' \"\$E2E_TMP/$mode.txt\")"
+	eval "${mode}_both=\$(grep -cE 'sched_switch: .*:($tids) \[.*==> .*:($tids) \[' \"\$E2E_TMP/$mode.txt\")"
+done
+[ "$filtered_sys" -eq 0 ] || fail "$filtered_sys system calls of tsync-host's threads recorded"
+[ "$filtered_both" -eq 0 ] || fail "$filtered_both switches between tsync-host threads recorded"
+[ "$unfiltered_sys" -gt 0 ] || fail "--no-filter: no system call of tsync-host's threads recorded"
+pass "own threads left out: 0 system calls, 0 switches between them (--no-filter: $unfiltered_sys system calls, $unfiltered_both switches)"
+
+# 6. trace-cmd's HOST:PORT --name form, and a guest's options sent on
+start_agent a --
+hp=${AGENT_EP#tcp:}
+"$HOST" record -C mono -o "$out/g.dat" -A "$hp" --name web -e sched:sched_switch \
+	-- sleep 0.2 > "$E2E_TMP/g.out" 2>&1 || fail "-A $hp --name web: $(cat "$E2E_TMP/g.out")"
+[ -s "$out/trace-web.dat" ] || fail "-A HOST:PORT --name web wrote no trace-web.dat: $(ls "$out")"
+trace-cmd report "$out/trace-web.dat" 2>/dev/null | grep -q ' sched_switch: ' ||
+	fail "guest web recorded no sched_switch"
+pass "-A HOST:PORT --name web: trace-web.dat with the guest's events"
+
+# 7. -A NAME finds a real QEMU process by its -name (here one without a
+# vhost-vsock device, which this machine lacks: said so)
+if command -v qemu-system-x86_64 >/dev/null; then
+	qemu-system-x86_64 -name "guest=tsynce2e$$,debug-threads=on" -accel tcg -smp 2 \
+		-nodefaults -display none -S -m 64 > /dev/null 2>&1 &
+	qpid=$!
+	E2E_PIDS+=("$qpid")
+	for _ in $(seq 100); do [ -r /proc/$qpid/cmdline ] && grep -q tsynce2e /proc/$qpid/cmdline && break; sleep 0.05; done
+	expect 2 "tsync-host record: -A tsynce2e$$: QEMU guest 'tsynce2e$$' (pid $qpid) has no vhost-vsock device (guest-cid=): give -A HOST:PORT --name tsynce2e$$ for a TCP agent" \
+		"$HOST" record -A "tsynce2e$$" -- true
+	kill "$qpid"
+	pass "-A NAME: the QEMU process named so found (pid $qpid)"
+fi
+
+# 8. versions
+[ "$("$HOST" --version)" = "tsync-host 0.1.0" ] || fail "tsync-host --version"
+[ "$("$AGENT" --version)" = "tsync-agent 0.1.0" ] || fail "tsync-agent --version"
+"$HOST" help | grep -q '^  record' || fail "tsync-host help"
+pass "--version and help"
