@@ -16,6 +16,7 @@
 #include "agent/agent.h"
 #include "common/log.h"
 #include "common/opt.h"
+#include "common/version.h"
 #include "proto/tcmd.h"
 #include "proto/proto.h"
 
@@ -23,7 +24,8 @@
 #define STR(x) STR_(x)
 
 enum { O_LISTEN = 1, O_TCMD_LISTEN, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
-       O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE, O_HELP };
+       O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE,
+       O_VERSION, O_HELP };
 
 /* The defaults of the two limits below are their maximum, the protocol's. */
 _Static_assert(TSYNC_MAX_PROBES == 4096, "--max-probes default");
@@ -83,6 +85,8 @@ static const struct tsync_opt agent_opts[] = {
 	  .help = "largest message a host may send" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
 	  .help = "debug logging (every message sent and received)" },
+	{ .id = O_VERSION, .name = "version", .type = TSYNC_OPT_FLAG,
+	  .help = "print the version and exit" },
 	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
 	  .help = "this text" },
 	{ 0 }
@@ -135,6 +139,9 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_TRACEMB: cfg->max_trace_mb = (uint32_t)v->num; return 0;	/* 0: RAM / 4 */
 	case O_MSGKB: cfg->max_msg_kb = (uint32_t)v->num; return 0;
 	case O_VERBOSE: cfg->verbose++; return 0;
+	case O_VERSION:
+		printf("tsync-agent %s\n", TSYNC_VERSION);
+		exit(0);
 	}
 	return snprintf(err, errlen, "not handled"), -1;
 }

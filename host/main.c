@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "host/commands.h"
 
 /* Prints the top-level usage to @f. */
@@ -14,7 +15,9 @@ static void usage(FILE *f)
 "commands:\n"
 "  sync     measure the offsets between host and guest trace clocks\n"
 "  record   record host and guest traces into trace.dat files\n"
-"run 'tsync-host COMMAND --help' for the options of a command\n");
+"  help     this text\n"
+"run 'tsync-host COMMAND --help' for the options of a command,\n"
+"'tsync-host --version' for the version\n");
 }
 
 int main(int argc, char **argv)
@@ -28,7 +31,11 @@ int main(int argc, char **argv)
 		return host_cmd_sync(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "record"))
 		return host_cmd_record(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	if (!strcmp(argv[1], "--version")) {
+		printf("tsync-host %s\n", TSYNC_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}
