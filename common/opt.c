@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,8 +215,30 @@ static int opt_stop(const struct tsync_opt_cmd *cmd, const struct tsync_opt *o,
 	return TSYNC_OPT_BAD_SYNTAX;
 }
 
+static int opt_parse_locked(const struct tsync_opt_cmd *cmd, int argc, char **argv,
+			    tsync_opt_fn fn, void *ctx, FILE *out, char *err, size_t errlen);
+
+/*
+ * getopt_long() keeps its state in globals (optind, optarg, its position
+ * in a word), and the agent parses option words of several sessions at
+ * once: one parse at a time.
+ */
+static pthread_mutex_t getopt_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int tsync_opt_parse(const struct tsync_opt_cmd *cmd, int argc, char **argv,
 		    tsync_opt_fn fn, void *ctx, FILE *out, char *err, size_t errlen)
+{
+	int ret;
+
+	pthread_mutex_lock(&getopt_lock);
+	ret = opt_parse_locked(cmd, argc, argv, fn, ctx, out, err, errlen);
+	pthread_mutex_unlock(&getopt_lock);
+	return ret;
+}
+
+/* tsync_opt_parse() with the getopt lock held. */
+static int opt_parse_locked(const struct tsync_opt_cmd *cmd, int argc, char **argv,
+			    tsync_opt_fn fn, void *ctx, FILE *out, char *err, size_t errlen)
 {
 	int n = opt_count(cmd->opts), ever[OPT_MAX] = { 0 }, seen[OPT_MAX] = { 0 };
 	int stop = -1;

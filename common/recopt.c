@@ -200,6 +200,11 @@ static unsigned int opt_scopes(int id)
 		return S_HOST | S_AGENT;	/* a trace-cmd host sends its clock */
 	case R_AGENT:
 		return S_HOST | S_GUEST;
+	case R_DURATION: case R_STAMP: case R_KEYFILE: case R_GUESTMAX:
+	case R_OUTPUT: case R_USER: case R_INTERVAL: case R_FILEVER: case R_COMPRESSION:
+		/* the whole recording's wherever they are: tsync's own, and
+		 * those trace-cmd's agent would refuse or take as the run's */
+		return S_HOST | S_GUEST;
 	}
 	return S_HOST;
 }
@@ -462,7 +467,10 @@ static int set_host_opt(struct tsync_recopt *r, int id, const struct tsync_opt_v
 	case R_DURATION: r->duration = v->dbl; return 0;
 	case R_STAMP: r->stamp = (int)v->num; return 0;
 	case R_KEYFILE: return set_str(&r->key_file, v->str, err, errlen);
-	case R_GUESTMAX: r->guest_max_mb = (uint32_t)v->num; return 0;
+	case R_GUESTMAX:
+		r->guest_max_mb = (uint32_t)v->num;
+		r->has_guest_max_mb = !v->is_default;
+		return 0;
 	}
 	return snprintf(err, errlen, "not handled"), -1;
 }
@@ -578,6 +586,143 @@ int tsync_recopt_parse(struct tsync_recopt *r, enum tsync_recopt_scope scope,
 		return TSYNC_RECOPT_ERROR;
 	}
 	return ret;
+}
+
+/* Appends the words @a [and @b] to the growing argv @v. 0 or -ENOMEM. */
+static int argv_add(char ***v, int *n, const char *a, const char *b)
+{
+	char **nv = realloc(*v, sizeof(**v) * (size_t)(*n + 3));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	if (!(nv[*n] = strdup(a)))
+		return -ENOMEM;
+	(*n)++;
+	if (b) {
+		if (!(nv[*n] = strdup(b)))
+			return -ENOMEM;
+		(*n)++;
+	}
+	nv[*n] = NULL;
+	return 0;
+}
+
+/* The -e words of @r: enabled ones with their -f, then -v and the others. */
+static int events_argv(const struct tsync_recopt *r, char ***v, int *n)
+{
+	int ret = 0;
+
+	for (int neg = 0; neg < 2 && !ret; neg++) {
+		bool said = false;
+
+		for (int i = 0; i < r->nevents && !ret; i++) {
+			const struct tsync_recopt_event *e = &r->events[i];
+
+			if (e->negate != neg)
+				continue;
+			if (neg && !said) {
+				ret = argv_add(v, n, "-v", NULL);
+				said = true;
+			}
+			if (!ret)
+				ret = argv_add(v, n, "-e", e->name);
+			/* the joined filter, one -f: the parser joins no further */
+			if (!ret && e->filter && !neg)
+				ret = argv_add(v, n, "-f", e->filter);
+		}
+	}
+	return ret;
+}
+
+/* The words of a list option @opt for each entry of @l. */
+static int list_argv(const char *opt, const struct tsync_recopt_list *l, char ***v, int *n)
+{
+	int ret = 0;
+
+	for (int i = 0; i < l->n && !ret; i++)
+		ret = argv_add(v, n, opt, l->v[i]);
+	return ret;
+}
+
+/* The number options of an instance. */
+static int num_argv(const struct tsync_recopt *r, char ***v, int *n)
+{
+	char buf[32];
+	int ret = 0;
+
+	if (r->max_graph_depth >= 0) {
+		snprintf(buf, sizeof(buf), "%d", r->max_graph_depth);
+		ret = argv_add(v, n, "--max-graph-depth", buf);
+	}
+	if (!ret && r->buffer_kb) {
+		snprintf(buf, sizeof(buf), "%u", r->buffer_kb);
+		ret = argv_add(v, n, "-b", buf);
+	}
+	if (!ret && r->cmdlines_size) {
+		snprintf(buf, sizeof(buf), "%d", r->cmdlines_size);
+		ret = argv_add(v, n, "--cmdlines-size", buf);
+	}
+	for (int i = 0; i < r->npids && !ret; i++) {
+		snprintf(buf, sizeof(buf), "%d", r->pids[i]);
+		ret = argv_add(v, n, "-P", buf);
+	}
+	return ret;
+}
+
+int tsync_recopt_instance_argv(const struct tsync_recopt *r, char ***argv, int *argc)
+{
+	char **v = NULL;
+	int n = 0, ret;
+
+	ret = argv_add(&v, &n, "record", NULL);
+	if (!ret)
+		ret = events_argv(r, &v, &n);
+	if (!ret && r->tracer)
+		ret = argv_add(&v, &n, "-p", r->tracer);
+	if (!ret)
+		ret = list_argv("-l", &r->funcs, &v, &n);
+	if (!ret)
+		ret = list_argv("-n", &r->notrace_funcs, &v, &n);
+	if (!ret)
+		ret = list_argv("-g", &r->graph_funcs, &v, &n);
+	if (!ret)
+		ret = list_argv("-O", &r->options, &v, &n);
+	if (!ret)
+		ret = num_argv(r, &v, &n);
+	if (!ret && r->follow_children)
+		ret = argv_add(&v, &n, "-c", NULL);
+	if (!ret && r->cpumask)
+		ret = argv_add(&v, &n, "-M", r->cpumask);
+	if (!ret && r->ignore_missing)
+		ret = argv_add(&v, &n, "-i", NULL);
+	if (!ret && r->no_filter)
+		ret = argv_add(&v, &n, "--no-filter", NULL);
+	if (ret) {
+		tsync_recopt_argv_free(v, n);
+		return ret;
+	}
+	*argv = v;
+	*argc = n;
+	return 0;
+}
+
+void tsync_recopt_argv_free(char **argv, int argc)
+{
+	for (int i = 0; argv && i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+bool tsync_recopt_plain_events(const struct tsync_recopt *r)
+{
+	for (int i = 0; i < r->nevents; i++)
+		if (r->events[i].negate)
+			return false;
+	return !r->tracer && !r->funcs.n && !r->notrace_funcs.n && !r->graph_funcs.n &&
+	       r->max_graph_depth < 0 && !r->npids && !r->follow_children &&
+	       !r->options.n && !r->cpumask && !r->ignore_missing && !r->no_filter &&
+	       !r->cmdlines_size;
 }
 
 const char *tsync_recopt_agent_value(int argc, char **argv, int at, int *next)

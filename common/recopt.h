@@ -12,9 +12,12 @@
  *                       Parsing stops at an -A or at COMMAND.
  *   TSYNC_RECOPT_GUEST  the part after one -A (the -A and its value
  *                       excluded): the options of one guest's instance,
- *                       and --name. Parsing stops at the next -A or at
- *                       COMMAND. This part, as given, is what the guest's
- *                       agent receives.
+ *                       --name, and tsync's own options (--duration,
+ *                       --stamp, --key-file, --guest-max-mb), which
+ *                       trace-cmd does not have and which apply to the
+ *                       whole recording wherever they are. Parsing stops
+ *                       at the next -A or at COMMAND. What the guest's
+ *                       agent receives is tsync_recopt_instance_argv().
  *   TSYNC_RECOPT_AGENT  an argv that an agent received (from tsync-host,
  *                       or a trace-cmd host's TRACE_REQ): as GUEST, but
  *                       an -A or an operand is an error.
@@ -115,6 +118,7 @@ struct tsync_recopt {
 					 * (marker, clock, tsc), -1: unset */
 	char *key_file;			/* --key-file */
 	uint32_t guest_max_mb;		/* --guest-max-mb, default 4096 */
+	bool has_guest_max_mb;		/* given (0 is a value: no cap) */
 };
 
 /* Results of tsync_recopt_parse() other than an index. */
@@ -146,6 +150,23 @@ void tsync_recopt_free(struct tsync_recopt *r);
  * missing.
  */
 const char *tsync_recopt_agent_value(int argc, char **argv, int at, int *next);
+
+/*
+ * Builds the argv (argv[0] "record", NULL-terminated) that gives an
+ * instance the settings of @r, for an agent: the instance options only
+ * (no --name, no whole-recording option), each as its parser reads it
+ * back. Returns 0 and *@argv / *@argc (tsync_recopt_argv_free()), or
+ * -ENOMEM.
+ */
+int tsync_recopt_instance_argv(const struct tsync_recopt *r, char ***argv, int *argc);
+
+/* Frees what tsync_recopt_instance_argv() made. */
+void tsync_recopt_argv_free(char **argv, int argc);
+
+/* True if @r's instance settings are events (none negated), their
+ * filters and a buffer size only: what an agent without option arguments
+ * takes. */
+bool tsync_recopt_plain_events(const struct tsync_recopt *r);
 
 /* Prints the usage of `tsync-host record`, generated from the table. */
 void tsync_recopt_usage(FILE *f);

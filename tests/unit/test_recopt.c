@@ -250,12 +250,26 @@ static void test_scopes(void **state)
 	assert_string_equal(a.v[next - 1 + at], "sleep");
 	tsync_recopt_free(&r);
 
-	/* whole-recording options after -A */
-	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-o x.dat", err, sizeof(err)),
+	/* options trace-cmd would pass on to the guest are refused after -A;
+	 * the whole recording's that a guest has no use for are taken */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-C mono", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
-	assert_string_equal(err, "tsync-host record: invalid value 'x.dat' for -o: applies to "
+	assert_string_equal(err, "tsync-host record: invalid value 'mono' for -C: applies to "
 			    "the whole recording or to tsync-host itself: give it before the "
 			    "first -A");
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-q", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-o x.dat --duration 2 --guest-max-mb 0",
+			       err, sizeof(err)), 7);
+	assert_string_equal(r.output, "x.dat");
+	assert_true(r.duration == 2);
+	assert_true(r.has_guest_max_mb);
+	assert_int_equal(r.guest_max_mb, 0);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-o x.dat", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
 	tsync_recopt_free(&r);
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--name x", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
@@ -313,6 +327,53 @@ static void test_unsupported(void **state)
 	tsync_recopt_free(&r);
 }
 
+/* The words an agent gets read back into the same settings. */
+static void test_instance_argv(void **state)
+{
+	struct tsync_recopt r, back;
+	char err[256], **v;
+	int n;
+
+	(void)state;
+	assert_true(parse(&r, TSYNC_RECOPT_GUEST,
+			  "-e sched -f a>1 -f b>2 -v -e sched:sched_switch -p function_graph "
+			  "--module ext4 -l ext4_* -n x -g y --max-graph-depth 2 -P 5,6 -c -T -O noirq-info "
+			  "-M ff -b 512 -i --no-filter --cmdlines-size 300 --name g1 --duration 3",
+			  err, sizeof(err)) > 0);
+	assert_false(tsync_recopt_plain_events(&r));
+	assert_int_equal(tsync_recopt_instance_argv(&r, &v, &n), 0);
+	assert_string_equal(v[0], "record");
+	assert_null(v[n]);
+	tsync_recopt_init(&back);
+	assert_int_equal(tsync_recopt_parse(&back, TSYNC_RECOPT_AGENT, n, v, NULL, err,
+					    sizeof(err)), n);
+	assert_int_equal(back.nevents, 2);
+	assert_string_equal(back.events[0].name, "sched");
+	assert_string_equal(back.events[0].filter, "((a>1)&&(b>2))");
+	assert_true(back.events[1].negate);
+	assert_string_equal(back.tracer, "function_graph");
+	assert_string_equal(back.funcs.v[0], "ext4_*:mod:ext4");
+	assert_string_equal(back.notrace_funcs.v[0], "x:mod:ext4");
+	assert_int_equal(back.max_graph_depth, 2);
+	assert_int_equal(back.npids, 2);
+	assert_true(back.follow_children && back.ignore_missing && back.no_filter);
+	assert_int_equal(back.options.n, 2);
+	assert_string_equal(back.cpumask, "ff");
+	assert_int_equal(back.buffer_kb, 512);
+	assert_int_equal(back.cmdlines_size, 300);
+	assert_null(back.name);		/* not an instance setting */
+	assert_true(back.duration == 0);
+	tsync_recopt_argv_free(v, n);
+	tsync_recopt_free(&back);
+	tsync_recopt_free(&r);
+
+	/* events, filters and a buffer size only: the plain form */
+	assert_true(parse(&r, TSYNC_RECOPT_GUEST, "-e sched -f x>1 -b 64 --name g", err,
+			  sizeof(err)) > 0);
+	assert_true(tsync_recopt_plain_events(&r));
+	tsync_recopt_free(&r);
+}
+
 static void test_usage(void **state)
 {
 	char *text = NULL;
@@ -341,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_host_defaults_and_globals),
 		cmocka_unit_test(test_scopes),
 		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_instance_argv),
 		cmocka_unit_test(test_usage),
 	};
 
