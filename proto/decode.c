@@ -332,6 +332,8 @@ static int dec_sync_result(struct rcur *c, struct tsync_sync_result *r)
  * TRACE_START: the events and their filters go into one allocation (the
  * array, then the filter strings), sized by a first validating pass.
  */
+static int dec_trace_args(struct rcur *c, struct tsync_trace_start *t);
+
 static int dec_trace_start(struct rcur *c, struct tsync_trace_start *t)
 {
 	struct tsync_trace_event *ev;
@@ -363,7 +365,7 @@ static int dec_trace_start(struct rcur *c, struct tsync_trace_start *t)
 		total += (size_t)c->p[n] << 8 | c->p[n + 1];
 	}
 	if (!t->nevents)
-		return 0;
+		return dec_trace_args(c, t);
 	ev = calloc(1, t->nevents * sizeof(*ev) + total);
 	if (!ev)
 		return fail(c->err, -ENOMEM, "TRACE_START: out of memory");
@@ -379,6 +381,46 @@ static int dec_trace_start(struct rcur *c, struct tsync_trace_start *t)
 		strs += n;
 	}
 	t->events = ev;
+	return dec_trace_args(c, t);
+}
+
+/*
+ * TRACE_START with TSYNC_TRACE_FL_ARGS: the option words, in one
+ * allocation (the pointer array, then the strings).
+ */
+static int dec_trace_args(struct rcur *c, struct tsync_trace_start *t)
+{
+	size_t start, total = 0, n;
+	char *strs;
+	uint32_t i;
+	int ret;
+
+	if (!(t->flags & TSYNC_TRACE_FL_ARGS))
+		return 0;
+	ret = get_be32(c, &t->nargs, "option count");
+	if (!ret)
+		ret = check_count(c, t->nargs, TSYNC_MAX_ARGS, 3, "option count");
+	if (ret)
+		return ret;
+	start = c->off;
+	for (i = 0; i < t->nargs; i++) {
+		n = c->off;
+		ret = get_str(c, NULL, TSYNC_ARG_MAX, 0, "option");
+		if (ret)
+			return ret;
+		total += (size_t)c->p[n] << 8 | c->p[n + 1];
+	}
+	t->args = calloc(1, (t->nargs + 1) * sizeof(char *) + total);
+	if (!t->args)
+		return fail(c->err, -ENOMEM, "TRACE_START: out of memory");
+	strs = (char *)(t->args + t->nargs + 1);
+	c->off = start;
+	for (i = 0; i < t->nargs; i++) {
+		n = rd_be16(c);
+		rd_bytes(c, strs, n);
+		t->args[i] = strs;
+		strs += n;
+	}
 	return 0;
 }
 

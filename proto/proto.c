@@ -179,6 +179,8 @@ void tsync_msg_free(struct tsync_msg *m)
 	case TSYNC_MSG_TRACE_START:
 		free(m->trace_start.events);
 		m->trace_start.events = NULL;
+		free(m->trace_start.args);
+		m->trace_start.args = NULL;
 		break;
 	case TSYNC_MSG_TRACE_STOPPED:
 		free(m->trace_stopped.cpus);
@@ -475,6 +477,15 @@ static void put_payload(struct wcur *c, const struct tsync_msg *m)
 			put_str(c, t->events[i].name, TSYNC_EVENT_NAME_MAX, 1);
 			put_str(c, t->events[i].filter, TSYNC_FILTER_MAX, 0);
 		}
+		if (!(t->flags & TSYNC_TRACE_FL_ARGS))
+			break;
+		if (t->nargs > TSYNC_MAX_ARGS) {
+			c->err = TSYNC_PERR_COUNT_LIMIT;
+			return;
+		}
+		put_be32(c, t->nargs);
+		for (i = 0; i < t->nargs; i++)
+			put_str(c, t->args[i], TSYNC_ARG_MAX, 0);
 		break;
 	}
 	case TSYNC_MSG_TRACE_STARTED:

@@ -53,6 +53,11 @@
 #define TSYNC_MAX_PROBES		4096	/* probes per sync round */
 #define TSYNC_MAX_CPUS			8192	/* CPUs of one side */
 #define TSYNC_MAX_EVENTS		1024	/* events in TRACE_START */
+#define TSYNC_MAX_ARGS			256	/* option words in TRACE_START */
+#define TSYNC_ARG_MAX			4096	/* one option word */
+
+/* TRACE_START flags. */
+#define TSYNC_TRACE_FL_ARGS		0x1u	/* the guest's record options follow */
 #define TSYNC_SECRET_LEN		32
 #define TSYNC_NONCE_LEN			32
 #define TSYNC_MAC_LEN			32
@@ -320,11 +325,13 @@ struct tsync_trace_event {
 
 struct tsync_trace_start {
 	uint32_t buffer_kb;
-	uint32_t flags;			/* none defined: 0; the agent refuses any
-					 * bit with ERROR UNSUPPORTED */
+	uint32_t flags;			/* TSYNC_TRACE_FL_*; the agent refuses an
+					 * unknown bit with ERROR UNSUPPORTED */
 	char clock[TSYNC_CLOCK_NAME_MAX];
 	uint32_t nevents;
 	struct tsync_trace_event *events;	/* decoded: one allocation */
+	uint32_t nargs;			/* with TSYNC_TRACE_FL_ARGS: trace-cmd record */
+	char **args;			/* options of the guest (decoded: one allocation) */
 };
 
 struct tsync_trace_started {

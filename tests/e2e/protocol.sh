@@ -27,12 +27,13 @@ grep -qF "c: ERROR code=VERSION reason=no common protocol version: we speak 1..1
 	"$E2E_TMP/v" || fail "version mismatch reason: $(cat "$E2E_TMP/v")"
 pass "no common version: $(grep ERROR "$E2E_TMP/v")"
 
-# 2. TRACE_START with flags 1: buffer_kb 0, flags 1, clock "local", no events
-ts_flags=545359500130000000000014000000000000000100066c6f63616c0000000000
+# 2. TRACE_START with flags 2 (unknown; 1 is TSYNC_TRACE_FL_ARGS): buffer_kb 0,
+#    flags 2, clock "local", no events
+ts_flags=545359500130000000000014000000000000000200066c6f63616c0000000000
 "${R[@]}" 'hello control' 'session' "raw $ts_flags" 'expect ERROR UNSUPPORTED' \
 	'meta_req' 'expect ERROR UNEXPECTED' 'bye' \
 	> "$E2E_TMP/f" 2>&1 || fail "TRACE_START flags: $(cat "$E2E_TMP/f")"
-grep -qF "c: ERROR code=UNSUPPORTED reason=TRACE_START flags 0x1: this agent knows none" \
+grep -qF "c: ERROR code=UNSUPPORTED reason=TRACE_START flags 0x2: this agent knows only 0x1" \
 	"$E2E_TMP/f" || fail "TRACE_START flags reason: $(cat "$E2E_TMP/f")"
 pass "TRACE_START flags refused, session goes on: $(grep UNSUPPORTED "$E2E_TMP/f")"
 

@@ -132,7 +132,7 @@ static inline void sample_msg(uint8_t type, struct tsync_msg *m)
 		break;
 	case TSYNC_MSG_TRACE_START:
 		m->trace_start.buffer_kb = 8192;
-		m->trace_start.flags = 0x5;
+		m->trace_start.flags = 0x4;	/* a flag the codec carries but does not know */
 		strcpy(m->trace_start.clock, "global");
 		m->trace_start.nevents = 3;
 		m->trace_start.events = sample_events;

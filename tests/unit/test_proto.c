@@ -855,6 +855,57 @@ static void test_large_messages(void **state)
 	free(st);
 }
 
+/* TRACE_START with the guest's options (TSYNC_TRACE_FL_ARGS): they
+ * round-trip after the events; more than TSYNC_MAX_ARGS, a word too long
+ * or a count beyond the payload are refused; without the flag no count
+ * follows the events. */
+static void test_trace_args(void **state)
+{
+	char *args[] = { "-e", "sched", "-v", "-e", "sched:sched_switch", "", "--name", "g" };
+	struct tsync_trace_event ev = { .name = "irq", .filter = "" };
+	uint8_t buf[4096], *p = buf + TSYNC_HDR_LEN;
+	struct tsync_msg m, got;
+	struct tsync_proto_err e;
+	size_t len;
+
+	(void)state;
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
+	m.trace_start.nevents = 1;
+	m.trace_start.events = &ev;
+	m.trace_start.nargs = 8;
+	m.trace_start.args = args;
+	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), 0);
+	assert_int_equal(dec(m.type, p, len - TSYNC_HDR_LEN, NULL, &got, &e), 0);
+	assert_int_equal(got.trace_start.nargs, 8);
+	for (int i = 0; i < 8; i++)
+		assert_string_equal(got.trace_start.args[i], args[i]);
+	assert_string_equal(got.trace_start.events[0].name, "irq");
+	tsync_msg_free(&got);
+	/* too many words: not encoded */
+	m.trace_start.nargs = TSYNC_MAX_ARGS + 1;
+	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), TSYNC_PERR_COUNT_LIMIT);
+	/* no words: the count (the last 4 bytes) is 0 */
+	m.trace_start.nargs = 0;
+	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), 0);
+	assert_int_equal(dec(m.type, p, len - TSYNC_HDR_LEN, NULL, &got, &e), 0);
+	assert_int_equal(got.trace_start.nargs, 0);
+	tsync_msg_free(&got);
+	/* a count beyond the payload, and beyond the limit */
+	wr32(p + len - TSYNC_HDR_LEN - 4, 2);
+	expect_reject(m.type, p, len - TSYNC_HDR_LEN, NULL, TSYNC_PERR_COUNT_OVERFLOW);
+	wr32(p + len - TSYNC_HDR_LEN - 4, TSYNC_MAX_ARGS + 1);
+	expect_reject(m.type, p, len - TSYNC_HDR_LEN, NULL, TSYNC_PERR_COUNT_LIMIT);
+	/* without the flag, nothing follows the events */
+	m.trace_start.flags = 0;
+	m.trace_start.nargs = 8;
+	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), 0);
+	assert_int_equal(dec(m.type, buf + TSYNC_HDR_LEN, len - TSYNC_HDR_LEN, NULL, &got, &e), 0);
+	assert_int_equal(got.trace_start.nargs, 0);
+	assert_null(got.trace_start.args);
+	tsync_msg_free(&got);
+}
+
 /*
  * The receiver's header check: its payload limit, and once a version was
  * negotiated, that every message but HELLO, HELLO_REPLY and a base-version
@@ -1141,6 +1192,7 @@ int main(void)
 		cmocka_unit_test(test_value_errors),
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_large_messages),
+		cmocka_unit_test(test_trace_args),
 		cmocka_unit_test(test_hdr_check_ctx),
 		cmocka_unit_test(test_check_choice),
 		cmocka_unit_test(test_negotiate),
