@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/evsel.h"
+#include "common/recopt.h"
 
 /*
  * Copies the distinct (name, filter) pairs of @events into @specs (an
@@ -44,14 +45,17 @@ static int distinct_specs(const struct tsync_trace_event *events, uint32_t n,
 	return count;
 }
 
+static const struct tracemeta_event_limits lim = {
+	.max_selections = AGENT_MAX_SELECTIONS,
+	.max_filter_bytes = AGENT_MAX_FILTER_BYTES,
+};
+
+static int resolve_code(int ret, char *err, size_t errlen);
+
 /* Resolves a TRACE_START's events; see evsel.h. */
 int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
 			 struct tracemeta_events **out, char *err, size_t errlen)
 {
-	static const struct tracemeta_event_limits lim = {
-		.max_selections = AGENT_MAX_SELECTIONS,
-		.max_filter_bytes = AGENT_MAX_FILTER_BYTES,
-	};
 	struct tracemeta_event_spec *specs = calloc(n ? n : 1, sizeof(*specs));
 	char **keys = calloc(n ? n : 1, sizeof(*keys));
 	int ret, count;
@@ -64,6 +68,63 @@ int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
 		free(keys[i]);
 	free(keys);
 	free(specs);
+	return resolve_code(ret, err, errlen);
+}
+
+/* Resolves the -e options of a TRACE_START's option words; see evsel.h. */
+int agent_events_resolve_opts(const struct tsync_recopt *o, struct tracemeta_events **out,
+			      char *err, size_t errlen)
+{
+	struct tracemeta_event_spec *specs = calloc(o->nevents ? (size_t)o->nevents : 1,
+						    sizeof(*specs));
+	int ret;
+
+	err[0] = '\0';
+	for (int i = 0; specs && i < o->nevents; i++)
+		specs[i] = (struct tracemeta_event_spec){
+			.spec = o->events[i].name, .filter = o->events[i].filter,
+			.negate = o->events[i].negate, .optional = o->ignore_missing };
+	ret = specs ? tracemeta_resolve_events_limited(specs, o->nevents, &lim, out, err,
+						       errlen) : -ENOMEM;
+	free(specs);
+	return resolve_code(ret, err, errlen);
+}
+
+/* Parses the option words of a TRACE_START; see evsel.h. */
+int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
+		     struct tsync_trace_start *out, char *err, size_t errlen)
+{
+	char **av = calloc(rq->nargs + 2, sizeof(*av));
+	int ret;
+
+	*out = *rq;
+	if (!av)
+		return snprintf(err, errlen, "out of memory"), TSYNC_ERR_INTERNAL;
+	av[0] = (char *)"record";
+	memcpy(av + 1, rq->args, rq->nargs * sizeof(*av));
+	ret = tsync_recopt_parse(o, TSYNC_RECOPT_AGENT, (int)rq->nargs + 1, av, NULL, err,
+				 errlen);
+	free(av);
+	if (ret < 0)
+		return TSYNC_ERR_BAD_REQUEST;
+	if (rq->nevents || rq->buffer_kb) {
+		snprintf(err, errlen, "TRACE_START with option words has its events and buffer "
+			 "size in them, not beside them");
+		return TSYNC_ERR_BAD_REQUEST;
+	}
+	out->buffer_kb = o->buffer_kb;
+	if (o->clock && rq->clock[0] && strcmp(o->clock, rq->clock)) {
+		snprintf(err, errlen, "two trace clocks: '%s' and -C %s", rq->clock, o->clock);
+		return TSYNC_ERR_BAD_REQUEST;
+	}
+	if (o->clock)
+		snprintf(out->clock, sizeof(out->clock), "%s", o->clock);
+	return 0;
+}
+
+/* The ERROR code of a tracemeta_resolve_events*() result (0: none). */
+static int resolve_code(int ret, char *err, size_t errlen)
+{
 	if (!ret)
 		return 0;
 	if (!err[0])	/* never an ERROR without a reason */

@@ -30,4 +30,22 @@
 int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
 			 struct tracemeta_events **out, char *err, size_t errlen);
 
+struct tsync_recopt;
+
+/*
+ * A TRACE_START with TSYNC_TRACE_FL_ARGS: parses its option words with
+ * the one parser of trace-cmd record options (common/recopt, agent scope)
+ * into @o (tsync_recopt_init()ed by the caller), and copies @rq into @out
+ * with the buffer size and clock the options give. Returns 0, or
+ * BAD_REQUEST with @err saying why (the parser's message, or events or a
+ * buffer size given both ways).
+ */
+int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
+		     struct tsync_trace_start *out, char *err, size_t errlen);
+
+/* agent_events_resolve() for the -e options of @o: -v disables, -i skips
+ * an event this kernel lacks. */
+int agent_events_resolve_opts(const struct tsync_recopt *o, struct tracemeta_events **out,
+			      char *err, size_t errlen);
+
 #endif

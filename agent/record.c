@@ -50,6 +50,7 @@
 #include "common/instance.h"
 #include "common/log.h"
 #include "common/msgio.h"
+#include "common/recopt.h"
 #include "common/timeutil.h"
 #include "common/tracemeta.h"
 #include "proto/tsync_record.h"
@@ -87,6 +88,7 @@ struct agent_trace {
 	struct trace_cpu *cpus;
 	struct agent_budget *budget;	/* the agent's (--max-trace-mb) */
 	uint64_t reserved_kb;		/* of it, for this instance */
+	bool hide_self;			/* the agent's threads are left out */
 };
 
 /* Returns @s's recording state (NULL before the first TRACE_START). */
@@ -186,12 +188,38 @@ static int check_clock(const char *clock, char *have, size_t havelen)
 }
 
 /*
+ * The trace-cmd record settings @o of a TRACE_START, and the agent's own
+ * threads left out (unless --no-filter). Returns 0 or an ERROR code with
+ * @err filled.
+ */
+static int apply_opts(struct agent_session *s, struct agent_trace *t,
+		      const struct tsync_recopt *o, char *err, size_t errlen)
+{
+	int ret = tsync_instance_apply_opts(t->ti, o, err, errlen);
+
+	if (ret == -EPERM || ret == -EACCES)
+		return TSYNC_ERR_PERMISSION;	/* "function tracer refused ..." */
+	if (ret == -ENOENT)
+		return TSYNC_ERR_UNSUPPORTED;
+	if (ret)
+		return TSYNC_ERR_BAD_REQUEST;
+	t->hide_self = !o->no_filter;
+	if (t->hide_self) {
+		ret = tsync_instance_hide_self(t->ti, true);
+		if (ret)
+			log_warn("%s: the agent's threads stay in %s: %s", s->peer->name,
+				 t->name, strerror(-ret));
+	}
+	return 0;
+}
+
+/*
  * Creates and configures the instance of @t for request @rq, events @ev;
  * turns tracing on last. Returns 0, or an ERROR code (> 0) with @err
  * filled; on failure nothing is left in tracefs. Lock held.
  */
 static int setup_instance(struct agent_session *s, struct agent_trace *t,
-			  const struct tsync_trace_start *rq,
+			  const struct tsync_trace_start *rq, const struct tsync_recopt *o,
 			  const struct tracemeta_events *ev, char *err, size_t errlen)
 {
 	char prefix[TSYNC_INSTANCE_PREFIX_MAX];
@@ -224,6 +252,9 @@ static int setup_instance(struct agent_session *s, struct agent_trace *t,
 	 * lost (measured by bench_05_record on a loaded machine). */
 	if (tsync_instance_set_buffer_percent(t->ti, 10))
 		log_warn("%s: cannot set buffer_percent of %s", s->peer->name, t->name);
+	ret = apply_opts(s, t, o, err, errlen);
+	if (ret)
+		goto fail;
 	ret = tsync_instance_enable_events(t->ti, ev, err, errlen);
 	if (ret) {
 		/* the kernel rejects a bad filter with various errnos; the
@@ -261,14 +292,15 @@ static int check_request(struct agent_session *s, const struct tsync_trace_start
 	if (!memcmp(s->secret, zero, sizeof(zero))) {
 		*ret = agent_session_error(s, TSYNC_ERR_UNEXPECTED,
 					   "TRACE_START before SESSION_REQ");
-	} else if (rq->flags) {
-		/* reserved (Documentation/protocol.md, 6.14): refused, never
-		 * silently ignored */
+	} else if (rq->flags & ~TSYNC_TRACE_FL_ARGS) {
+		/* unknown flags (Documentation/protocol.md, 6.14): refused,
+		 * never silently ignored */
 		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
 			      "%s: refused TRACE_START: unknown flags %#x", s->peer->name,
 			      rq->flags);
 		*ret = agent_session_error(s, TSYNC_ERR_UNSUPPORTED,
-					   "TRACE_START flags %#x: this agent knows none", rq->flags);
+					   "TRACE_START flags %#x: this agent knows only %#x",
+					   rq->flags, TSYNC_TRACE_FL_ARGS);
 	} else if (t && t->state == TR_ACTIVE) {
 		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
 			      "%s: refused TRACE_START: a trace is already active",
@@ -334,41 +366,55 @@ int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *r
 {
 	struct tracemeta_events *ev = NULL;
 	char err[TSYNC_REASON_MAX] = "", have[64];
+	struct tsync_trace_start req = *rq;
+	struct tsync_recopt o;
 	struct agent_trace *t;
 	struct tsync_msg m;
 	int code, ret;
 
-	if (check_request(s, rq, &ret))
+	tsync_recopt_init(&o);
+	code = rq->flags & TSYNC_TRACE_FL_ARGS ?
+	       agent_trace_args(rq, &o, &req, err, sizeof(err)) : 0;
+	if (code)
+		goto refuse;
+	if (check_request(s, &req, &ret)) {
+		tsync_recopt_free(&o);
 		return ret;
-	code = agent_events_resolve(rq->events, rq->nevents, &ev, err, sizeof(err));
+	}
+	code = req.flags & TSYNC_TRACE_FL_ARGS ?
+	       agent_events_resolve_opts(&o, &ev, err, sizeof(err)) :
+	       agent_events_resolve(req.events, req.nevents, &ev, err, sizeof(err));
 	if (code)
 		goto refuse;
 	t = trace_get(s);
 	if (!t) {
 		tracemeta_events_free(ev);
+		tsync_recopt_free(&o);
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&t->lock);
 	if (t->state == TR_STOPPED)	/* the previous trace of this session */
 		remove_instance(t);
-	code = reserve_buffers(t, rq, err, sizeof(err));
+	code = reserve_buffers(t, &req, err, sizeof(err));
 	if (!code)
-		code = setup_instance(s, t, rq, ev, err, sizeof(err));
+		code = setup_instance(s, t, &req, &o, ev, err, sizeof(err));
 	if (!code)
 		t->state = TR_ACTIVE;
 	pthread_mutex_unlock(&t->lock);
 	tracemeta_events_free(ev);
 	if (code)
 		goto refuse;
+	tsync_recopt_free(&o);
 
-	snprintf(have, sizeof(have), "%u KiB/CPU", rq->buffer_kb);
-	log_info("%s: recording into %s: %u event selection(s), clock %s, buffer %s",
-		 s->peer->name, t->name, rq->nevents, rq->clock[0] ? rq->clock : "default",
-		 rq->buffer_kb ? have : "default");
+	snprintf(have, sizeof(have), "%u KiB/CPU", req.buffer_kb);
+	log_info("%s: recording into %s: %u event selection(s), %u option word(s), clock %s, "
+		 "buffer %s", s->peer->name, t->name, req.nevents, req.nargs,
+		 req.clock[0] ? req.clock : "default", req.buffer_kb ? have : "default");
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_STARTED);
 	m.trace_started.ncpus = t->ncpus;
 	return agent_session_send(s, &m);
 refuse:
+	tsync_recopt_free(&o);
 	agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: refused TRACE_START: %s",
 		      s->peer->name, err);
 	return agent_session_error(s, (uint32_t)code, "%s", err);
@@ -645,6 +691,9 @@ void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer
 		release_cpu(t, cpu, 0, ret);
 		return;
 	}
+	/* the streamer thread is new: left out like the others */
+	if (t->hide_self && tsync_instance_hide_self(t->ti, false))
+		log_warn("%s: streaming thread of cpu %u stays in %s", peer->name, cpu, t->name);
 	log_info("%s: streaming cpu %u of %s", peer->name, cpu, t->name);
 	while (!t->stop_req)
 		pthread_cond_wait(&t->cond, &t->lock);
