@@ -182,8 +182,11 @@ int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
 	}
 	/* tsync's forms: a scheme, a bracketed IPv6 address, or @NAME that is
 	 * no CID (trace-cmd's NAME@CID has a number after the @) */
+	/* ... and two colons are no trace-cmd form either ("udp:H:P", an
+	 * IPv6 address without brackets): the endpoint parser says why */
 	if (!strncmp(arg, "tcp:", 4) || !strncmp(arg, "vsock:", 6) || arg[0] == '[' ||
-	    (at && !is_digits(at + 1) && !strchr(at + 1, ':')))
+	    (at && !is_digits(at + 1) && !strchr(at + 1, ':')) ||
+	    strchr(arg, ':') != strrchr(arg, ':'))
 		return parse_tsync(arg, index, out, err, errlen);
 	snprintf(buf, sizeof(buf), "%s", arg);
 	return parse_tracecmd(proc_root, buf, out, err, errlen);

@@ -277,6 +277,11 @@ int client_trace_start(struct tsync_client *c, const struct client_trace_opts *o
 	m.trace_start.nevents = o->nevents;
 	/* encoding only reads the events */
 	m.trace_start.events = (struct tsync_trace_event *)o->events;
+	if (o->nargs) {
+		m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
+		m.trace_start.nargs = o->nargs;
+		m.trace_start.args = (char **)o->args;
+	}
 	ret = send_msg(c, c->fd, &m, err, errlen);
 	/* Creating the instance and enabling events takes the agent a while. */
 	if (!ret)

@@ -89,6 +89,10 @@ struct client_trace_opts {
 	uint32_t buffer_kb;		/* 0: the agent's default */
 	uint32_t nevents;
 	const struct tsync_trace_event *events;
+	/* the guest's trace-cmd record options (common/recopt), sent with
+	 * TSYNC_TRACE_FL_ARGS instead of events and buffer_kb; 0: none */
+	uint32_t nargs;
+	char *const *args;
 };
 
 /* Limits of one metadata transfer: a lying agent cannot keep it going. */

@@ -33,9 +33,10 @@ struct guest {
 	struct tsync_endpoint ep;
 	char name[64];
 	const char *agent_str;
-	char **argv;			/* the options after its -A, as given */
+	char **argv;			/* its options for the agent ("record" first:
+					 * tsync_recopt_instance_argv()) */
 	int argc;
-	bool send_argv;			/* they go to the agent (not only -e -f -b) */
+	bool send_argv;			/* sent as such: more than -e -f -b */
 	int nevents;
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;

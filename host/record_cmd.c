@@ -126,6 +126,35 @@ static int guest_events(struct guest *g, const struct tsync_recopt *o, char *err
 	return 0;
 }
 
+/* Moves the string @src into @dst (the old one is freed with @src's owner). */
+#define SWAP_STR(dst, src) do { char *t_ = (dst); (dst) = (src); (src) = t_; } while (0)
+
+/* The whole recording's options given after an -A (tsync's own, and
+ * those trace-cmd's agent would refuse) go to the host's @h. */
+static void merge_whole_run(struct tsync_recopt *h, struct tsync_recopt *g)
+{
+	if (g->duration)
+		h->duration = g->duration;
+	if (g->stamp >= 0)
+		h->stamp = g->stamp;
+	if (g->has_guest_max_mb)
+		h->guest_max_mb = g->guest_max_mb;
+	if (g->has_tsync_interval) {
+		h->has_tsync_interval = true;
+		h->tsync_interval_ms = g->tsync_interval_ms;
+	}
+	if (g->file_version)
+		h->file_version = g->file_version;
+	if (g->key_file)
+		SWAP_STR(h->key_file, g->key_file);
+	if (g->output)
+		SWAP_STR(h->output, g->output);
+	if (g->user)
+		SWAP_STR(h->user, g->user);
+	if (g->compression)
+		SWAP_STR(h->compression, g->compression);
+}
+
 /* -A @arg and the options after it (@argv from its value on): adds a
  * guest. Returns the index in @argv where its options end, or exits. */
 static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
@@ -144,13 +173,15 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 		return fprintf(stderr, "tsync-host record: at most %d guests\n", MAX_GUESTS),
 		       exit(2), 0;
 	if (host_agent_arg_parse(val, cfg->nguests, &a, err, sizeof(err)))
-		return fprintf(stderr, "tsync-host record: -A %s: %s\n", val, err), exit(2), 0;
+		return fprintf(stderr, "tsync-host record: invalid value '%s' for -A: %s\n", val,
+			       err), exit(2), 0;
 	tsync_recopt_init(o);
 	/* argv[next - 1] (the -A's value) stands in for a program name */
 	end = tsync_recopt_parse(o, TSYNC_RECOPT_GUEST, argc - (next - 1), argv + next - 1,
 				 stdout, err, sizeof(err));
 	parse_check(end, err);
 	end += next - 1;
+	merge_whole_run(&cfg->opt, o);
 	g = &cfg->guests[cfg->nguests];
 	g->ep = a.ep;
 	snprintf(g->name, sizeof(g->name), "%s", o->name ? o->name : a.name);
@@ -159,11 +190,11 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 			return fprintf(stderr, "tsync-host record: two guests named '%s' (--name "
 				       "NAME after -A names one)\n", g->name), exit(2), 0;
 	g->agent_str = val;
-	g->argv = argv + next;
-	g->argc = end - next;
-	/* the "--" before COMMAND is not the guest's */
-	if (g->argc && !strcmp(g->argv[g->argc - 1], "--"))
-		g->argc--;
+	/* an agent of an earlier version takes events, filters and a buffer
+	 * size: only what goes beyond is sent as option words */
+	g->send_argv = !tsync_recopt_plain_events(o);
+	if (g->send_argv && tsync_recopt_instance_argv(o, &g->argv, &g->argc))
+		return fprintf(stderr, "tsync-host record: out of memory\n"), exit(2), 0;
 	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
 	g->events = cfg->gevents[cfg->nguests];
 	if (!g->events || guest_events(g, o, err, sizeof(err)))
@@ -708,7 +739,10 @@ static void rec_cleanup(struct recorder *r)
 		guest_join_sync_thread(&r->cfg.guests[i]);
 		guest_free(&r->cfg.guests[i]);
 		free(r->cfg.gevents[i]);
+		tsync_recopt_argv_free(r->cfg.guests[i].argv, r->cfg.guests[i].argc);
+		tsync_recopt_free(&r->cfg.gopt[i]);
 	}
+	tsync_recopt_free(&r->cfg.opt);
 	host_stop(&r->h);
 	host_free(&r->h);
 	host_cpu_locks_free(r->cpu_locks, r->ncpu_locks);

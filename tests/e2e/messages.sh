@@ -53,8 +53,8 @@ msg "unknown scheme (host)" 2 \
 msg "unknown scheme (agent)" 2 \
 	"tsync-agent: invalid value 'udp:0.0.0.0:8823' for --listen: unknown scheme 'udp' in 'udp:0.0.0.0:8823': use tcp:HOST:PORT or vsock:CID:PORT" \
 	"$AGENT" -l udp:0.0.0.0:8823
-msg "not an endpoint" 2 \
-	"tsync-host record: invalid value 'guest' for -A: 'guest' is not an endpoint: use $FORMS" \
+msg "no such guest" 2 \
+	"tsync-host record: invalid value 'guest' for -A: no QEMU guest named 'guest' runs here (-A NAME@CID, CID, or HOST:PORT for a TCP agent)" \
 	"$HOST" record -A guest
 msg "bad port" 2 \
 	"tsync-host sync: AGENT 'tcp:localhost:99999': port '99999' out of range (1-65535) in 'tcp:localhost:99999'" \

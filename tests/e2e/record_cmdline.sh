@@ -26,11 +26,11 @@ expect 2 "tsync-host record: option -B is not supported: extra instances: tsync 
 	"$HOST" record -B foo -e sched -o "$out/x.dat" -- true
 expect 2 "tsync-host record: option --date is not supported: tsync synchronizes the clocks instead" \
 	"$HOST" record -A 127.0.0.1:1 --date -- true
-expect 2 "tsync-host record: invalid value 'x.dat' for -o: applies to the whole recording or to tsync-host itself: give it before the first -A" \
-	"$HOST" record -A 127.0.0.1:1 -e sched -o x.dat -- true
+expect 2 "tsync-host record: invalid value 'mono' for -C: applies to the whole recording or to tsync-host itself: give it before the first -A" \
+	"$HOST" record -A 127.0.0.1:1 -e sched -C mono -- true
 expect 2 "tsync-host record: 'ftrace:function' is not an event to enable: the function tracer writes it (-p function)" \
 	"$HOST" record -e ftrace:function -o "$out/x.dat" -- true
-expect 2 "tsync-host record: -A nosuchguest: no QEMU guest named 'nosuchguest' runs here (-A NAME@CID, CID, or HOST:PORT for a TCP agent)" \
+expect 2 "tsync-host record: invalid value 'nosuchguest' for -A: no QEMU guest named 'nosuchguest' runs here (-A NAME@CID, CID, or HOST:PORT for a TCP agent)" \
 	"$HOST" record -A nosuchguest -- true
 [ ! -e "$out/x.dat" ] || fail "a refused command line wrote a file"
 pass "unsupported options, misplaced options, tracer events, unknown guests refused by name"
@@ -42,6 +42,7 @@ mkdir "$probe"
 if ! echo function > "$probe/current_tracer" 2>/dev/null ||
    [ "$(cat "$probe/current_tracer")" != function ]; then
 	rmdir "$probe"
+	fn_allowed=
 	expect 1 "tsync-host record: host: function tracer refused by this kernel: writing current_tracer: Operation not permitted" \
 		"$HOST" record -p function -o "$out/f.dat" -- true
 	expect 1 "tsync-host record: host: function tracer refused by this kernel: writing 'schedule*' to set_ftrace_filter: Operation not permitted" \
@@ -50,6 +51,7 @@ if ! echo function > "$probe/current_tracer" 2>/dev/null ||
 	pass "function tracer refused by this kernel: said so, exit 1"
 else
 	echo nop > "$probe/current_tracer"; rmdir "$probe"
+	fn_allowed=1
 	"$HOST" record -p function -l 'schedule*' -o "$out/f.dat" -- sleep 0.2 > /dev/null ||
 		fail "-p function failed on a kernel that allows it"
 	trace-cmd report "$out/f.dat" 2>/dev/null | grep -q 'function: *schedule' ||
@@ -110,6 +112,34 @@ trace-cmd report "$out/trace-web.dat" 2>/dev/null | grep -q ' sched_switch: ' ||
 	fail "guest web recorded no sched_switch"
 pass "-A HOST:PORT --name web: trace-web.dat with the guest's events"
 
+# 6b. options beyond -e -f -b go to the agent as option words, parsed by
+# the same parser there: -v negates on the guest, a refused tracer comes
+# back in the guest's words, the agent's own threads are left out
+"$HOST" record -o "$out/n.dat" -A "$hp" --name neg -e sched -v -e sched:sched_switch \
+	-- sleep 0.3 > "$E2E_TMP/n.out" 2>&1 || fail "guest -v: $(cat "$E2E_TMP/n.out")"
+trace-cmd report "$out/trace-neg.dat" 2>/dev/null > "$E2E_TMP/neg.txt"
+grep -q ' sched_waking: ' "$E2E_TMP/neg.txt" || fail "guest -e sched recorded no sched_waking"
+! grep -q ' sched_switch: ' "$E2E_TMP/neg.txt" || fail "guest -v -e sched:sched_switch did not disable it"
+if [ -z "$fn_allowed" ]; then
+	expect 1 "tsync-host record: guest fn ($hp): $AGENT_EP: peer error PERMISSION (14): function tracer refused by this kernel: writing current_tracer: Operation not permitted" \
+		"$HOST" record -o "$out/fn.dat" -A "$hp" --name fn -p function -- true
+fi
+printf '#!/bin/bash\nsleep 0.5\nls /proc/%s/task > "$1"\n' "$AGENT_PID" > "$E2E_TMP/atids.sh"
+chmod +x "$E2E_TMP/atids.sh"
+for mode in filtered unfiltered; do
+	nf=; [ $mode = unfiltered ] && nf=--no-filter
+	"$HOST" record -o "$out/a$mode.dat" -A "$hp" --name "a$mode" $nf -b 4096 \
+		-e raw_syscalls:sys_enter -- "$E2E_TMP/atids.sh" "$E2E_TMP/a$mode.tids" \
+		> "$E2E_TMP/a.out" 2>&1 || fail "guest $mode: $(cat "$E2E_TMP/a.out")"
+	tids=$(paste -sd'|' "$E2E_TMP/a$mode.tids")
+	n=$(trace-cmd report "$out/trace-a$mode.dat" 2>/dev/null |
+		grep -cE "^ *.+-($tids) +\[[0-9]+\] [0-9.]+: sys_enter:")
+	eval "a$mode=$n"
+done
+[ "$afiltered" -eq 0 ] || fail "$afiltered system calls of tsync-agent's threads in the guest trace"
+[ "$aunfiltered" -gt 0 ] || fail "--no-filter: no system call of tsync-agent's threads"
+pass "guest options as words: -v on the guest, a refused tracer said, the agent's threads left out (0; --no-filter: $aunfiltered)"
+
 # 7. -A NAME finds a real QEMU process by its -name (here one without a
 # vhost-vsock device, which this machine lacks: said so)
 if command -v qemu-system-x86_64 >/dev/null; then
@@ -118,7 +148,7 @@ if command -v qemu-system-x86_64 >/dev/null; then
 	qpid=$!
 	E2E_PIDS+=("$qpid")
 	for _ in $(seq 100); do [ -r /proc/$qpid/cmdline ] && grep -q tsynce2e /proc/$qpid/cmdline && break; sleep 0.05; done
-	expect 2 "tsync-host record: -A tsynce2e$$: QEMU guest 'tsynce2e$$' (pid $qpid) has no vhost-vsock device (guest-cid=): give -A HOST:PORT --name tsynce2e$$ for a TCP agent" \
+	expect 2 "tsync-host record: invalid value 'tsynce2e$$' for -A: QEMU guest 'tsynce2e$$' (pid $qpid) has no vhost-vsock device (guest-cid=): give -A HOST:PORT --name tsynce2e$$ for a TCP agent" \
 		"$HOST" record -A "tsynce2e$$" -- true
 	kill "$qpid"
 	pass "-A NAME: the QEMU process named so found (pid $qpid)"
