@@ -89,6 +89,7 @@ struct agent_trace {
 	struct agent_budget *budget;	/* the agent's (--max-trace-mb) */
 	uint64_t reserved_kb;		/* of it, for this instance */
 	bool hide_self;			/* the agent's threads are left out */
+	bool follow_new;		/* by event-fork too (no -P without -c) */
 };
 
 /* Returns @s's recording state (NULL before the first TRACE_START). */
@@ -204,8 +205,11 @@ static int apply_opts(struct agent_session *s, struct agent_trace *t,
 	if (ret)
 		return TSYNC_ERR_BAD_REQUEST;
 	t->hide_self = !o->no_filter;
+	/* event-fork leaves the threads the agent starts later out at once;
+	 * it would also make -P follow children, which only -c asks for */
+	t->follow_new = !o->npids || o->follow_children;
 	if (t->hide_self) {
-		ret = tsync_instance_hide_self(t->ti, true);
+		ret = tsync_instance_hide_self(t->ti, t->follow_new);
 		if (ret)
 			log_warn("%s: the agent's threads stay in %s: %s", s->peer->name,
 				 t->name, strerror(-ret));
@@ -692,7 +696,7 @@ void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer
 		return;
 	}
 	/* the streamer thread is new: left out like the others */
-	if (t->hide_self && tsync_instance_hide_self(t->ti, false))
+	if (t->hide_self && tsync_instance_hide_self(t->ti, t->follow_new))
 		log_warn("%s: streaming thread of cpu %u stays in %s", peer->name, cpu, t->name);
 	log_info("%s: streaming cpu %u of %s", peer->name, cpu, t->name);
 	while (!t->stop_req)
