@@ -198,8 +198,7 @@ static unsigned int opt_scopes(int id)
 		return S_GUEST | S_AGENT;
 	case R_CLOCK:
 		return S_HOST | S_AGENT;	/* a trace-cmd host sends its clock */
-	case R_AGENT:
-		return S_HOST | S_GUEST;
+	case R_AGENT:	/* it ends a guest's part (STOP) */
 	case R_DURATION: case R_STAMP: case R_KEYFILE: case R_GUESTMAX:
 	case R_OUTPUT: case R_USER: case R_INTERVAL: case R_FILEVER: case R_COMPRESSION:
 		/* the whole recording's wherever they are: tsync's own, and
