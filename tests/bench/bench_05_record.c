@@ -310,10 +310,11 @@ static pid_t start_recorder(const struct bench *b, enum rec_kind kind, const cha
 	}
 	/* the same file format for both: --file-version 6, or the default */
 	if (kind == REC_TSYNC)
-		execl(b->tsync_host, "tsync-host", "record", "--file-version", "6", "-e", "sched",
-		      "-b", kb, "-o", out, (char *)NULL);
+		/* --no-filter as trace-cmd's: both record their own threads */
+		execl(b->tsync_host, "tsync-host", "record", "--no-filter", "--file-version", "6",
+		      "-e", "sched", "-b", kb, "-o", out, (char *)NULL);
 	else if (kind == REC_TSYNC_Z)
-		execl(b->tsync_host, "tsync-host", "record", "-e", "sched", "-b", kb,
+		execl(b->tsync_host, "tsync-host", "record", "--no-filter", "-e", "sched", "-b", kb,
 		      "-o", out, (char *)NULL);
 	else if (kind == REC_TC)
 		execl(b->trace_cmd, "trace-cmd", "record", "-d", "-k", "--no-filter",
