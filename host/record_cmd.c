@@ -57,6 +57,7 @@
 
 
 struct host_rec {
+	pid_t only_pid;			/* -F: COMMAND's process, or 0 */
 	struct tsync_instance *ti;
 	int ncpus;
 	int *files;
@@ -95,6 +96,14 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	ret = tsync_instance_apply_opts(h->ti, &cfg->opt, err, errlen);
 	if (ret)
 		return ret;
+	/* -F: COMMAND exists already, held before exec: only it from the
+	 * first event on */
+	if (h->only_pid > 0) {
+		ret = tsync_instance_filter_pid(h->ti, h->only_pid);
+		if (ret)
+			return snprintf(err, errlen, "-F: cannot trace process %d: %s",
+					(int)h->only_pid, strerror(-ret)), ret;
+	}
 	if (cfg->nevents)
 		return tsync_instance_enable_events(h->ti, h->events, err, errlen);
 	return 0;
@@ -268,6 +277,7 @@ struct recorder {
 	struct rec_signals *sig;	/* the signal watcher */
 	int stop_fd;			/* eventfd: the sync threads' final round */
 	pid_t child;
+	int gate;			/* write end: closing it lets COMMAND run */
 	pthread_mutex_t *cpu_locks;	/* [host CPUs]: one round per host CPU */
 	struct status_live *status;	/* the live status line, or NULL */
 	int ncpu_locks;
@@ -296,6 +306,7 @@ static void rec_init(struct recorder *r)
 		snprintf(r->dir, sizeof(r->dir), "/");
 	r->stop_fd = -1;
 	r->child = -1;
+	r->gate = -1;
 }
 
 /* Prints "guest NAME (AGENT): error" for @g. */
@@ -408,13 +419,17 @@ static void child_exec(struct recorder *r, const int gate[2], const struct run_a
 	_exit(127);
 }
 
-/* Starts COMMAND, if one was given: -F traces only it (and with -c its
- * children), set before it runs. Returns 0 or 1 (said why). */
+/*
+ * Forks COMMAND, if one was given, before anything is traced: it waits
+ * at a gate until rec_release_command(). Forked then, it is not among
+ * the threads of ours left out of the trace (it would inherit that), and
+ * -F can trace it from the first event on. Returns 0 or 1 (said why).
+ */
 static int rec_fork_command(struct recorder *r)
 {
 	const struct tsync_recopt *o = &r->cfg.opt;
 	struct run_as ra;
-	int gate[2], ret = 0;
+	int gate[2];
 
 	if (!r->cfg.command)
 		return 0;
@@ -424,21 +439,25 @@ static int rec_fork_command(struct recorder *r)
 	if (r->child == 0)
 		child_exec(r, gate, o->user ? &ra : NULL);
 	close(gate[0]);
-	if (r->child > 0 && o->filter_command) {
-		ret = tsync_instance_filter_pid(r->h.ti, r->child);
-		if (!ret && o->follow_children)
-			ret = tsync_instance_hide_self(r->h.ti, true);
-		if (ret)
-			fprintf(stderr, "tsync-host record: -F: cannot trace process %d: %s\n",
-				(int)r->child, strerror(-ret));
-	}
-	if (ret)
-		kill(r->child, SIGKILL);
-	close(gate[1]);		/* the child goes on */
-	if (r->child < 0)
+	if (r->child < 0) {
 		fprintf(stderr, "tsync-host record: fork: %s\n", strerror(errno));
+		close(gate[1]);
+		return 1;
+	}
+	r->gate = gate[1];
+	if (o->filter_command)
+		r->h.only_pid = r->child;
+	return 0;
+}
+
+/* Lets COMMAND run (it was forked at the start). */
+static void rec_release_command(struct recorder *r)
+{
+	if (r->gate < 0)
+		return;
+	close(r->gate);
+	r->gate = -1;
 	rec_signals_child(r->sig, r->child);
-	return r->child < 0 || ret ? 1 : 0;
 }
 
 /* Wakes the sync threads for their final round (and stops them). */
@@ -522,6 +541,13 @@ static int rec_write(struct recorder *r)
 static void rec_cleanup(struct recorder *r)
 {
 	status_live_stop(r->status);
+	if (r->gate >= 0) {	/* COMMAND never ran: it must not now */
+		kill(r->child, SIGKILL);
+		waitpid(r->child, NULL, 0);
+		close(r->gate);
+		r->gate = -1;
+		r->child = -1;
+	}
 	if (r->child > 0 && r->sig && waitpid(r->child, NULL, WNOHANG) == 0)
 		kill(r->child, SIGTERM);
 	rec_signal_stop(r);
@@ -566,16 +592,18 @@ static int rec_run(struct recorder *r)
 	int64_t deadline = r->cfg.opt.duration > 0 ?
 			   tsync_now_ns() + (int64_t)(r->cfg.opt.duration * 1e9) : -1;
 
+	if (rec_fork_command(r))
+		return 1;
 	if (rec_start(r))
 		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
 	/* every thread of ours runs: no more following of new ones (event-fork
-	 * would make -P follow children and COMMAND inherit our exclusion) */
+	 * would make -P follow children); with -c, COMMAND's children are
+	 * followed (COMMAND is not among ours) */
 	if (!r->cfg.opt.no_filter && r->h.ti &&
-	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.follow_children) == -EIO)
+	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.follow_children))
 		log_warn("could not update the list of tsync-host's threads");
 	rec_signals_phase(r->sig, REC_RECORDING);
-	if (rec_fork_command(r))
-		return 1;
+	rec_release_command(r);
 	fprintf(stderr, "tsync-host record: recording%s\n",
 		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
 	if (!r->cfg.opt.quiet)

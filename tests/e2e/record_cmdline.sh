@@ -102,6 +102,34 @@ done
 [ "$unfiltered_sys" -gt 0 ] || fail "--no-filter: no system call of tsync-host's threads recorded"
 pass "own threads left out: 0 system calls, 0 switches between them (--no-filter: $unfiltered_sys system calls, $unfiltered_both switches)"
 
+# 5b. -F: only COMMAND (held until its pid is set); -P: only that process;
+# --user: COMMAND runs as that user
+"$HOST" record -F -e raw_syscalls:sys_enter -o "$out/F.dat" -- sh -c 'exec sleep 0.3' \
+	> "$E2E_TMP/F.out" 2>&1 || fail "-F: $(cat "$E2E_TMP/F.out")"
+trace-cmd report "$out/F.dat" 2>/dev/null | grep ' sys_enter:' |
+	awk '{ print $1 }' | sort -u > "$E2E_TMP/F.who"
+[ "$(wc -l < "$E2E_TMP/F.who")" -eq 1 ] && grep -qE '^(sh|sleep)-[0-9]+$' "$E2E_TMP/F.who" ||
+	fail "-F: system calls of other processes than COMMAND: $(head -5 "$E2E_TMP/F.who")"
+"$HOST" record -F -c -e raw_syscalls:sys_enter -o "$out/Fc.dat" -- sh -c 'sleep 0.3; true' \
+	> "$E2E_TMP/Fc.out" 2>&1 || fail "-F -c: $(cat "$E2E_TMP/Fc.out")"
+trace-cmd report "$out/Fc.dat" 2>/dev/null | grep ' sys_enter:' | awk '{ print $1 }' |
+	sed 's/-[0-9]*$//' | sort -u | paste -sd' ' > "$E2E_TMP/Fc.who"
+[ "$(cat "$E2E_TMP/Fc.who")" = "sh sleep" ] ||
+	fail "-F -c: expected the system calls of sh and its child sleep, got: $(cat "$E2E_TMP/Fc.who")"
+sleep 5 & spid=$!
+E2E_PIDS+=("$spid")
+"$HOST" record -P "$spid" -e sched:sched_switch -e raw_syscalls:sys_enter -o "$out/P.dat" \
+	--duration 0.5 > "$E2E_TMP/P.out" 2>&1 || fail "-P: $(cat "$E2E_TMP/P.out")"
+kill "$spid"
+trace-cmd report "$out/P.dat" 2>/dev/null | grep ' sys_enter:' | awk '{ print $1 }' | sort -u |
+	grep -v "^sleep-$spid\$" > "$E2E_TMP/P.who" && fail "-P $spid: other processes: $(head -3 "$E2E_TMP/P.who")"
+id nobody > /dev/null 2>&1 && {
+	"$HOST" record --user nobody -o "$out/u.dat" -- id -u > "$E2E_TMP/u.out" 2>&1 ||
+		fail "--user nobody: $(cat "$E2E_TMP/u.out")"
+	grep -qx "$(id -u nobody)" "$E2E_TMP/u.out" || fail "--user nobody: COMMAND ran as $(head -1 "$E2E_TMP/u.out")"
+}
+pass "-F: only COMMAND's system calls (-c: and its child's); -P: only that process's; --user nobody: COMMAND ran as $(id -u nobody)"
+
 # 6. trace-cmd's HOST:PORT --name form, and a guest's options sent on
 start_agent a --
 hp=${AGENT_EP#tcp:}
