@@ -135,17 +135,17 @@ start_agent a --
 hp=${AGENT_EP#tcp:}
 "$HOST" record -C mono -o "$out/g.dat" -A "$hp" --name web -e sched:sched_switch \
 	-- sleep 0.2 > "$E2E_TMP/g.out" 2>&1 || fail "-A $hp --name web: $(cat "$E2E_TMP/g.out")"
-[ -s "$out/trace-web.dat" ] || fail "-A HOST:PORT --name web wrote no trace-web.dat: $(ls "$out")"
-trace-cmd report "$out/trace-web.dat" 2>/dev/null | grep -q ' sched_switch: ' ||
+[ -s "$out/g-web.dat" ] || fail "-A HOST:PORT --name web wrote no g-web.dat (-o g.dat): $(ls "$out")"
+trace-cmd report "$out/g-web.dat" 2>/dev/null | grep -q ' sched_switch: ' ||
 	fail "guest web recorded no sched_switch"
-pass "-A HOST:PORT --name web: trace-web.dat with the guest's events"
+pass "-A HOST:PORT --name web: g-web.dat (-o g.dat) with the guest's events"
 
 # 6b. options beyond -e -f -b go to the agent as option words, parsed by
 # the same parser there: -v negates on the guest, a refused tracer comes
 # back in the guest's words, the agent's own threads are left out
 "$HOST" record -o "$out/n.dat" -A "$hp" --name neg -e sched -v -e sched:sched_switch \
 	-- sleep 0.3 > "$E2E_TMP/n.out" 2>&1 || fail "guest -v: $(cat "$E2E_TMP/n.out")"
-trace-cmd report "$out/trace-neg.dat" 2>/dev/null > "$E2E_TMP/neg.txt"
+trace-cmd report "$out/n-neg.dat" 2>/dev/null > "$E2E_TMP/neg.txt"
 grep -q ' sched_waking: ' "$E2E_TMP/neg.txt" || fail "guest -e sched recorded no sched_waking"
 ! grep -q ' sched_switch: ' "$E2E_TMP/neg.txt" || fail "guest -v -e sched:sched_switch did not disable it"
 if [ -z "$fn_allowed" ]; then
@@ -160,7 +160,7 @@ for mode in filtered unfiltered; do
 		-e raw_syscalls:sys_enter -- "$E2E_TMP/atids.sh" "$E2E_TMP/a$mode.tids" \
 		> "$E2E_TMP/a.out" 2>&1 || fail "guest $mode: $(cat "$E2E_TMP/a.out")"
 	tids=$(paste -sd'|' "$E2E_TMP/a$mode.tids")
-	n=$(trace-cmd report "$out/trace-a$mode.dat" 2>/dev/null |
+	n=$(trace-cmd report "$out/a$mode-a$mode.dat" 2>/dev/null |
 		grep -cE "^ *.+-($tids) +\[[0-9]+\] [0-9.]+: sys_enter:")
 	eval "a$mode=$n"
 done
