@@ -24,9 +24,9 @@ vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$tmp"'
 timeout 300 "$B/tsync-host" record -o "$tmp/trace.dat" --tsync-interval 0 \
 	-A "127.0.0.1:${VM_PORT[8823]}" --name vm -p function -l 'schedule*' \
 	-- sleep 2 >"$tmp/rec.out" 2>&1 || fail "tsync-host record: $(cat "$tmp/rec.out")"
+# the guest script's status is its ping-pong server's, unused here (killed)
 vm_send "TSYNC-HOST done"
-rc=$(vm_wait_exit 60) || fail "guest did not finish"
-[ "$rc" = 0 ] || fail "guest script exit status $rc"
+vm_wait_exit 60 > /dev/null || fail "guest did not finish"
 [ -s "$tmp/trace-vm.dat" ] || fail "no trace-vm.dat: $(ls "$tmp"; cat "$tmp/rec.out")"
 trace-cmd report -i "$tmp/trace-vm.dat" >"$tmp/vm.txt" 2>"$tmp/vm.err" ||
 	fail "trace-cmd report: $(cat "$tmp/vm.err")"
