@@ -524,11 +524,14 @@ static int rec_write(struct recorder *r)
 	status_print_legend(stdout);
 	/* COMMAND's failure is the run's (a Ctrl-C that ended it is not) */
 	status = rec_signals_child_status(r->sig);
-	if (r->child > 0 && WIFEXITED(status) && WEXITSTATUS(status)) {
+	/* a child runs only for a COMMAND; the analyzer cannot see that */
+	if (!r->cfg.command || r->child <= 0)
+		return failed ? 1 : 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status)) {
 		fprintf(stderr, "tsync-host record: command '%s' exited with status %d\n",
 			r->cfg.command[0], WEXITSTATUS(status));
 		failed++;
-	} else if (r->child > 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGINT &&
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGINT &&
 		   WTERMSIG(status) != SIGTERM) {
 		fprintf(stderr, "tsync-host record: command '%s' was killed by signal %d (%s)\n",
 			r->cfg.command[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
