@@ -28,7 +28,7 @@ enum {
 	R_CPUMASK, R_BUFKB, R_IGNORE, R_NOFILTER, R_CMDLINES, R_SLEEP, R_PRIO,
 	R_VERBOSE, R_QUIET, R_NAME, R_DISABLE, R_KEEP, R_CLOCK, R_OUTPUT, R_USER,
 	R_INTERVAL, R_FILEVER, R_COMPRESSION, R_AGENT, R_DURATION, R_STAMP,
-	R_KEYFILE, R_GUESTMAX, R_HELP,
+	R_KEYFILE, R_GUESTMAX, R_HELP, R_TSOFFSET, R_MAXKB,
 	R_UNSUPPORTED = 100,	/* and up: known, refused by opt.c */
 };
 
@@ -116,7 +116,10 @@ static const struct tsync_opt rec_opts[] = {
 	{ .id = R_INTERVAL, .name = "tsync-interval", .type = TSYNC_OPT_INT, .arg = "MS",
 	  .min = INT_MIN, .max = 3600000, .def_text = "adaptive",
 	  .help = "sync every MS ms while recording; 0: only at the start and the end; "
-		  "without it from 1 s up to 16 s while the drift stays predictable" },
+		  "negative: none (guest files uncorrected); without it from 1 s up to 16 s "
+		  "while the drift stays predictable" },
+	{ .id = R_TSOFFSET, .name = "ts-offset", .type = STRV, .arg = "OFFSET",
+	  .help = "add OFFSET (the clock's raw units) to the file's timestamps when read" },
 	{ .id = R_FILEVER, .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N",
 	  .min = 6, .max = 7, .def_text = "7", .help = "trace.dat version" },
 	{ .id = R_COMPRESSION, .name = "compression", .type = TSYNC_OPT_CHOICE,
@@ -157,7 +160,6 @@ static const struct tsync_opt rec_opts[] = {
 	UNSUP(15, 0, "profile", FLAG, "profiling"),
 	UNSUP(16, 0, "stderr", FLAG, "profiling"),
 	UNSUP(17, 0, "by-comm", FLAG, "profiling"),
-	UNSUP(18, 0, "ts-offset", STRV, "a fixed timestamp offset in the file"),
 	UNSUP(19, 0, "debug", FLAG, "use --verbose=debug"),
 	UNSUP(20, 0, "notimeout", FLAG, "every wait of tsync has a deadline"),
 	UNSUP(21, 0, "proc-map", FLAG, "process memory maps"),
@@ -178,8 +180,8 @@ static const struct tsync_opt_cmd rec_cmd = {
 	.epilogue = "Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
 		    "SIGTERM; a second SIGINT aborts without waiting for the data. After -A,\n"
 		    "the options of one instance (-e -f -v -a -p -l -n -g --module\n"
-		    "--max-graph-depth -P -c -O -T -M -b -i --no-filter --cmdlines-size -d -k)\n"
-		    "and --name apply to that guest.\n",
+		    "--max-graph-depth -P -c -O -T -M -b -i --no-filter --cmdlines-size -d -k),\n"
+		    "--ts-offset and --name apply to that guest.\n",
 	.opts = rec_opts,
 	.stop_at_operand = true,
 };
@@ -196,11 +198,14 @@ static unsigned int opt_scopes(int id)
 		return S_INST;
 	case R_NAME:
 		return S_GUEST | S_AGENT;
+	case R_TSOFFSET:	/* written by tsync-host into each file */
+		return S_HOST | S_GUEST;
 	case R_CLOCK:
 		return S_HOST | S_AGENT;	/* a trace-cmd host sends its clock */
 	case R_AGENT:	/* it ends a guest's part (STOP) */
 	case R_DURATION: case R_STAMP: case R_KEYFILE: case R_GUESTMAX:
 	case R_OUTPUT: case R_USER: case R_INTERVAL: case R_FILEVER: case R_COMPRESSION:
+	case R_MAXKB:
 		/* the whole recording's wherever they are: tsync's own, and
 		 * those trace-cmd's agent would refuse or take as the run's */
 		return S_HOST | S_GUEST;
@@ -435,7 +440,20 @@ static int set_inst_opt(struct parse_ctx *c, int id, const struct tsync_opt_val 
 	return 1;
 }
 
-/* The options of the whole recording (HOST). */
+/* --ts-offset: an integer as trace-cmd's reader takes it (strtoll, base 0),
+ * kept as given: the OFFSET option holds the text. */
+static int set_ts_offset(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+{
+	char *end;
+
+	errno = 0;
+	(void)strtoll(s, &end, 0);
+	if (errno || end == s || *end || isspace((unsigned char)*s) || strlen(s) > 40)
+		return snprintf(err, errlen, "expected an integer (decimal, 0x hex or 0 octal)"), -1;
+	return set_str(&r->ts_offset, s, err, errlen);
+}
+
+/* The options of the whole recording (HOST), and --ts-offset. */
 static int set_host_opt(struct tsync_recopt *r, int id, const struct tsync_opt_val *v,
 			char *err, size_t errlen)
 {
@@ -455,14 +473,13 @@ static int set_host_opt(struct tsync_recopt *r, int id, const struct tsync_opt_v
 		return set_str(&r->output, v->str, err, errlen);
 	case R_USER: return set_str(&r->user, v->str, err, errlen);
 	case R_INTERVAL:
-		if (v->num < 0)
-			return snprintf(err, errlen, "a negative interval (no synchronization) "
-					"is not supported: tsync always synchronizes"), -1;
 		r->has_tsync_interval = true;
 		r->tsync_interval_ms = (int)v->num;
 		return 0;
 	case R_FILEVER: r->file_version = (int)v->num; return 0;
 	case R_COMPRESSION: return set_str(&r->compression, v->str, err, errlen);
+	case R_TSOFFSET: return set_ts_offset(r, v->str, err, errlen);
+	case R_MAXKB: r->max_kb = (uint32_t)v->num; return 0;
 	case R_DURATION: r->duration = v->dbl; return 0;
 	case R_STAMP: r->stamp = (int)v->num; return 0;
 	case R_KEYFILE: return set_str(&r->key_file, v->str, err, errlen);
@@ -530,6 +547,7 @@ void tsync_recopt_free(struct tsync_recopt *r)
 	free(r->user);
 	free(r->compression);
 	free(r->key_file);
+	free(r->ts_offset);
 	tsync_recopt_init(r);
 }
 

@@ -99,18 +99,21 @@ struct tsync_recopt {
 	bool disable_function;		/* -d (tsync never enables the function
 					 * tracer on its own) */
 	bool keep;			/* -k (tsync's instance is its own) */
+	char *ts_offset;		/* --ts-offset as given (an integer in C
+					 * notation, checked), for the file's
+					 * OFFSET option; or NULL (HOST, GUEST) */
 
 	/* --- the whole recording (HOST only) --- */
 	char *clock;			/* -C, default "local" */
 	char *output;			/* -o, default "trace.dat" */
 	char *user;			/* --user: COMMAND runs as this user */
 	bool has_tsync_interval;	/* --tsync-interval given */
-	int tsync_interval_ms;		/* trace-cmd: 0 start and end only */
+	int tsync_interval_ms;		/* trace-cmd: 0 start and end only,
+					 * negative: no synchronization */
 	int file_version;		/* --file-version, 0: unset */
 	char *compression;		/* --compression, or NULL */
-	bool has_ts_offset;
-	long long ts_offset;		/* --ts-offset */
-	uint32_t max_kb;		/* -m, 0: unset */
+	uint32_t max_kb;		/* -m: each per-CPU file keeps the newest
+					 * half to all of KB; 0: unset */
 
 	/* --- tsync's own (HOST only) --- */
 	double duration;		/* --duration, 0: no limit */

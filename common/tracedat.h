@@ -132,6 +132,9 @@ struct tracedat_opts {
 	const char *const *cpustat;
 	const char *version;			/* VERSION, e.g. "tsync 0.1" */
 	const struct tracedat_tsc2nsec *tsc2nsec; /* TSC2NSEC */
+	/* OFFSET: the text of an integer (strtoll base 0) that readers add
+	 * to every timestamp, in the clock's raw units (--ts-offset) */
+	const char *ts_offset;
 	struct tracedat_format format;		/* {0}: version 6 */
 };
 

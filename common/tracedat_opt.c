@@ -209,6 +209,9 @@ void td_encode_options(struct tdbuf *b, const struct tracedat_meta *m,
 	int donor;
 	const struct tracedat_time_shift *ts = time_shift(o, &donor);
 
+	/* first, as trace-cmd record writes it */
+	if (o->ts_offset)
+		opt_str(b, TD_OPT_OFFSET, o->ts_offset);
 	if (m->trace_clock)
 		opt_str(b, TD_OPT_TRACECLOCK, m->trace_clock);
 	if (m->uname)

@@ -375,6 +375,7 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 		.version = run->version,
 		.format = run->format,
 		.tsc2nsec = run->tsc2nsec,
+		.ts_offset = g->ts_offset,
 	};
 	int ret;
 
@@ -402,6 +403,11 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 			cpus[cpu].size = (uint64_t)st.st_size;
 		ts[cpu].count = g->samples[cpu].count;
 		ts[cpu].samples = g->samples[cpu].s;
+	}
+	/* trace-cmd writes both only after a time sync */
+	if (g->unsynced) {
+		opts.time_shift = NULL;
+		opts.tsc2nsec = NULL;
 	}
 	/* the guest's ring-buffer stats at its stop (an older agent sends none) */
 	opts.ncpustat = tracemeta_cpustat(g->meta, &opts.cpustat);
@@ -451,6 +457,11 @@ static void print_sync_summary(const struct guest *g)
 
 	if (!g->ncpus || !g->samples)
 		return;
+	if (g->unsynced) {
+		printf("  sync: none (negative --tsync-interval): the guest's file is not "
+		       "corrected to the host's clock\n");
+		return;
+	}
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
 		uint32_t n;
 

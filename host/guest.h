@@ -41,6 +41,10 @@ struct guest {
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;
 	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
+	const char *ts_offset;		/* --ts-offset after its -A: the file's
+					 * OFFSET option; or NULL */
+	bool unsynced;			/* --tsync-interval < 0: no sync rounds,
+					 * a file without TIME_SHIFT */
 
 	/* run time */
 	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
@@ -95,9 +99,10 @@ void guest_join_sync_thread(struct guest *g);
  * metadata. Returns 0 or -errno (what was received stays usable): bad
  * data from the agent, its data over max_bytes or a full disk fail it. */
 int guest_stop_trace(struct guest *g, int timeout_ms);
-/* Writes the guest's file @path with TRACEID, TIME_SHIFT, CPUSTAT and the
- * CPU data; @run holds what every file of the run shares (format,
- * VERSION, TSC2NSEC). Returns 0 or -errno. */
+/* Writes the guest's file @path with TRACEID, TIME_SHIFT (not when
+ * unsynced), CPUSTAT, OFFSET (ts_offset) and the CPU data; @run holds
+ * what every file of the run shares (format, VERSION, TSC2NSEC: not when
+ * unsynced, as trace-cmd). Returns 0 or -errno. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 		     const struct tracedat_opts *run);
 /*

@@ -122,6 +122,7 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 			return fprintf(stderr, "tsync-host record: two guests named '%s' (--name "
 				       "NAME after -A names one)\n", g->name), exit(2), 0;
 	g->agent_str = val;
+	g->ts_offset = o->ts_offset;
 	/* an agent of an earlier version takes events, filters and a buffer
 	 * size: only what goes beyond is sent as option words */
 	g->send_argv = !tsync_recopt_plain_events(o);

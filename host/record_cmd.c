@@ -224,6 +224,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	}
 	opts.has_traceid = 1;
 	opts.traceid = trace_id;
+	opts.ts_offset = cfg->opt.ts_offset;
 	opts.guests = guests;
 	opts.nguests = ng;
 	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
@@ -320,6 +321,8 @@ static void guest_error(const struct guest *g)
 static int rec_start(struct recorder *r)
 {
 	struct rec_cfg *cfg = &r->cfg;
+	/* trace-cmd's negative --tsync-interval: no synchronization at all */
+	bool sync = !cfg->opt.has_tsync_interval || cfg->opt.tsync_interval_ms >= 0;
 	char err[512];
 
 	/* the guests' sync threads share the host CPUs (see round_opts);
@@ -332,10 +335,11 @@ static int rec_start(struct recorder *r)
 		struct guest *g = &cfg->guests[i];
 
 		g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
+		g->unsynced = !sync;
 		if (guest_connect(g, &r->co) || guest_check_can_record(g, cfg->opt.clock) ||
 		    preflight_guest_clock(client_session(g->client), cfg->opt.clock, g->error,
 					  sizeof(g->error)) ||
-		    guest_sync_all(g, &r->ro)) {
+		    (sync && guest_sync_all(g, &r->ro))) {
 			guest_error(g);
 			return 1;
 		}
@@ -350,7 +354,7 @@ static int rec_start(struct recorder *r)
 			return 1;
 		}
 	}
-	for (int i = 0; i < cfg->nguests; i++) {
+	for (int i = 0; sync && i < cfg->nguests; i++) {
 		/* trace-cmd's --tsync-interval 0: only at the start and the end */
 		struct guest_sync_opts so = { .round = r->ro, .interval_ms =
 					      !cfg->opt.has_tsync_interval ? 0 :

@@ -198,14 +198,55 @@ static void test_host_defaults_and_globals(void **state)
 	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_ALL);
 	tsync_recopt_free(&r);
 
-	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--tsync-interval -1", err, sizeof(err)),
-			 TSYNC_RECOPT_ERROR);
-	assert_non_null(strstr(err, "tsync always synchronizes"));
+	/* trace-cmd: a negative interval means no synchronization at all */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--tsync-interval -1", err, sizeof(err)), 3);
+	assert_true(r.has_tsync_interval);
+	assert_int_equal(r.tsync_interval_ms, -1);
 	tsync_recopt_free(&r);
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--file-version 5", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
 	tsync_recopt_free(&r);
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--compression lz4", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+}
+
+/* --ts-offset: kept as given for the OFFSET option (trace-cmd's reader
+ * takes it with strtoll base 0); -m: KiB per CPU, once per recording. */
+static void test_ts_offset_and_max_kb(void **state)
+{
+	static const char *const good[] = { "1000000000", "-5", "0x10", "010", "+7" };
+	static const char *const bad[] = { "", "1.5", "12abc", "0x", "99999999999999999999",
+					   " 5", "five" };
+	struct tsync_recopt r;
+	char err[256], line[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(line, sizeof(line), "--ts-offset=%s", good[i]);
+		assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, line, err, sizeof(err)), 2);
+		assert_string_equal(r.ts_offset, good[i]);
+		tsync_recopt_free(&r);
+		/* after an -A it is that guest's */
+		assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, line, err, sizeof(err)), 2);
+		assert_string_equal(r.ts_offset, good[i]);
+		tsync_recopt_free(&r);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "--ts-offset=%s", bad[i]);
+		assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, line, err, sizeof(err)),
+				 TSYNC_RECOPT_ERROR);
+		assert_non_null(strstr(err, "expected an integer"));
+		tsync_recopt_free(&r);
+	}
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "", err, sizeof(err)), 1);
+	assert_null(r.ts_offset);
+	assert_int_equal(r.max_kb, 0);
+	tsync_recopt_free(&r);
+
+	/* neither is an option of the instance an agent records: tsync-host
+	 * writes the files */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "--ts-offset 5", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
 	tsync_recopt_free(&r);
 }
@@ -305,7 +346,7 @@ static void test_unsupported(void **state)
 	static const char *const lines[][2] = {
 		{ "-m 100", "-m" }, { "-B foo", "-B" }, { "-e sched -R stacktrace", "-R" },
 		{ "--date", "--date" }, { "--proxy 3", "--proxy" }, { "-N host:1", "-N" },
-		{ "--ts-offset 5", "--ts-offset" }, { "--tsc2nsec", "--tsc2nsec" },
+		{ "--tsc2nsec", "--tsc2nsec" },
 	};
 	struct tsync_recopt r;
 	char err[256], want[64];
@@ -389,7 +430,8 @@ static void test_usage(void **state)
 	assert_non_null(strstr(text, "--verbose[=LEVEL]"));
 	/* refused options are not offered */
 	assert_null(strstr(text, "--date"));
-	assert_null(strstr(text, "  -m "));
+	assert_null(strstr(text, "  -R "));
+	assert_non_null(strstr(text, "  --ts-offset OFFSET"));
 	free(text);
 }
 
@@ -400,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_function_tracer_options),
 		cmocka_unit_test(test_instance_settings),
 		cmocka_unit_test(test_host_defaults_and_globals),
+		cmocka_unit_test(test_ts_offset_and_max_kb),
 		cmocka_unit_test(test_scopes),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_instance_argv),

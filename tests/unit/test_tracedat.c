@@ -395,6 +395,50 @@ static void test_roundtrip(void **state)
 	free(rb);
 }
 
+/* expect() for an OFFSET option: every timestamp plus *@ctx. */
+static uint64_t expect_offset(const void *ctx, int cpu, uint64_t ts)
+{
+	(void)cpu;
+	return ts + (uint64_t)*(const int64_t *)ctx;
+}
+
+/*
+ * --ts-offset: an OFFSET option holding the text as given, which
+ * libtracecmd adds to every timestamp (decimal, negative hex alike), in
+ * both file versions; trace-cmd dump shows it.
+ */
+static void test_ts_offset(void **state)
+{
+	static const struct { const char *text; int64_t value; } offs[] = {
+		{ "1000000000", 1000000000 }, { "-0x10", -16 },
+	};
+	struct fx *f = *state;
+	struct readback *rb = calloc(1, sizeof(*rb));
+	char path[128], *out, want[64];
+
+	assert_non_null(rb);
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		for (int v = 6; v <= 7; v++) {
+			struct tracedat_opts o = { .ts_offset = offs[i].text,
+						   .format = { v, v == 7 ?
+							       TRACEDAT_COMPRESS_ZSTD :
+							       TRACEDAT_COMPRESS_NONE } };
+
+			snprintf(path, sizeof(path), "%s/offset%zu-v%d.dat", f->tmpdir, i, v);
+			assert_int_equal(tracedat_write_file(path, &f->meta, &o, f->cpus,
+							     f->ncpus), 0);
+			tracecmd_close(read_back(path, rb));
+			check_events(f, rb, expect_offset, &offs[i].value);
+			assert_int_equal(run(&out, "trace-cmd dump --options -i %s", path), 0);
+			snprintf(want, sizeof(want), "[Option OFFSET, %zu bytes]\n%s\n",
+				 strlen(offs[i].text) + 1, offs[i].text);
+			assert_non_null(strstr(out, want));
+			free(out);
+		}
+	}
+	free(rb);
+}
+
 /* Writes with @cpus to a memfd and returns the bytes (malloc'd). */
 static char *write_mem(struct fx *f, const struct tracedat_cpu_data *cpus,
 		       size_t *len)
@@ -1123,6 +1167,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_ts_offset),
 		cmocka_unit_test(test_fd_sources),
 		cmocka_unit_test(test_partial_page),
 		cmocka_unit_test(test_time_shift_interpolate),

@@ -1,0 +1,108 @@
+#!/bin/bash
+# trace-cmd record options that change what the files say, each checked in
+# what `trace-cmd dump --options` and `trace-cmd report` show of tsync's
+# file and compared with the file Debian's trace-cmd writes for the same
+# command line (with the `-d -k --no-filter` it needs here):
+#  --ts-offset N      an OFFSET option holding N: report adds N to every
+#                     timestamp of that file (after -A: the guest's file);
+#  --tsync-interval -1  no time sync at all: the guest's file has no
+#                     TimeShift (trace-cmd's host against tsync-agent shows
+#                     the same), the host's still has GUEST.
+. "$(dirname "$0")/lib.inc"
+need_root_tracefs
+tracecmd_lock
+out=$E2E_TMP/out; mkdir -p "$out"
+
+kinds() { # kinds FILE: sorted option kinds, one a line
+	trace-cmd dump --options -i "$1" 2>&1 | grep -o '^\s*\[Option [A-Za-z0-9_ ]*' |
+		sed 's/^\s*\[Option //; s/ *$//' | sort -u
+}
+offset_opt() { # offset_opt FILE: the OFFSET option's text, or nothing
+	trace-cmd dump --options -i "$1" 2>&1 | awk '/\[Option OFFSET,/ { getline; print; exit }'
+}
+first_ts() { # first_ts FILE [REPORT ARGS]: the first event's time in ns
+	trace-cmd report "${@:2}" -i "$1" 2>/dev/null | awk '
+		{ for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\][0-9]+:$/ || $i ~ /^[0-9]+(\.[0-9]+)?:$/) {
+			t = $i; sub(/^\[[0-9]+\]/, "", t); sub(/:$/, "", t)
+			if (t ~ /\./) { split(t, p, "."); t = p[1] * 1000000000 + p[2] * 1000 }
+			printf "%.0f\n", t; exit } }'
+}
+shift_ns() { # shift_ns FILE: how far report moves the first event from its raw time
+	local raw cor
+	raw=$(first_ts "$1" --raw-ts); cor=$(first_ts "$1")
+	[ -n "$raw" ] && [ -n "$cor" ] || fail "$1: no event in report"
+	echo $((cor - raw))
+}
+tc_record() { # tc_record OUT ARGS...: Debian's trace-cmd record
+	echo local > /sys/kernel/tracing/trace_clock
+	timeout 60 trace-cmd record -d -k --no-filter -o "$@" > "$E2E_TMP/tc.log" 2>&1 ||
+		fail "trace-cmd record $*: $(tail -3 "$E2E_TMP/tc.log")"
+	tracecmd_restore
+}
+ts_record() { # ts_record OUT ARGS...: tsync-host record
+	timeout 60 "$HOST" record -o "$@" > "$E2E_TMP/ts.log" 2>&1 ||
+		fail "tsync-host record $*: $(tail -3 "$E2E_TMP/ts.log")"
+}
+
+# --- --ts-offset on the host: the same OFFSET text, report moved by it
+for off in 1000000000 -0x10; do
+	tc_record "$out/tc-off.dat" --ts-offset "$off" -e sched:sched_switch -- sleep 0.2
+	ts_record "$out/ts-off.dat" --ts-offset "$off" -e sched:sched_switch -- sleep 0.2
+	[ "$(offset_opt "$out/tc-off.dat")" = "$off" ] ||
+		fail "--ts-offset $off: trace-cmd's OFFSET is '$(offset_opt "$out/tc-off.dat")'"
+	[ "$(offset_opt "$out/ts-off.dat")" = "$off" ] ||
+		fail "--ts-offset $off: tsync's OFFSET is '$(offset_opt "$out/ts-off.dat")'"
+	diff <(kinds "$out/tc-off.dat") <(kinds "$out/ts-off.dat") > "$E2E_TMP/kd" ||
+		fail "--ts-offset $off: option kinds differ (< trace-cmd, > tsync): $(cat "$E2E_TMP/kd")"
+	want=$((off)); [ "$want" -lt 1000 ] && [ "$want" -gt -1000 ] && want=0	# report: us
+	for f in tc-off ts-off; do
+		got=$(shift_ns "$out/$f.dat")
+		[ $((got - want)) -lt 1000 ] && [ $((want - got)) -lt 1000 ] ||
+			fail "--ts-offset $off: $f.dat's events moved by $got ns, want $want"
+	done
+	pass "--ts-offset $off: OFFSET '$off' in both files, report moved by $got ns as trace-cmd's"
+done
+
+# --- --ts-offset after -A: the guest's file only (trace-cmd hands it to
+# its agent, which writes it into the guest's file)
+start_agent g --
+ts_record "$out/gt.dat" -e sched:sched_switch -A "$AGENT_EP@g" --ts-offset -500000000 \
+	-e sched:sched_switch -- sleep 0.2
+[ "$(offset_opt "$out/gt-g.dat")" = -500000000 ] ||
+	fail "-A --ts-offset: the guest's OFFSET is '$(offset_opt "$out/gt-g.dat")'"
+[ -z "$(offset_opt "$out/gt.dat")" ] || fail "-A --ts-offset: the host's file has an OFFSET"
+got=$(shift_ns "$out/gt-g.dat")	# the same clock on loopback: the sync adds ~0
+[ "$got" -lt -499000000 ] && [ "$got" -gt -501000000 ] ||
+	fail "-A --ts-offset: the guest's events moved by $got ns, want -500000000"
+pass "-A g --ts-offset -500000000: in the guest's file only, its events moved by $got ns"
+
+# --- --tsync-interval -1: trace-cmd's host offers no time sync and its
+# guest file has no TimeShift (against tsync-agent); tsync-host's neither
+synced_kinds() { # synced_kinds DIR: TimeShift/GUEST kinds of DIR/h.dat and its guest's
+	echo "guest: $(kinds "$1/h-localhost.dat" | grep -x TimeShift) host: $(kinds "$1/h.dat" | grep -x GUEST)"
+}
+port=${AGENT_EP##*:}
+for iv in 0 -1; do
+	mkdir -p "$out/tc$iv" "$out/ts$iv"
+	echo local > /sys/kernel/tracing/trace_clock
+	(cd "$out/tc$iv" && timeout 60 trace-cmd record -d -k --no-filter -o h.dat \
+		-e sched:sched_switch --tsync-interval "$iv" -A "127.0.0.1:$port" --name localhost \
+		-e sched:sched_switch -- sleep 0.2) > "$E2E_TMP/tc.log" 2>&1 ||
+		fail "trace-cmd --tsync-interval $iv: $(tail -3 "$E2E_TMP/tc.log")"
+	tracecmd_restore
+	ts_record "$out/ts$iv/h.dat" -e sched:sched_switch --tsync-interval "$iv" \
+		-A "127.0.0.1:$port" --name localhost -e sched:sched_switch -- sleep 0.2
+	tc=$(synced_kinds "$out/tc$iv"); ts=$(synced_kinds "$out/ts$iv")
+	[ "$tc" = "$ts" ] || fail "--tsync-interval $iv: trace-cmd's files '$tc', tsync's '$ts'"
+	case $iv in
+	0) [ "$ts" = "guest: TimeShift host: GUEST" ] || fail "--tsync-interval 0: '$ts'" ;;
+	-1) [ "$ts" = "guest:  host: GUEST" ] || fail "--tsync-interval -1: '$ts'"
+	    grep -q "sync: none (negative --tsync-interval)" "$E2E_TMP/ts.log" ||
+		fail "--tsync-interval -1: the summary does not say there was no sync"
+	    ! grep -q "time-sync sample" "$E2E_TMP/ts.log" ||
+		fail "--tsync-interval -1: TimeShift left out for want of samples, not by choice" ;;
+	esac
+	[ -n "$(trace-cmd report -i "$out/ts$iv/h-localhost.dat" 2>/dev/null | grep sched_switch)" ] ||
+		fail "--tsync-interval $iv: no guest events"
+	pass "--tsync-interval $iv: $ts, as trace-cmd's files"
+done
