@@ -137,6 +137,18 @@ static int write_v6(struct wctx *w, const struct tracedat_meta *m,
 	return w_err(w);
 }
 
+/* The checks both writers share: the output, the metadata, the options. */
+static int check_args(int out_fd, const struct tracedat_meta *meta,
+		      const struct tracedat_opts *opts, int ncpus)
+{
+	int ret;
+
+	if (out_fd < 0 || !meta || ncpus < 1 || ncpus > TRACEDAT_MAX_CPUS)
+		return -EINVAL;
+	ret = check_meta(meta);
+	return ret ? ret : td_check_opts(opts);
+}
+
 int tracedat_write(int out_fd, const struct tracedat_meta *meta,
 		   const struct tracedat_opts *opts,
 		   const struct tracedat_cpu_data *cpus, int ncpus)
@@ -149,14 +161,11 @@ int tracedat_write(int out_fd, const struct tracedat_meta *meta,
 
 	if (!opts)
 		opts = &no_opts;
-	if (out_fd < 0 || !meta || ncpus < 1 || ncpus > TRACEDAT_MAX_CPUS ||
-	    !cpus)
-		return -EINVAL;
-	ret = check_meta(meta);
-	if (!ret)
-		ret = td_check_opts(opts);
+	ret = check_args(out_fd, meta, opts, ncpus);
 	if (ret)
 		return ret;
+	if (!cpus)
+		return -EINVAL;
 	for (i = 0; i < ncpus; i++)
 		if (cpus[i].size && cpus[i].fd < 0 && !cpus[i].buf)
 			return -EINVAL;
@@ -188,14 +197,11 @@ int tracedat_write_meta(int out_fd, const struct tracedat_meta *meta,
 
 	if (!opts)
 		opts = &no_opts;
-	if (out_fd < 0 || !meta || ncpus < 1 || ncpus > TRACEDAT_MAX_CPUS ||
-	    opts->format.version == 7)
-		return -EINVAL;
-	ret = check_meta(meta);
-	if (!ret)
-		ret = td_check_opts(opts);
+	ret = check_args(out_fd, meta, opts, ncpus);
 	if (ret)
 		return ret;
+	if (opts->format.version == 7)
+		return -EINVAL;
 	if (lseek(out_fd, 0, SEEK_CUR) > 0)
 		return -EINVAL;	/* the host reads it as a file from 0 */
 	v6_meta(&b, meta, opts, ncpus, true);
