@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "host/agent_arg.h"
+#include "tests/unit/tmp_fixture.h"
 
 /* AGENT alone is named guestN; AGENT@NAME carries NAME. */
 static void test_names(void **state)
@@ -66,13 +67,11 @@ static int setup(void **state)
 	return 0;
 }
 
+/* Removes the fake /proc tree. */
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	return system(cmd);
+	return fixture_rmtree(root);
 }
 
 /* trace-cmd's forms: NAME@CID[:PORT], CID[:PORT], NAME, HOST:PORT. */

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "host/qemu.h"
+#include "tests/unit/tmp_fixture.h"
 
 /* Writes @len bytes of @data to @dir/@rel (directories made). */
 static void put(const char *dir, const char *rel, const char *data, size_t len)
@@ -87,13 +88,11 @@ static int setup(void **state)
 	return 0;
 }
 
+/* Removes the fake /proc tree. */
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	return system(cmd);
+	return fixture_rmtree(root);
 }
 
 static void test_cmdline(void **state)

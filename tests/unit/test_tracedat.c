@@ -32,6 +32,7 @@
 #include <tracefs.h>
 
 #include "common/tracedat.h"
+#include "tests/unit/tmp_fixture.h"
 
 #define TRACING "/sys/kernel/tracing"
 #define NMARK 50
@@ -243,17 +244,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
-
 	if (!f)
 		return 0;
-	if (f->inst) {
-		tracefs_instance_destroy(f->inst);
-		tracefs_instance_free(f->inst);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->tmpdir);
-	if (f->tmpdir[0] && system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", f->tmpdir);
+	fixture_instance_drop(f->inst);
+	fixture_rmtree(f->tmpdir);
 	for (int i = 0; i < 2; i++)
 		free(f->pages[i]);
 	for (int i = 0; i < 4; i++)

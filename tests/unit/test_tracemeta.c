@@ -28,6 +28,7 @@
 
 #include "common/tracemeta.h"
 #include "common/tracedat.h"
+#include "tests/unit/tmp_fixture.h"
 
 #define MAXCPU 64
 
@@ -50,10 +51,7 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/tsync-tmeta-XXXXXX");
 	if (!f->inst || !mkdtemp(f->dir)) {
 		fprintf(stderr, "setup failed\n");
-		if (f->inst) {
-			tracefs_instance_destroy(f->inst);
-			tracefs_instance_free(f->inst);
-		}
+		fixture_instance_drop(f->inst);
 		free(f);
 		return -1;
 	}
@@ -65,17 +63,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct tfx *f = *state;
-	char cmd[128];
-
 	if (!f)
 		return 0;
-	if (f->inst) {
-		tracefs_instance_destroy(f->inst);
-		tracefs_instance_free(f->inst);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", f->dir);
+	fixture_instance_drop(f->inst);
+	fixture_rmtree(f->dir);
 	free(f);
 	return 0;
 }
