@@ -551,11 +551,7 @@ int agent_record_round(struct agent_session *s, const struct tsync_sync_result *
 	if (fd < 0)
 		return 0;
 	memset(&rec, 0, sizeof(rec));
-	rec.hdr.id = TSYNC_RAW_ID;
-	rec.hdr.magic = TSYNC_REC_MAGIC;
-	rec.hdr.version = TSYNC_REC_VERSION;
-	rec.hdr.type = TSYNC_REC_ROUND;
-	rec.hdr.len = sizeof(rec);
+	tsync_rec_hdr_init(&rec.hdr, TSYNC_REC_ROUND, sizeof(rec));
 	rec.round = r->round_id;
 	rec.cpu = r->cpu;
 	rec.offset_ns = r->offset_ns;

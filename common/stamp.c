@@ -304,11 +304,7 @@ int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 		return -EINVAL;
 	}
 	memset(&rec, 0, sizeof(rec));
-	rec.hdr.id = TSYNC_RAW_ID;
-	rec.hdr.magic = TSYNC_REC_MAGIC;
-	rec.hdr.version = TSYNC_REC_VERSION;
-	rec.hdr.type = TSYNC_REC_PROBE;
-	rec.hdr.len = sizeof(rec);
+	tsync_rec_hdr_init(&rec.hdr, TSYNC_REC_PROBE, sizeof(rec));
 	rec.round = round;
 	rec.seq = seq;
 	rec.cpu = cpu;

@@ -80,9 +80,6 @@ int guest_check_can_record(struct guest *g, const char *clock)
 static void write_round_record(const struct guest *g, const struct round_result *r)
 {
 	struct tsync_rec_round rec = {
-		.hdr = { .id = TSYNC_RAW_ID, .magic = TSYNC_REC_MAGIC,
-			 .version = TSYNC_REC_VERSION, .type = TSYNC_REC_ROUND,
-			 .len = sizeof(rec) },
 		.round = r->round_id,
 		.cpu = r->cpu,
 		.offset_ns = r->est.offset_ns,
@@ -94,6 +91,7 @@ static void write_round_record(const struct guest *g, const struct round_result 
 
 	if (g->host_marker_fd < 0)
 		return;
+	tsync_rec_hdr_init(&rec.hdr, TSYNC_REC_ROUND, sizeof(rec));
 	memcpy(rec.peer, g->name, strnlen(g->name, sizeof(rec.peer) - 1));
 	if (write(g->host_marker_fd, &rec, sizeof(rec)) != sizeof(rec))
 		log_debug("round record: %s", strerror(errno));

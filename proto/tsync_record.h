@@ -71,4 +71,15 @@ struct tsync_rec_round {
 	char peer[TSYNC_REC_PEER_MAX];	/* the other side's name, NUL-padded */
 } __attribute__((packed));
 
+/* Fills @h for a tsync record of @type that is @len bytes long. */
+static inline void tsync_rec_hdr_init(struct tsync_rec_hdr *h,
+				      enum tsync_rec_type type, uint16_t len)
+{
+	h->id = TSYNC_RAW_ID;
+	h->magic = TSYNC_REC_MAGIC;
+	h->version = TSYNC_REC_VERSION;
+	h->type = type;
+	h->len = len;
+}
+
 #endif

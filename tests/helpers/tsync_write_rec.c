@@ -56,17 +56,6 @@ static long long snum(const char *s)
 	return v;
 }
 
-/* Fills a tsync record header. */
-static void hdr_init(struct tsync_rec_hdr *h, enum tsync_rec_type type,
-		     size_t len)
-{
-	h->id = TSYNC_RAW_ID;
-	h->magic = TSYNC_REC_MAGIC;
-	h->version = TSYNC_REC_VERSION;
-	h->type = type;
-	h->len = len;
-}
-
 /* Returns the value of hex digit @c or exits 2. */
 static unsigned int nibble(char c)
 {
@@ -109,7 +98,7 @@ int main(int argc, char **argv)
 		struct tsync_rec_round r;
 
 		memset(&r, 0, sizeof(r));
-		hdr_init(&r.hdr, TSYNC_REC_ROUND, sizeof(r));
+		tsync_rec_hdr_init(&r.hdr, TSYNC_REC_ROUND, sizeof(r));
 		r.round = unum(argv[3]);
 		r.cpu = unum(argv[4]);
 		/* NUL-padded, not necessarily terminated (all 32 bytes used) */
@@ -125,7 +114,7 @@ int main(int argc, char **argv)
 		struct tsync_rec_probe p;
 
 		memset(&p, 0, sizeof(p));
-		hdr_init(&p.hdr, TSYNC_REC_PROBE, sizeof(p));
+		tsync_rec_hdr_init(&p.hdr, TSYNC_REC_PROBE, sizeof(p));
 		p.round = unum(argv[3]);
 		p.seq = unum(argv[4]);
 		p.cpu = unum(argv[5]);
