@@ -39,12 +39,14 @@ struct tcmd_ports {
 };
 
 /* Makes the endpoint for ephemeral listeners beside socket @fd's local
- * address. Returns 0 or -errno. */
+ * address: on vsock, the kernel's choice of port, as trace-cmd's own agent
+ * takes (the port goes to the host in TRACE_RESP). Returns 0 or -errno. */
 static int local_endpoint(int fd, struct tsync_endpoint *ep)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	char addr[INET6_ADDRSTRLEN], str[INET6_ADDRSTRLEN + 16];
+	int ret;
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
 		return -errno;
@@ -60,7 +62,9 @@ static int local_endpoint(int fd, struct tsync_endpoint *ep)
 		snprintf(str, sizeof(str), "tcp:[%s]:0", addr);
 	else
 		return -EAFNOSUPPORT;
-	return tsync_endpoint_parse(str, TSYNC_EP_ALLOW_PORT0, ep, NULL, 0);
+	ret = tsync_endpoint_parse(str, TSYNC_EP_ALLOW_PORT0, ep, NULL, 0);
+	ep->vsock_port_any = ss.ss_family == AF_VSOCK;
+	return ret;
 }
 
 /* Listens on the session's ports; see tcmd_ports.h. */

@@ -3,6 +3,7 @@
 #ifndef TSYNC_ENDPOINT_H
 #define TSYNC_ENDPOINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -21,6 +22,13 @@ struct tsync_endpoint {
 	char host[TSYNC_EP_HOST_MAX];	/* TCP: name or address, no brackets */
 	uint32_t cid;			/* vsock */
 	uint16_t port;
+	/*
+	 * vsock, listening on port 0: let the kernel choose (VMADDR_PORT_ANY;
+	 * the port it picks may be above 65535, so no endpoint string can
+	 * name it). Never set by the parser: only for listeners whose port is
+	 * reported to the peer, never typed (trace-cmd sessions' data ports).
+	 */
+	bool vsock_port_any;
 };
 
 /* Flags for tsync_endpoint_parse(). */

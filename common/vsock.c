@@ -12,7 +12,8 @@
  * Builds the one sockaddr_vm for @ep; returns 1, or -EINVAL with a reason
  * for a listen on port 0: vsock's "any port" (VMADDR_PORT_ANY) hands out
  * 32-bit ports that no endpoint string could name, and a literal port 0 is
- * not what "pick a free port" means.
+ * not what "pick a free port" means. Unless @ep->vsock_port_any asks for
+ * exactly that (a port only ever reported to the peer).
  */
 static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
 			 struct sockaddr_storage *addrs, socklen_t *lens,
@@ -20,7 +21,7 @@ static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
 {
 	struct sockaddr_vm *vm = (struct sockaddr_vm *)&addrs[0];
 
-	if (passive && ep->port == 0) {
+	if (passive && ep->port == 0 && !ep->vsock_port_any) {
 		char name[64];
 
 		snprintf(err, errlen, "cannot listen on %s: vsock has no free-port choice "
@@ -35,7 +36,7 @@ static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
 	memset(&addrs[0], 0, sizeof(addrs[0]));
 	vm->svm_family = AF_VSOCK;
 	vm->svm_cid = ep->cid;
-	vm->svm_port = ep->port;
+	vm->svm_port = passive && ep->port == 0 ? VMADDR_PORT_ANY : ep->port;
 	lens[0] = sizeof(*vm);
 	families[0] = AF_VSOCK;
 	return 1;

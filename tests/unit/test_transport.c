@@ -614,6 +614,28 @@ static void test_vsock_listen_any(void **state)
 	tsync_listener_close(l);
 }
 
+/* With vsock_port_any, port 0 is the kernel's choice: a real port, which
+ * the listener reports in its port and name. */
+static void test_vsock_listen_port_any(void **state)
+{
+	struct tsync_listener *l = NULL;
+	struct tsync_endpoint ep;
+	char str[64], err[256];
+
+	(void)state;
+	if (!have_vsock())
+		skip();
+	parse_ep("vsock:any:0", &ep);
+	ep.vsock_port_any = true;
+	if (tsync_listen(&ep, 4, &l, err, sizeof(err)))
+		fail_msg("vsock listen on the kernel's port: %s", err);
+	assert_true(tsync_listener_port(l) != 0);
+	assert_true(tsync_listener_port(l) != VMADDR_PORT_ANY);
+	snprintf(str, sizeof(str), "vsock:any:%u", tsync_listener_port(l));
+	assert_string_equal(tsync_listener_name(l), str);
+	tsync_listener_close(l);
+}
+
 /* vsock port 0 is refused with a reason; an address we lack fails cleanly. */
 static void test_vsock_listen_errors(void **state)
 {
@@ -814,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_connect_timeout),
 		cmocka_unit_test(test_listen_errors),
 		cmocka_unit_test(test_vsock_listen_any),
+		cmocka_unit_test(test_vsock_listen_port_any),
 		cmocka_unit_test(test_vsock_listen_errors),
 		cmocka_unit_test(test_vsock_connect_local),
 		cmocka_unit_test(test_vsock_no_device),
