@@ -212,6 +212,16 @@ static int sample(struct tcmd_ptp *p, uint32_t cpu)
 		if (!used)
 			log_warn("%s: trace-cmd time sync: cpu %u: no usable probe", p->peer,
 				 cpu);
+		/*
+		 * trace-cmd's host takes an offset of 0 for "no sample" and
+		 * drops it; the CPUs' sample counts then differ, and trace-cmd
+		 * 3.1.6 writes one count for all CPUs: a broken TIME_SHIFT. On
+		 * one clock an exact 0 is common (trace_clock_global repeats its
+		 * last value while this CPU's clock lags behind, so all three
+		 * stamps of a probe can be equal): it goes out as 1 ns.
+		 */
+		if (used && off == 0)
+			off = 1;
 		log_debug("%s: trace-cmd time sync: cpu %u series %u: offset %lld ns at %lld "
 			  "(%d probes)", p->peer, cpu, series, (long long)off, (long long)ts,
 			  used);
