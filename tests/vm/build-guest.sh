@@ -10,11 +10,20 @@
 #                       order in /modules.order), and every PROGRAM given
 #                       (as /bin/BASENAME) with the shared libraries ldd lists
 #                       and the dynamic loader; every FILE given as SRC:DST
+#   OUT/initramfs-dyn.cpio  with -d only: the same image with a second cpio
+#                       appended (the kernel unpacks both, in order) that
+#                       holds each -d PROGRAM as /usr/bin/BASENAME with the
+#                       shared libraries ldd lists, the loader and libgcc_s
+#                       (which glibc loads with dlopen). Programs
+#                       we do not build (Debian's trace-cmd) go there, so
+#                       that the first image keeps no shared library when
+#                       tsync's programs are static (the smoke test checks)
 #
-# Usage: build-guest.sh [-o OUT] [-f SRC:DST]... [PROGRAM]...
-# Prints "vmlinux PATH" and "initramfs PATH". Cached: nothing is rebuilt when
-# the hash of all inputs (this script, the guest scripts, kernel, busybox,
-# modules, programs, libraries, files) matches OUT/inputs.sha256.
+# Usage: build-guest.sh [-o OUT] [-f SRC:DST]... [-d PROGRAM]... [PROGRAM]...
+# Prints "vmlinux PATH", "initramfs PATH" and, with -d, "initramfs-dyn
+# PATH". Cached: nothing is rebuilt when the hash of all inputs (this
+# script, the guest scripts, kernel, busybox, modules, programs, libraries,
+# files) matches OUT/inputs.sha256.
 # Env: KVER (default: the newest /boot/vmlinuz-*), B (default build),
 #      VM_MODULES (extra module names).
 set -euo pipefail
@@ -22,11 +31,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out="${B:-build}/vm"
 files=()
-while getopts "o:f:" opt; do
+dprogs=()
+while getopts "o:f:d:" opt; do
 	case $opt in
 	o) out=$OPTARG ;;
 	f) files+=("$OPTARG") ;;
-	*) echo "usage: $0 [-o OUT] [-f SRC:DST]... [PROGRAM]..." >&2; exit 2 ;;
+	d) dprogs+=("$OPTARG") ;;
+	*) echo "usage: $0 [-o OUT] [-f SRC:DST]... [-d PROGRAM]... [PROGRAM]..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -62,16 +73,31 @@ for m in "${mods[@]}"; do
 	done < <(modprobe --show-depends -S "$KVER" "$m" || die "no module $m for $KVER")
 done
 
-# Programs and the shared libraries they load (ldd), with the loader.
-libs=()
-for p in "${progs[@]}"; do
+# shlibs PROGRAM...: prints the shared libraries the programs load (ldd),
+# with the loader, each once.
+shlibs() {
+	local p
+	for p in "$@"; do
+		ldd "$p" 2>/dev/null | awk '
+			$2 == "=>" && $3 ~ /^\// { print $3 }
+			$1 ~ /^\// { print $1 }'
+	done | awk '!seen[$0]++'
+}
+for p in "${progs[@]}" "${dprogs[@]}"; do
 	[ -x "$p" ] || die "program $p missing"
-	while read -r lib; do
-		case " ${libs[*]} " in *" $lib "*) ;; *) libs+=("$lib") ;; esac
-	done < <(ldd "$p" 2>/dev/null | awk '
-		$2 == "=>" && $3 ~ /^\// { print $3 }
-		$1 ~ /^\// { print $1 }')
 done
+mapfile -t libs < <(shlibs "${progs[@]}")
+mapfile -t dlibs < <(shlibs "${dprogs[@]}")
+# glibc loads libgcc_s with dlopen (pthread_exit and cancellation unwind
+# through it), so ldd does not list it: trace-cmd aborts without it
+if [ ${#dprogs[@]} != 0 ]; then
+	# (awk reads all: an early exit would kill ldconfig with SIGPIPE and,
+	# through pipefail, the script)
+	gcclib=$(ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ && !p { p = $NF }
+		END { print p }')
+	[ -n "$gcclib" ] || die "no libgcc_s.so.1 (ldconfig -p)"
+	dlibs+=("$gcclib")
+fi
 for f in "${files[@]}"; do
 	[ -e "${f%%:*}" ] || die "file ${f%%:*} missing"
 done
@@ -84,16 +110,25 @@ hash=$( {
 	for p in "${progs[@]}"; do echo "prog $(basename "$p")"; sha256sum "$p"; done
 	for l in "${libs[@]}"; do echo "lib $l"; sha256sum "$(readlink -f "$l")"; done
 	for f in "${files[@]}"; do echo "file $f"; sha256sum "${f%%:*}"; done
+	for p in "${dprogs[@]}"; do echo "dprog $(basename "$p")"; sha256sum "$p"; done
+	for l in "${dlibs[@]}"; do echo "dlib $l"; sha256sum "$(readlink -f "$l")"; done
 } | sha256sum | cut -d' ' -f1)
+
+# report: prints the images' paths.
+report() {
+	echo "vmlinux $out/vmlinux"
+	echo "initramfs $out/initramfs.cpio"
+	[ ${#dprogs[@]} = 0 ] || echo "initramfs-dyn $out/initramfs-dyn.cpio"
+}
 
 mkdir -p "$out"
 if [ -f "$out/inputs.sha256" ] && [ "$(cat "$out/inputs.sha256")" = "$hash" ] &&
-	[ -f "$out/vmlinux" ] && [ -f "$out/initramfs.cpio" ]; then
-	echo "vmlinux $out/vmlinux"
-	echo "initramfs $out/initramfs.cpio"
+	[ -f "$out/vmlinux" ] && [ -f "$out/initramfs.cpio" ] &&
+	{ [ ${#dprogs[@]} = 0 ] || [ -f "$out/initramfs-dyn.cpio" ]; }; then
+	report
 	exit 0
 fi
-rm -f "$out/inputs.sha256"
+rm -f "$out/inputs.sha256" "$out/initramfs-dyn.cpio"
 
 # The kernel: find the XZ stream in the bzImage and unpack it (the method
 # of the kernel's scripts/extract-vmlinux). Kept per kernel version.
@@ -142,10 +177,30 @@ if [ "$(id -u)" = 0 ]; then
 	mknod -m 600 "$root/dev/console" c 5 1
 fi
 
-(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
-	cpio -o -H newc -R 0:0 --quiet) >"$out/initramfs.cpio.tmp"
-mv "$out/initramfs.cpio.tmp" "$out/initramfs.cpio"
+# mkcpio DIR FILE: packs DIR's tree as FILE (newc, owned by root).
+mkcpio() {
+	(cd "$1" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --quiet) >"$2.tmp"
+	mv "$2.tmp" "$2"
+}
+mkcpio "$root" "$out/initramfs.cpio"
 rm -rf "$root"
+
+# The second image: the first, then a cpio of the -d programs and their
+# libraries (directories the first one has are created again: harmless).
+if [ ${#dprogs[@]} != 0 ]; then
+	mkdir -p "$root/usr/bin"
+	for p in "${dprogs[@]}"; do
+		install -m 755 "$p" "$root/usr/bin/$(basename "$p")"
+	done
+	for l in "${dlibs[@]}"; do
+		install -D -m 755 "$(readlink -f "$l")" "$root$l"
+	done
+	mkcpio "$root" "$out/dyn.cpio"
+	rm -rf "$root"
+	cat "$out/initramfs.cpio" "$out/dyn.cpio" >"$out/initramfs-dyn.cpio.tmp"
+	mv "$out/initramfs-dyn.cpio.tmp" "$out/initramfs-dyn.cpio"
+	rm -f "$out/dyn.cpio"
+fi
 echo "$hash" >"$out/inputs.sha256"
-echo "vmlinux $out/vmlinux"
-echo "initramfs $out/initramfs.cpio"
+report

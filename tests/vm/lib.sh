@@ -2,7 +2,9 @@
 #
 # Boots the test guest built by build-guest.sh under QEMU/TCG and talks to
 # its serial console:
-#   vm_build [-f SRC:DST]... [PROGRAM]...  build/reuse the guest image
+#   vm_build [-f SRC:DST]... [-d PROGRAM]... [PROGRAM]...
+#                                           build/reuse the guest image(s)
+#   vm_use_dyn                              boot the image with the -d programs
 #   vm_boot [-r GUEST_SCRIPT] [-p GUEST_PORT]... [-s SHARE_DIR]
 #                                           start it, wait for TSYNC-VM-READY
 #   vm_wait ERE TIMEOUT_S                   wait for a console line
@@ -21,6 +23,7 @@ VM_LINE=
 VM_RUN=
 VM_KERNEL=${VM_KERNEL:-}
 VM_INITRD=${VM_INITRD:-}
+VM_INITRD_DYN=${VM_INITRD_DYN:-}
 VM_KEEP_LOG=${VM_KEEP_LOG:-${B:-build}/vm/logs/$(basename "$0" .sh).serial.log}
 VM_SMP=${VM_SMP:-2}     # guest vCPUs
 declare -A VM_PORT=()   # guest TCP port -> forwarded 127.0.0.1 port
@@ -61,18 +64,33 @@ vm_secs() {
 	printf '%d.%02d\n' $(($1 / 1000000)) $(($1 % 1000000 / 10000))
 }
 
-# vm_build [-f SRC:DST]... [PROGRAM]...: builds (or reuses) the guest and
-# sets VM_KERNEL and VM_INITRD. Returns non-zero when it cannot.
+# vm_build [-f SRC:DST]... [-d PROGRAM]... [PROGRAM]...: builds (or reuses)
+# the guest and sets VM_KERNEL and VM_INITRD, and VM_INITRD_DYN (the image
+# that also holds the -d programs, see build-guest.sh) when -d was given.
+# Returns non-zero when it cannot.
 vm_build() {
 	local out line
 	out=$("$VM_DIR_SRC/build-guest.sh" -o "${B:-build}/vm" "$@") || return 1
+	VM_INITRD_DYN=
 	while read -r k v; do
 		case $k in
 		vmlinux) VM_KERNEL=$v ;;
 		initramfs) VM_INITRD=$v ;;
+		initramfs-dyn) VM_INITRD_DYN=$v ;;
 		esac
 	done <<<"$out"
 	[ -n "$VM_KERNEL" ] && [ -n "$VM_INITRD" ]
+}
+
+# vm_use_dyn: the next boots use the image with the -d programs
+# (VM_INITRD_DYN, passed on by run-vm-tests.sh). Returns 1, saying why on
+# stderr, when there is none (a test then skips).
+vm_use_dyn() {
+	if [ -z "$VM_INITRD_DYN" ] || [ ! -f "$VM_INITRD_DYN" ]; then
+		echo "no guest image with dynamically linked programs (VM_INITRD_DYN)" >&2
+		return 1
+	fi
+	VM_INITRD=$VM_INITRD_DYN
 }
 
 # vm_guest_cpus: prints the number of CPUs the guest has.
