@@ -9,6 +9,7 @@
 #include "common/errbuf.h"
 #include "host/agent_arg.h"
 #include "host/qemu.h"
+#include "proto/tcmd.h"
 
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
 #define DIGITS "0123456789"
@@ -121,12 +122,13 @@ static void name_by_cid(const char *proc, unsigned int cid, const char *fallback
 }
 
 /* trace-cmd's forms, @s writable: NAME@CID[:PORT], CID[:PORT], NAME[:PORT],
- * HOST:PORT (see agent_arg.h). */
+ * HOST:PORT (see agent_arg.h); the port defaults to trace-cmd's for a
+ * trace-cmd agent (out->tcmd). */
 static int parse_tracecmd(const char *proc, char *s, struct host_agent_arg *out,
 			  char *err, size_t errlen)
 {
 	char *colon = strrchr(s, ':'), *at;
-	unsigned long port = TSYNC_DEFAULT_PORT;
+	unsigned long port = out->tcmd ? TCMD_VSOCK_PORT : TSYNC_DEFAULT_PORT;
 
 	if (colon) {
 		*colon = '\0';
@@ -168,10 +170,15 @@ static int parse_tracecmd(const char *proc, char *s, struct host_agent_arg *out,
 int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
 			    struct host_agent_arg *out, char *err, size_t errlen)
 {
+	size_t plen = strlen(HOST_TCMD_PREFIX);
 	const char *at = strrchr(arg, '@');
 	char buf[256];
 
 	memset(out, 0, sizeof(*out));
+	/* tcmd:AGENT: a stock trace-cmd agent, AGENT in any form below */
+	out->tcmd = !strncmp(arg, HOST_TCMD_PREFIX, plen);
+	if (out->tcmd)
+		arg += plen;
 	if (strlen(arg) >= sizeof(buf)) {
 		tsync_set_err(err, errlen, "agent address too long: %.40s...", arg);
 		return -EINVAL;

@@ -14,10 +14,17 @@
  * tsync's own forms stay: tcp:HOST:PORT, vsock:CID:PORT, [V6]:PORT, each
  * optionally followed by @NAME (named guestN without it), and AGENT@NAME
  * where NAME is not a number. The port defaults to TSYNC_DEFAULT_PORT.
+ *
+ * Any of these after HOST_TCMD_PREFIX ("tcmd:") names a stock `trace-cmd
+ * agent` (trace-cmd's protocol, host/tcmd_session.h) instead of
+ * tsync-agent: tcmd:HOST:PORT, tcmd:vsock:CID:PORT, tcmd:NAME@CID, ...;
+ * there a trace-cmd form without a port (tcmd:CID, tcmd:NAME@CID,
+ * tcmd:NAME) takes trace-cmd's vsock port 823.
  */
 #ifndef TSYNC_HOST_AGENT_ARG_H
 #define TSYNC_HOST_AGENT_ARG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/endpoint.h"
@@ -25,9 +32,13 @@
 /* Most agents one command takes. */
 #define HOST_MAX_AGENTS 16
 
+/* AGENT prefix for a stock `trace-cmd agent` (see above). */
+#define HOST_TCMD_PREFIX "tcmd:"
+
 struct host_agent_arg {
 	struct tsync_endpoint ep;
 	char name[64];
+	bool tcmd;		/* a trace-cmd agent (HOST_TCMD_PREFIX) */
 };
 
 /*

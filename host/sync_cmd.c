@@ -25,6 +25,8 @@
 #include "host/commands.h"
 #include "host/cpu_locks.h"
 #include "host/preflight.h"
+#include "host/tcmd_sync.h"
+#include "proto/tcmd.h"
 
 struct sync_cfg {
 	struct host_agent_arg agents[HOST_MAX_AGENTS];
@@ -37,13 +39,14 @@ struct sync_cfg {
 	const char *key_file;
 	int stamp_forced;
 	int verbose;
+	bool no_quickack;
 };
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
 enum { O_AGENT = 1, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
-       O_POLL, O_JSON, O_KEYFILE, O_VERBOSE, O_HELP };
+       O_POLL, O_JSON, O_KEYFILE, O_NOQUICKACK, O_VERBOSE, O_HELP };
 
 static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
 static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
@@ -84,6 +87,9 @@ static const struct tsync_opt sync_opts[] = {
 	{ .id = O_KEYFILE, .name = "key-file", .type = TSYNC_OPT_STRING, .arg = "FILE",
 	  .def_text = "no key",
 	  .help = "authenticate with this shared key; the agent must prove it holds it too" },
+	{ .id = O_NOQUICKACK, .name = "no-quickack", .type = TSYNC_OPT_FLAG,
+	  .help = "trace-cmd agents (tcmd:): do not re-arm TCP_QUICKACK; only to measure what "
+		  "it saves" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
 	  .help = "debug logging" },
 	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
@@ -153,6 +159,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 		return 0;
 	case O_JSON: cfg->json = true; return 0;
 	case O_KEYFILE: cfg->key_file = v->str; return 0;
+	case O_NOQUICKACK: cfg->no_quickack = true; return 0;
 	case O_VERBOSE: cfg->verbose++; return 0;
 	}
 	return snprintf(err, errlen, "not handled"), -1;
@@ -365,6 +372,35 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 }
 
 /*
+ * Syncs trace-cmd agent @a (host/tcmd_sync.h), refusing the options that
+ * only tsync's protocol has. Returns 0, 1 or 2 as sync_agent().
+ */
+static int sync_tcmd_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a,
+			   const struct client_opts *copts)
+{
+	struct tcmd_sync_opts o = {
+		.clock = cfg->round.clock, .source = cfg->round.source, .cpus = cfg->cpus,
+		.rounds = cfg->rounds, .interval_ms = cfg->interval_ms,
+		.host_cpu = cfg->round.host_cpu, .json = cfg->json, .quickack = !cfg->no_quickack,
+		.connect_timeout_ms = copts->connect_timeout_ms,
+		.io_timeout_ms = copts->io_timeout_ms, .host_trace_id = copts->host_trace_id,
+	};
+
+	if (cfg->round.fixed_count || cfg->key_file) {
+		fprintf(stderr, "tsync-host sync: %s: %s does not apply to a trace-cmd agent "
+			"(its PTP always sends %u probes and has no authentication)\n", a->name,
+			cfg->key_file ? "--key-file" : "--loops", TCMD_PTP_LOOP);
+		return 2;
+	}
+	if (cfg->json && cfg->nagents > 1) {
+		fprintf(stderr, "tsync-host sync: %s: --json with a trace-cmd agent takes one "
+			"agent\n", a->name);
+		return 2;
+	}
+	return tcmd_sync_agent(a, &o);
+}
+
+/*
  * Syncs agent @a: connects, runs the rounds, prints the table or its JSON
  * object to @out (*@object says whether it printed the object). Returns
  * 0, 1 when it failed (said why on stderr) or 2 for a --cpus it lacks.
@@ -378,6 +414,8 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 	char err[300];
 	int ret, failed = 0;
 
+	if (a->tcmd)
+		return sync_tcmd_agent(cfg, a, copts);
 	ret = client_open(&a->ep, copts, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
