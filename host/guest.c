@@ -26,18 +26,39 @@
 #include "host/guest.h"
 #include "host/qemu.h"
 #include "host/guest_rx.h"
+#include "host/tcmd_guest.h"
+
+/* Opens the session with a trace-cmd agent; 0 or -errno. */
+static int tcmd_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
+{
+	struct tcmd_guest_opts o = {
+		.clock = ro->clock, .source = ro->source, .quickack = true,
+		.connect_timeout_ms = co->connect_timeout_ms, .io_timeout_ms = co->io_timeout_ms,
+		.host_trace_id = co->host_trace_id,
+		/* argv[0] "record" is not an option */
+		.argc = g->argc ? g->argc - 1 : 0, .argv = g->argc ? g->argv + 1 : NULL,
+	};
+	int ret = tcmd_guest_open(&g->ep, &o, &g->tc, g->error, sizeof(g->error));
+
+	if (!ret)
+		g->ncpus = tcmd_guest_ncpus(g->tc);
+	return ret;
+}
 
 /* Connects and sets up the session; see guest.h. */
-int guest_connect(struct guest *g, const struct client_opts *co)
+int guest_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
 {
 	int ret;
 
 	g->host_marker_fd = -1;
-	ret = client_open(&g->ep, co, &g->client, g->error, sizeof(g->error));
-
+	if (g->tcmd)
+		ret = tcmd_connect(g, co, ro);
+	else
+		ret = client_open(&g->ep, co, &g->client, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;
-	g->ncpus = client_session(g->client)->ncpus;
+	if (!g->tcmd)
+		g->ncpus = client_session(g->client)->ncpus;
 	g->samples = calloc(g->ncpus, sizeof(*g->samples));
 	g->rx = calloc(g->ncpus, sizeof(*g->rx));
 	if (!g->samples || !g->rx)
@@ -65,7 +86,7 @@ int guest_check_can_record(struct guest *g, const char *clock)
 	uint32_t nstreams;
 	int ret;
 
-	if (client_session(g->client)->caps & TSYNC_CAP_TRACE)
+	if (g->tcmd || client_session(g->client)->caps & TSYNC_CAP_TRACE)
 		return 0;
 	ret = client_trace_start(g->client, &to, &nstreams, g->error, sizeof(g->error));
 	if (ret)
@@ -73,6 +94,20 @@ int guest_check_can_record(struct guest *g, const char *clock)
 	snprintf(g->error, sizeof(g->error), "the agent cannot record: it announces no "
 		 "tracing (no CAP_TRACE in its SESSION_REPLY)");
 	return g->status = -EPROTO;
+}
+
+/* Returns true once connected; see guest.h. */
+bool guest_connected(const struct guest *g)
+{
+	return g->client || g->tc;
+}
+
+/* Returns the guest's trace id; see guest.h. */
+uint64_t guest_trace_id(const struct guest *g)
+{
+	if (g->tc)
+		return tcmd_guest_trace_id(g->tc);
+	return g->client ? client_session(g->client)->trace_id : 0;
 }
 
 /* Writes the round record of @r into the host's recorded instance, so the
@@ -128,9 +163,55 @@ static void add_sample(struct guest *g, const struct round_result *r)
 	tsync_interval_add(gs->iv, &s, r->est.error_ns, NULL);
 }
 
+/* Appends a trace-cmd PTP sample (@ts, @offset) for CPU @cpu: PTP has no
+ * error bound, so the adaptive interval sees 0. */
+static void add_tcmd_sample(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
+{
+	struct guest_samples *gs = &g->samples[cpu];
+	struct tsync_shift_sample s = { ts, offset };
+
+	if (gs->count == gs->cap) {
+		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
+		void *p = realloc(gs->s, cap * sizeof(*gs->s));
+
+		if (!p)
+			return;
+		gs->s = p;
+		gs->cap = cap;
+	}
+	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset };
+	atomic_store(&g->live_offset_ns, offset);
+	atomic_fetch_add(&g->live_rounds, 1);
+	tsync_interval_add(gs->iv, &s, 0, NULL);
+}
+
+/* One PTP sample per CPU of a trace-cmd agent; 0 or -errno (broken). */
+static int tcmd_sync_all(struct guest *g, const struct round_opts *ro)
+{
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		int64_t ts, off;
+		char err[300];
+		int ret = tcmd_guest_sample(g->tc, cpu, ro->cpu_locks, &ts, &off, err, sizeof(err));
+
+		if (ret == -ERANGE) {
+			log_warn("guest %s: sample on CPU %u: %s", g->name, cpu, err);
+			g->samples[cpu].failed++;
+			continue;
+		}
+		if (ret) {
+			snprintf(g->error, sizeof(g->error), "sync: %s", err);
+			return g->status = ret;
+		}
+		add_tcmd_sample(g, cpu, ts, off);
+	}
+	return 0;
+}
+
 /* Runs one round per guest CPU; see guest.h. */
 int guest_sync_all(struct guest *g, const struct round_opts *ro)
 {
+	if (g->tcmd)
+		return tcmd_sync_all(g, ro);
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
 		struct round_result r;
 		int ret = client_sync_round(g->client, cpu, ro, &r);
@@ -151,7 +232,10 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 {
 	int sock, ret;
 
-	ret = client_stream_open(g->client, cpu, &sock, g->error, sizeof(g->error));
+	if (g->tcmd)
+		ret = tcmd_guest_stream(g->tc, cpu, &sock, g->error, sizeof(g->error));
+	else
+		ret = client_stream_open(g->client, cpu, &sock, g->error, sizeof(g->error));
 	if (ret)
 		return ret;
 	return rx_start(g->rxg, cpu, g->client, sock, dir, &g->rx[cpu], g->error,
@@ -162,14 +246,13 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 static int start_rx_group(struct guest *g)
 {
 	const struct tracedat_meta *m = tracemeta_meta(g->meta);
+	uint32_t psz = g->tcmd ? tcmd_guest_page_size(g->tc) : client_session(g->client)->page_size;
 	struct page_format f;
 	int ret;
 
-	ret = page_format_init(&f, client_session(g->client)->page_size, m->header_page.data,
-			       m->header_page.len);
+	ret = page_format_init(&f, psz, m->header_page.data, m->header_page.len);
 	if (ret) {
-		snprintf(g->error, sizeof(g->error), "agent's page size %u is not usable",
-			 client_session(g->client)->page_size);
+		snprintf(g->error, sizeof(g->error), "agent's page size %u is not usable", psz);
 		return ret;
 	}
 	return rx_group_new(&f, g->max_bytes, &g->rxg);
@@ -179,7 +262,8 @@ static int start_rx_group(struct guest *g)
 static int fetch_meta(struct guest *g)
 {
 	struct tracemeta *tm;
-	int ret = client_fetch_meta(g->client, &tm, g->error, sizeof(g->error));
+	int ret = g->tcmd ? tcmd_guest_meta(g->tc, &tm, g->error, sizeof(g->error)) :
+		  client_fetch_meta(g->client, &tm, g->error, sizeof(g->error));
 
 	if (ret)
 		return ret;
@@ -199,10 +283,12 @@ int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 	if (g->send_argv)
 		to = (struct client_trace_opts){ .clock = clock, .nargs = (uint32_t)g->argc - 1,
 						 .args = g->argv + 1 };
-	uint32_t nstreams;
+	uint32_t nstreams = g->ncpus;
 	int ret;
 
-	ret = client_trace_start(g->client, &to, &nstreams, g->error, sizeof(g->error));
+	/* a trace-cmd agent started recording with its TRACE_RESP */
+	ret = g->tcmd ? 0 : client_trace_start(g->client, &to, &nstreams, g->error,
+					       sizeof(g->error));
 	if (ret)
 		return g->status = ret;
 	if (nstreams != g->ncpus)
@@ -325,8 +411,11 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 	int ret;
 
 	if (!g->status) {
-		ret = client_trace_stop(g->client, timeout_ms, &g->stopped, g->error,
-					sizeof(g->error));
+		if (g->tcmd)
+			ret = tcmd_guest_stop(g->tc, g->error, sizeof(g->error));
+		else
+			ret = client_trace_stop(g->client, timeout_ms, &g->stopped, g->error,
+						sizeof(g->error));
 		if (ret)
 			g->status = ret;
 	}
@@ -339,7 +428,12 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
 		if (g->rx[cpu])
 			rx_ended(g, cpu, rx_join(g->rx[cpu], deadline));
-	if (!g->status) {
+	/* a trace-cmd agent sent its metadata before the data */
+	if (!g->status && g->tcmd) {
+		ret = tcmd_guest_wait_closed(g->tc, g->error, sizeof(g->error));
+		if (ret)
+			g->status = ret;
+	} else if (!g->status) {
 		ret = fetch_meta(g);
 		if (ret) {
 			log_warn("guest %s: metadata: %s", g->name, g->error);
@@ -368,7 +462,7 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 	};
 	struct tracedat_opts opts = {
 		.has_traceid = 1,
-		.traceid = client_session(g->client)->trace_id,
+		.traceid = guest_trace_id(g),
 		.time_shift = &shift,
 		.version = run->version,
 		.format = run->format,
@@ -572,4 +666,6 @@ void guest_free(struct guest *g)
 	tracemeta_free(g->meta);
 	client_close(g->client);
 	g->client = NULL;
+	tcmd_guest_free(g->tc);
+	g->tc = NULL;
 }

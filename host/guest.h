@@ -16,6 +16,7 @@
 #include "proto/proto.h"
 
 struct tracemeta;
+struct tcmd_guest;
 struct guest_rx;
 struct rx_group;
 
@@ -31,12 +32,14 @@ struct guest_samples {
 struct guest {
 	/* from the command line */
 	struct tsync_endpoint ep;
+	bool tcmd;			/* a stock trace-cmd agent (host/tcmd_guest.h) */
 	char name[64];
 	const char *agent_str;
 	char **argv;			/* its options for the agent ("record" first:
 					 * tsync_recopt_instance_argv()) */
 	int argc;
-	bool send_argv;			/* sent as such: more than -e -f -b */
+	bool send_argv;			/* sent as such: more than -e -f -b
+					 * (always to a trace-cmd agent) */
 	int nevents;
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;
@@ -49,6 +52,7 @@ struct guest {
 	/* run time */
 	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
 	struct tsync_client *client;
+	struct tcmd_guest *tc;		/* instead of client, for a trace-cmd agent */
 	uint32_t ncpus;
 	struct guest_samples *samples;	/* [ncpus] */
 	struct rx_group *rxg;		/* the receivers' shared limits */
@@ -78,10 +82,16 @@ struct guest_sync_opts {
 	int stop_fd;			/* eventfd: readable when stopping */
 };
 
-/* Connects and sets up the session; 0 or -errno with g->error set. */
-int guest_connect(struct guest *g, const struct client_opts *co);
+/* Connects and sets up the session (a trace-cmd agent's takes the clock
+ * and stamp source of @ro); 0 or -errno with g->error set. */
+int guest_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro);
+/* Returns true once connected. */
+bool guest_connected(const struct guest *g);
+/* Returns the guest's trace id (its file's TRACEID); 0 before connecting. */
+uint64_t guest_trace_id(const struct guest *g);
 /* Before anything else of a recording: an agent that announces no tracing
- * cannot record; 0, or -errno with its reason (asked of it) in g->error. */
+ * cannot record; 0, or -errno with its reason (asked of it) in g->error.
+ * (A trace-cmd agent always records.) */
 int guest_check_can_record(struct guest *g, const char *clock);
 /* Runs one sync round on every guest CPU, recording samples. Returns 0 or
  * -errno when the connection broke. */

@@ -116,6 +116,7 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 	merge_whole_run(&cfg->opt, o);
 	g = &cfg->guests[cfg->nguests];
 	g->ep = a.ep;
+	g->tcmd = a.tcmd;
 	snprintf(g->name, sizeof(g->name), "%s", o->name ? o->name : a.name);
 	for (int i = 0; i < cfg->nguests; i++)
 		if (!strcmp(cfg->guests[i].name, g->name))
@@ -124,8 +125,9 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 	g->agent_str = val;
 	g->ts_offset = o->ts_offset;
 	/* an agent of an earlier version takes events, filters and a buffer
-	 * size: only what goes beyond is sent as option words */
-	g->send_argv = !tsync_recopt_plain_events(o);
+	 * size: only what goes beyond is sent as option words; a trace-cmd
+	 * agent takes words only */
+	g->send_argv = g->tcmd || !tsync_recopt_plain_events(o);
 	if (g->send_argv && tsync_recopt_instance_argv(o, &g->argv, &g->argc))
 		return fprintf(stderr, "tsync-host record: out of memory\n"), exit(2), 0;
 	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
@@ -169,6 +171,13 @@ void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
 	parse_check(at, err);
 	while (at_agent(argc, argv, at))
 		at = add_guest(cfg, argc, argv, at);
+	for (int i = 0; i < cfg->nguests && cfg->opt.key_file; i++)
+		if (cfg->guests[i].tcmd) {
+			fprintf(stderr, "tsync-host record: guest %s: --key-file does not apply to a "
+				"trace-cmd agent (its protocol has no authentication)\n",
+				cfg->guests[i].name);
+			exit(2);
+		}
 	/* COMMAND, after "--" or not (as trace-cmd accepts both) */
 	if (at < argc)
 		cfg->command = argv + at;

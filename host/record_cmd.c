@@ -212,14 +212,14 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	for (int i = 0; i < cfg->nguests; i++) {
 		const struct guest *g = &cfg->guests[i];
 
-		if (!g->client)
+		if (!guest_connected(g))
 			continue;
 		/* the host thread of each vCPU, for a local QEMU guest */
 		vcpu_pids[ng] = calloc(g->ncpus ? g->ncpus : 1, sizeof(int32_t));
 		if (vcpu_pids[ng])
 			guest_vcpu_threads(g, vcpu_pids[ng], g->ncpus);
-		guests[ng] = (struct tracedat_guest){ g->name, client_session(g->client)->trace_id,
-						      g->ncpus, vcpu_pids[ng] };
+		guests[ng] = (struct tracedat_guest){ g->name, guest_trace_id(g), g->ncpus,
+						      vcpu_pids[ng] };
 		ng++;
 	}
 	opts.has_traceid = 1;
@@ -336,9 +336,10 @@ static int rec_start(struct recorder *r)
 
 		g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
 		g->unsynced = !sync;
-		if (guest_connect(g, &r->co) || guest_check_can_record(g, cfg->opt.clock) ||
-		    preflight_guest_clock(client_session(g->client), cfg->opt.clock, g->error,
-					  sizeof(g->error)) ||
+		/* a trace-cmd agent cannot answer tsync's clock query */
+		if (guest_connect(g, &r->co, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||
+		    (!g->tcmd && preflight_guest_clock(client_session(g->client), cfg->opt.clock,
+						       g->error, sizeof(g->error))) ||
 		    (sync && guest_sync_all(g, &r->ro))) {
 			guest_error(g);
 			return 1;
