@@ -8,7 +8,8 @@
 #include "common/tracemeta.h"
 #include "host/tcmd_meta.h"
 
-#define OPT_UNAME 5	/* trace-cmd's option ids (Documentation/trace-cmd.md) */
+#define OPT_UNAME 5	/* trace.dat option id of UNAME, as common/tracedat.c writes it */
+#define MAX_CPUS 4096	/* a plausible CPU count, for the cmdlines repair */
 
 /* A cursor over the buffer; the first fault sticks in @why. */
 struct rd {
@@ -126,6 +127,51 @@ static int options(struct rd *r, struct tracemeta *tm)
 	return r->why ? -EPROTO : ret;
 }
 
+/*
+ * The saved cmdlines: u64 length and text. trace-cmd 3.1.6 takes the
+ * length from one read of saved_cmdlines and copies the file with a second
+ * one; when a process starts in between the two differ, it says "error
+ * in size of file" and sends the wrong length with the new text (seen on
+ * a busy machine). The text has no NUL and is followed by the u32 CPU
+ * count and "options  " (or the end): when the length does not lead
+ * there, the text is taken up to the first "options  " after it, or up
+ * to the CPU count at the end.
+ */
+static int cmdlines(struct rd *r, struct tracemeta *tm)
+{
+	static const char opts[] = "options  ";
+	uint64_t n = num(r, 8, "saved cmdlines");
+	const uint8_t *p = r->p, *q;
+	size_t len;
+
+	if (r->why)
+		return -EPROTO;
+	if (n <= r->left && (r->left - n == 4 ||
+	    (r->left - n >= 4 + sizeof(opts) && !memcmp(p + n + 4, opts, sizeof(opts)))))
+		len = (size_t)n;
+	else if (r->left >= 4 && (q = memmem(p, r->left, opts, sizeof(opts))) && q - p >= 4)
+		len = (size_t)(q - p) - 4;
+	else if (r->left >= 4)
+		len = r->left - 4;
+	else
+		len = SIZE_MAX;
+	/* a repaired text must end a line, at a CPU count (at most
+	 * MAX_CPUS, so with NUL bytes where the text has none) */
+	if (len != n && len <= r->left - 4) {
+		uint32_t cpus;
+
+		memcpy(&cpus, p + len, 4);
+		if (!cpus || cpus > MAX_CPUS || (len && p[len - 1] != '\n'))
+			len = SIZE_MAX;
+	}
+	if (len > r->left || memchr(p, '\0', len)) {
+		r->why = "saved cmdlines";
+		return -EPROTO;
+	}
+	take(r, len, "saved cmdlines");
+	return len ? tracemeta_add_part(tm, TRACEMETA_CMDLINES, "", p, len, false) : 0;
+}
+
 /* The v6 layout up to the CPU count. */
 static int headers(struct rd *r, struct tracemeta *tm, uint32_t *cpus)
 {
@@ -154,7 +200,7 @@ static int headers(struct rd *r, struct tracemeta *tm, uint32_t *cpus)
 	ret = ret ?: systems(r, tm) ?:
 	      text(r, tm, 4, TRACEMETA_KALLSYMS, "", "kallsyms") ?:
 	      text(r, tm, 4, TRACEMETA_PRINTK, "", "printk formats") ?:
-	      text(r, tm, 8, TRACEMETA_CMDLINES, "", "saved cmdlines");
+	      cmdlines(r, tm);
 	*cpus = (uint32_t)num(r, 4, "CPU count");
 	return r->why ? -EPROTO : ret;
 }

@@ -4,7 +4,10 @@
  * as trace-cmd's agent sends it (headers, formats, cmdlines, CPU count,
  * options up to option 0, no flyrecord) is read into a tracemeta; every
  * truncation, a version 7 header, a foreign byte order, data after the
- * options and a length past the end are refused with a reason.
+ * options and a length past the end are refused with a reason. A wrong
+ * saved-cmdlines length, which trace-cmd 3.1.6 sends when saved_cmdlines
+ * changes while it copies it, is repaired where the text shows where it
+ * ends.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -87,6 +90,12 @@ static void build(struct buf *b, const char *version)
 	u16(b, 0);
 }
 
+/* Sets the saved cmdlines' length field to @n (the text stays). */
+static void set_cmdlines_len(struct buf *b, uint64_t n)
+{
+	memcpy(b->b + b->cpus_end - 4 - strlen("1 init\n42 bash\n") - 8, &n, 8);
+}
+
 static int parse(const struct buf *b, size_t len, struct tracemeta **tm, char *err)
 {
 	uint32_t cpus = 0;
@@ -137,6 +146,9 @@ static void test_truncated(void **state)
 			tracemeta_free(tm);
 			continue;
 		}
+		if (ret != -EPROTO)
+			print_error("cut at %zu of %zu (CPU count ends at %zu) parsed\n", n, b.n,
+				    b.cpus_end);
 		assert_int_equal(ret, -EPROTO);
 		assert_null(tm);
 	}
@@ -195,6 +207,39 @@ static void test_huge_length(void **state)
 	assert_non_null(strstr(err, "header_page"));
 }
 
+/* trace-cmd 3.1.6 sends a wrong cmdlines length when saved_cmdlines
+ * changes between its two reads: the text is taken up to the CPU count. */
+static void test_cmdlines_race(void **state)
+{
+	static const int64_t delta[] = { 4, -3, 1, -1, 100 };
+	size_t real = strlen("1 init\n42 bash\n");
+	struct tracemeta *tm;
+	struct buf b;
+	char err[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(delta) / sizeof(delta[0]); i++) {
+		build(&b, "6");
+		set_cmdlines_len(&b, (uint64_t)((int64_t)real + delta[i]));
+		assert_int_equal(parse(&b, b.n, &tm, err), 0);
+		assert_int_equal(tracemeta_meta(tm)->cmdlines.len, real);
+		tracemeta_free(tm);
+		/* the same without options: the text ends at the CPU count */
+		assert_int_equal(parse(&b, b.cpus_end, &tm, err), 0);
+		assert_int_equal(tracemeta_meta(tm)->cmdlines.len, real);
+		tracemeta_free(tm);
+	}
+	/* but not past a NUL or to a count that is no CPU count */
+	build(&b, "6");
+	set_cmdlines_len(&b, real + 4);
+	b.b[b.cpus_end - 6] = '\0';
+	assert_int_equal(parse(&b, b.n, &tm, err), -EPROTO);
+	build(&b, "6");
+	set_cmdlines_len(&b, real + 4);
+	memcpy(b.b + b.cpus_end - 4, "\xff\xff\0\0", 4);
+	assert_int_equal(parse(&b, b.n, &tm, err), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_byte_order),
 		cmocka_unit_test(test_trailing),
 		cmocka_unit_test(test_huge_length),
+		cmocka_unit_test(test_cmdlines_race),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
