@@ -11,6 +11,7 @@
 #include "common/io.h"
 #include "common/timeutil.h"
 #include "host/tcmd_io.h"
+#include "proto/proto.h"
 
 /* Re-arms TCP_QUICKACK (a no-op on sockets that are not TCP, e.g. vsock).
  * Setting it also sends an ACK that is pending right now. */
@@ -100,6 +101,12 @@ int tcmd_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
 	int ret;
 
 	ret = read_acked(c, c->buf, TCMD_HDR_LEN, deadline);
+	if (!ret && ((uint32_t)c->buf[0] << 24 | (uint32_t)c->buf[1] << 16 |
+		     (uint32_t)c->buf[2] << 8 | c->buf[3]) == TSYNC_MAGIC) {
+		snprintf(err, errlen, "the agent speaks tsync's protocol, not trace-cmd's: "
+			 "address it without the tcmd: prefix");
+		return -EPROTO;
+	}
 	if (!ret && tcmd_hdr_decode(c->buf, &h, &e)) {
 		snprintf(err, errlen, "bad message from the trace-cmd agent: %s", e.reason);
 		return -EBADMSG;

@@ -75,6 +75,10 @@ static int request(struct tcmd_session *s, const struct tcmd_session_opts *o, ch
 	ret = tcmd_send(&s->ctl, buf, n, err, errlen);
 	if (!ret)
 		ret = tcmd_recv(&s->ctl, &m, err, errlen);
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		snprintf(err, errlen, "the trace-cmd agent closed the connection without an "
+			 "answer: it serves one session at a time, and may be busy with another "
+			 "(or still ending one)");
 	if (ret)
 		goto out;
 	if (m.cmd != TCMD_TRACE_RESP) {
@@ -194,6 +198,8 @@ int tcmd_session_stream(struct tcmd_session *s, uint32_t cpu, int *fd, char *err
 	if (ret < 0)
 		return ret;
 	*fd = ret;
+	if (cpu + 1 > s->streams)
+		s->streams = cpu + 1;
 	return 0;
 }
 
@@ -212,10 +218,13 @@ int tcmd_session_wait_closed(struct tcmd_session *s, char *err, size_t errlen)
 	struct tcmd_msg m;
 	int ret = tcmd_recv(&s->ctl, &m, err, errlen);
 
-	if (ret == -EPIPE)
+	if (ret == -EPIPE) {
+		s->ended = true;
 		return 0;	/* 3.1.6 over TCP: closed without CLOSE_RESP */
+	}
 	if (ret)
 		return ret;
+	s->ended = m.cmd == TCMD_CLOSE_RESP;
 	if (m.cmd != TCMD_CLOSE_RESP) {
 		snprintf(err, errlen, "the trace-cmd agent sent %s instead of CLOSE_RESP",
 			 tcmd_cmd_name(m.cmd));
@@ -224,11 +233,34 @@ int tcmd_session_wait_closed(struct tcmd_session *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Ends a session that failed as far as it can; see tcmd_session_free(). */
+static void abort_session(struct tcmd_session *s)
+{
+	uint8_t buf[64];
+	char err[200];
+
+	s->ctl.timeout_ms = s->ts.timeout_ms = 1000;
+	if (s->ctl.fd >= 0)
+		(void)tcmd_send(&s->ctl, buf, tcmd_enc_simple(buf, sizeof(buf), TCMD_CLOSE), err,
+				sizeof(err));
+	if (s->ts.fd >= 0)
+		(void)tcmd_send(&s->ts, buf, tcmd_enc_tsync_stop(buf, sizeof(buf)), err,
+				sizeof(err));
+	for (uint32_t cpu = s->streams; cpu < s->ncpus; cpu++) {
+		int fd = connect_port(s, s->ports[cpu], 1000, err, sizeof(err));
+
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 /* Frees a session; see tcmd_session.h. */
 void tcmd_session_free(struct tcmd_session *s)
 {
 	if (!s)
 		return;
+	if (!s->ended && s->ports)
+		abort_session(s);
 	tcmd_conn_close(&s->ts);
 	tcmd_conn_close(&s->ctl);
 	free(s->ports);

@@ -52,6 +52,8 @@ struct tcmd_session {
 	uint32_t tsync_port;
 	uint32_t *ports;		/* [ncpus] */
 	int timeout_ms;
+	uint32_t streams;		/* CPU ports connected so far */
+	bool ended;			/* CLOSE_RESP or the agent's close seen */
 };
 
 /*
@@ -76,7 +78,14 @@ int tcmd_session_close(struct tcmd_session *s, char *err, size_t errlen);
 /* Step 5, second half: waits for CLOSE_RESP or an orderly close, skipping
  * nothing else. Returns 0 or -errno. */
 int tcmd_session_wait_closed(struct tcmd_session *s, char *err, size_t errlen);
-/* Closes every connection and frees @s (NULL is fine). */
+/*
+ * Closes every connection and frees @s (NULL is fine). A session that did
+ * not end cleanly is ended as far as it can be first: CLOSE and STOP are
+ * sent, and each CPU port not yet connected is connected and closed at
+ * once. trace-cmd's agent serves one session at a time and its recorders
+ * wait in accept() for their connection with no deadline: without this,
+ * one failed session (bad metadata, say) leaves it busy for good.
+ */
 void tcmd_session_free(struct tcmd_session *s);
 
 #endif

@@ -33,8 +33,33 @@ until ss -ltnH "sport = :$port" | grep -q .; do
 	sleep 0.05
 done
 EP=tcmd:127.0.0.1:$port
+# trace-cmd's agent serves one session at a time and refuses others until
+# its child for the last one has exited: wait for that between sessions
+tc_idle() {
+	local deadline=$((SECONDS + 20))
+	while pgrep -P "$TC_PID" >/dev/null; do
+		[ $SECONDS -lt $deadline ] || fail "trace-cmd agent still busy: $(pgrep -a -P "$TC_PID")"
+		sleep 0.05
+	done
+}
+
+# --- the wrong protocol either way: a clear error, no hang ---
+start_agent tsa --
+timeout 30 "$HOST" sync "tcmd:${AGENT_EP#tcp:}" > "$E2E_TMP/wrong1.out" 2>&1 &&
+	fail "tcmd: to a tsync-agent succeeded"
+grep -q "speaks tsync's protocol" "$E2E_TMP/wrong1.out" || fail "tcmd: to tsync-agent: $(cat "$E2E_TMP/wrong1.out")"
+timeout 30 "$HOST" sync "127.0.0.1:$port" > "$E2E_TMP/wrong2.out" 2>&1 &&
+	fail "tsync's protocol to a trace-cmd agent succeeded"
+echo "  tsync's protocol to trace-cmd's agent: $(tail -1 "$E2E_TMP/wrong2.out")"
+tc_idle
+pass "each protocol to the other agent fails with a message"
 
 # --- sync ---
+# a session that fails on the host's side (a CPU the guest lacks) is
+# ended so that the agent serves the next one
+timeout 30 "$HOST" sync --cpus 99 "$EP" > "$E2E_TMP/bad.out" 2>&1 && fail "sync --cpus 99 succeeded"
+grep -q "does not exist" "$E2E_TMP/bad.out" || fail "sync --cpus 99: $(cat "$E2E_TMP/bad.out")"
+tc_idle
 timeout 60 "$HOST" sync "$EP" > "$E2E_TMP/sync.out" 2>&1 || fail "sync failed: $(cat "$E2E_TMP/sync.out")"
 ncpu=$(awk '/CPUs, clock/ { for (i = 1; i <= NF; i++) if ($i == "CPUs,") print $(i - 1) }' "$E2E_TMP/sync.out")
 rows=$(awk '$1 ~ /^[0-9]+$/ && $5 == 339' "$E2E_TMP/sync.out" | wc -l)
@@ -42,11 +67,13 @@ rows=$(awk '$1 ~ /^[0-9]+$/ && $5 == 339' "$E2E_TMP/sync.out" | wc -l)
 awk '$1 ~ /^[0-9]+$/ { o = $3 < 0 ? -$3 : $3; if (o > 1000000) exit 1 }' "$E2E_TMP/sync.out" ||
 	fail "same kernel, yet an offset over 1 ms: $(cat "$E2E_TMP/sync.out")"
 pass "sync: one PTP sample of 339 probes on each of $ncpu CPUs, |offset| < 1 ms"
+tc_idle
 timeout 60 "$HOST" sync --json --rounds 2 "$EP" > "$E2E_TMP/sync.json" 2>&1 ||
 	fail "sync --json failed: $(cat "$E2E_TMP/sync.json")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["samples"]) == 2 * d["cpus"]' \
 	"$E2E_TMP/sync.json" || fail "sync --json: $(cat "$E2E_TMP/sync.json")"
 pass "sync --json --rounds 2: valid JSON, a sample per CPU and round"
+tc_idle
 
 # --- record ---
 out=$E2E_TMP/out; mkdir -p "$out"
