@@ -32,7 +32,7 @@
 static int tcmd_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
 {
 	struct tcmd_guest_opts o = {
-		.clock = ro->clock, .source = ro->source, .quickack = true,
+		.clock = ro->clock, .source = ro->source, .quickack = !g->tcmd_no_quickack,
 		.connect_timeout_ms = co->connect_timeout_ms, .io_timeout_ms = co->io_timeout_ms,
 		.host_trace_id = co->host_trace_id,
 		/* argv[0] "record" is not an option */

@@ -33,6 +33,8 @@ struct guest {
 	/* from the command line */
 	struct tsync_endpoint ep;
 	bool tcmd;			/* a stock trace-cmd agent (host/tcmd_guest.h) */
+	bool tcmd_no_quickack;		/* TSYNC_TCMD_NO_QUICKACK: TCP_QUICKACK not
+					 * re-armed, only to measure the fix */
 	char name[64];
 	const char *agent_str;
 	char **argv;			/* its options for the agent ("record" first:

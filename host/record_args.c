@@ -117,6 +117,8 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 	g = &cfg->guests[cfg->nguests];
 	g->ep = a.ep;
 	g->tcmd = a.tcmd;
+	/* the benchmark's switch (tsync-host(1), ENVIRONMENT) */
+	g->tcmd_no_quickack = a.tcmd && getenv("TSYNC_TCMD_NO_QUICKACK");
 	snprintf(g->name, sizeof(g->name), "%s", o->name ? o->name : a.name);
 	for (int i = 0; i < cfg->nguests; i++)
 		if (!strcmp(cfg->guests[i].name, g->name))
