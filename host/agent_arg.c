@@ -55,6 +55,9 @@ static int parse_tsync(const char *arg, int index, struct host_agent_arg *out,
 		tsync_set_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
+	/* CID@NAME: the shorthand's port is tsync's; a trace-cmd agent's is 823 */
+	if (out->tcmd && is_digits(ep))
+		out->ep.port = TCMD_VSOCK_PORT;
 	return 0;
 }
 

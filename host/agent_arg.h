@@ -18,7 +18,7 @@
  * Any of these after HOST_TCMD_PREFIX ("tcmd:") names a stock `trace-cmd
  * agent` (trace-cmd's protocol, host/tcmd_session.h) instead of
  * tsync-agent: tcmd:HOST:PORT, tcmd:vsock:CID:PORT, tcmd:NAME@CID, ...;
- * there a trace-cmd form without a port (tcmd:CID, tcmd:NAME@CID,
+ * there a form without a port (tcmd:CID, tcmd:NAME@CID, tcmd:CID@NAME,
  * tcmd:NAME) takes trace-cmd's vsock port 823.
  */
 #ifndef TSYNC_HOST_AGENT_ARG_H

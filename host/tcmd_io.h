@@ -10,7 +10,7 @@
  * "pingpong" mode delays that ACK up to 40 ms: every PTP probe pays it.
  * With @quickack the connection re-arms TCP_QUICKACK after every read
  * (the kernel clears it again on its own), so the first part is ACKed at
- * once and the second part follows. Documentation/trace-cmd.md has the
+ * once and the second part follows. Documentation/trace-cmd-host.md has the
  * measurement; tests/bench/bench_09_tcmd.c repeats it.
  */
 #ifndef TSYNC_HOST_TCMD_IO_H

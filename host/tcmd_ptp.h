@@ -4,7 +4,7 @@
  * CPU: one sample as trace-cmd's host takes it, so a stock `trace-cmd
  * agent` cannot tell tsync-host from trace-cmd.
  *
- * Theory of operation (Documentation/trace-cmd.md has the byte layouts):
+ * Theory of operation (byte layouts: Documentation/protocol.md, section 10):
  *
  *   host                                guest (trace-cmd agent)
  *   TIME_SYNC none/PROBE (u16 cpu)  ->  pins itself to that vCPU
