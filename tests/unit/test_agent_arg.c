@@ -136,6 +136,61 @@ static void test_tracecmd_forms(void **state)
 	assert_string_equal(err, "'host.example': a TCP agent needs a port (HOST:PORT)");
 }
 
+/* tcmd: marks a trace-cmd agent; a bare CID then means its port 823. */
+static void test_tcmd(void **state)
+{
+	struct host_agent_arg a;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(host_agent_arg_parse("tcmd:3", 0, &a, err, sizeof(err)), 0);
+	assert_true(a.tcmd);
+	assert_int_equal(a.ep.kind, TSYNC_EP_VSOCK);
+	assert_int_equal(a.ep.cid, 3);
+	assert_int_equal(a.ep.port, 823);
+	assert_int_equal(host_agent_arg_parse("tcmd:127.0.0.1:1234@vm", 0, &a, err,
+					      sizeof(err)), 0);
+	assert_true(a.tcmd);
+	assert_int_equal(a.ep.kind, TSYNC_EP_TCP);
+	assert_int_equal(a.ep.port, 1234);
+	assert_string_equal(a.name, "vm");
+	assert_int_equal(host_agent_arg_parse("tcmd:vsock:4:900", 0, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.ep.port, 900);
+	assert_int_equal(host_agent_arg_parse("3", 0, &a, err, sizeof(err)), 0);
+	assert_false(a.tcmd);
+	assert_int_equal(a.ep.port, 8823);
+	assert_int_equal(host_agent_arg_parse("tcmd:", 0, &a, err, sizeof(err)), -EINVAL);
+	/* every -A form takes the prefix; without a port, trace-cmd's */
+	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:web@7", 0, &a, err, sizeof(err)),
+			 0);
+	assert_true(a.tcmd);
+	assert_string_equal(a.name, "web");
+	assert_int_equal(a.ep.cid, 7);
+	assert_int_equal(a.ep.port, 823);
+	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:7@web", 0, &a, err, sizeof(err)),
+			 0);
+	assert_string_equal(a.name, "web");
+	assert_int_equal(a.ep.port, 823);
+	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:vm1", 0, &a, err, sizeof(err)), 0);
+	assert_true(a.tcmd);
+	assert_int_equal(a.ep.cid, 5);
+	assert_int_equal(a.ep.port, 823);
+	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:5:900", 0, &a, err, sizeof(err)),
+			 0);
+	assert_string_equal(a.name, "vm1");
+	assert_int_equal(a.ep.port, 900);
+	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:localhost:5000", 0, &a, err,
+						 sizeof(err)), 0);
+	assert_true(a.tcmd);
+	assert_int_equal(a.ep.kind, TSYNC_EP_TCP);
+	assert_string_equal(a.ep.host, "localhost");
+	assert_int_equal(a.ep.port, 5000);
+	/* trace-cmd's forms without the prefix stay tsync's protocol */
+	assert_int_equal(host_agent_arg_parse_in(root, "web@7", 0, &a, err, sizeof(err)), 0);
+	assert_false(a.tcmd);
+	assert_int_equal(a.ep.port, TSYNC_DEFAULT_PORT);
+}
+
 /* Bad names and addresses are refused with a reason. */
 static void test_refusals(void **state)
 {
@@ -165,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_tracecmd_forms),
+		cmocka_unit_test(test_tcmd),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
