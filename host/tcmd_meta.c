@@ -157,7 +157,7 @@ static int cmdlines(struct rd *r, struct tracemeta *tm)
 		len = SIZE_MAX;
 	/* a repaired text must end a line, at a CPU count (at most
 	 * MAX_CPUS, so with NUL bytes where the text has none) */
-	if (len != n && len <= r->left - 4) {
+	if (len != n && r->left >= 4 && len <= r->left - 4) {
 		uint32_t cpus;
 
 		memcpy(&cpus, p + len, 4);
