@@ -26,7 +26,7 @@ static void quickack(const struct tcmd_conn *c)
 /* Sets up a connection; see tcmd_io.h. */
 int tcmd_conn_init(struct tcmd_conn *c, int fd, bool quickack_on, int timeout_ms)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	int one = 1;
 
@@ -52,7 +52,7 @@ void tcmd_conn_close(struct tcmd_conn *c)
 }
 
 /* Sends one message; see tcmd_io.h. */
-int tcmd_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err, size_t errlen)
+int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err, size_t errlen)
 {
 	int ret;
 
@@ -93,7 +93,7 @@ static int read_acked(struct tcmd_conn *c, uint8_t *p, size_t len, int64_t deadl
 }
 
 /* Receives one message; see tcmd_io.h. */
-int tcmd_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
+int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
 {
 	int64_t deadline = tsync_deadline_ms(c->timeout_ms);
 	struct tcmd_err e = { { 0 } };
@@ -131,10 +131,10 @@ int tcmd_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
 }
 
 /* Receives one TIME_SYNC message of a given kind; see tcmd_io.h. */
-int tcmd_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,
+int tcmd_conn_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,
 		    struct tcmd_msg *m, char *err, size_t errlen)
 {
-	int ret = tcmd_recv(c, m, err, errlen);
+	int ret = tcmd_conn_recv(c, m, err, errlen);
 
 	if (ret)
 		return ret;

@@ -36,16 +36,16 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, bool quickack, int timeout_ms);
 void tcmd_conn_close(struct tcmd_conn *c);
 /* Writes the @len bytes of one encoded message in one call. Returns 0 or
  * -errno with a reason in @err. */
-int tcmd_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err, size_t errlen);
+int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err, size_t errlen);
 /*
  * Reads one whole message into c->buf and decodes it into @m (valid until
  * the next read). Returns 0, or -errno with a reason in @err: -ETIMEDOUT
  * (silent peer), -EPIPE (closed), -EBADMSG (malformed).
  */
-int tcmd_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen);
+int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen);
 /* Reads one message and checks it is TIME_SYNC of protocol @proto with id
  * @id; else -EPROTO with what came instead in @err. */
-int tcmd_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,
+int tcmd_conn_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,
 		    struct tcmd_msg *m, char *err, size_t errlen);
 
 #endif

@@ -16,17 +16,17 @@ static int ptp_start(struct tcmd_conn *c, uint32_t cpu, uint32_t *series, char *
 		     size_t errlen)
 {
 	uint8_t buf[64];
-	struct tcmd_msg m;
+	struct tcmd_msg m = { 0 };
 	int ret;
 
-	ret = tcmd_send(c, buf, tcmd_enc_tsync_probe(buf, sizeof(buf), (uint16_t)cpu), err,
+	ret = tcmd_conn_send(c, buf, tcmd_enc_tsync_probe(buf, sizeof(buf), (uint16_t)cpu), err,
 			errlen);
 	if (!ret)
-		ret = tcmd_recv_tsync(c, TCMD_PROTO_PTP, TCMD_PTP_START, &m, err, errlen);
+		ret = tcmd_conn_recv_tsync(c, TCMD_PROTO_PTP, TCMD_PTP_START, &m, err, errlen);
 	if (ret)
 		return ret;
 	*series = m.ts.start.series;
-	return tcmd_send(c, buf, tcmd_enc_ptp_start(buf, sizeof(buf), m.ts.start.series,
+	return tcmd_conn_send(c, buf, tcmd_enc_ptp_start(buf, sizeof(buf), m.ts.start.series,
 						    m.ts.start.flags), err, errlen);
 }
 
@@ -37,11 +37,11 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 {
 	uint8_t buf[64];
 	uint32_t n = 0;
-	struct tcmd_msg m;
+	struct tcmd_msg m = { 0 };
 	int ret;
 
 	for (;;) {
-		ret = tcmd_recv(c, &m, err, errlen);
+		ret = tcmd_conn_recv(c, &m, err, errlen);
 		if (ret)
 			return ret;
 		if (m.cmd == TCMD_TIME_SYNC && !strcmp(m.ts.proto, TCMD_PROTO_PTP) &&
@@ -67,7 +67,7 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 			return ret;
 		}
 		n++;
-		ret = tcmd_send(c, buf, tcmd_enc_ptp_probe(buf, sizeof(buf), m.ts.count), err,
+		ret = tcmd_conn_send(c, buf, tcmd_enc_ptp_probe(buf, sizeof(buf), m.ts.count), err,
 				errlen);
 		if (ret)
 			return ret;
@@ -81,7 +81,7 @@ static int ptp_finish(struct tcmd_conn *c, uint32_t series, const struct tsync_s
 {
 	struct tcmd_ptp_sample *s = calloc(TCMD_PTP_SAMPLES, sizeof(*s));
 	uint8_t *buf = malloc(TCMD_MSG_MAX);
-	struct tcmd_msg m;
+	struct tcmd_msg m = { 0 };
 	int ret = -ENOMEM;
 
 	if (!s || !buf) {
@@ -90,10 +90,10 @@ static int ptp_finish(struct tcmd_conn *c, uint32_t series, const struct tsync_s
 	}
 	for (uint32_t i = 0; i < n; i++)
 		s[i] = (struct tcmd_ptp_sample){ .ts = slots[i].ts, .id = slots[i].seq };
-	ret = tcmd_send(c, buf, tcmd_enc_ptp_probes(buf, TCMD_MSG_MAX, series, n, s), err,
+	ret = tcmd_conn_send(c, buf, tcmd_enc_ptp_probes(buf, TCMD_MSG_MAX, series, n, s), err,
 			errlen);
 	if (!ret)
-		ret = tcmd_recv_tsync(c, TCMD_PROTO_PTP, TCMD_PTP_OFFSET, &m, err, errlen);
+		ret = tcmd_conn_recv_tsync(c, TCMD_PROTO_PTP, TCMD_PTP_OFFSET, &m, err, errlen);
 	if (ret)
 		goto out;
 	r->ts = m.ts.offset.ts;
@@ -157,5 +157,5 @@ int tcmd_ptp_stop(struct tcmd_conn *c, char *err, size_t errlen)
 {
 	uint8_t buf[64];
 
-	return tcmd_send(c, buf, tcmd_enc_tsync_stop(buf, sizeof(buf)), err, errlen);
+	return tcmd_conn_send(c, buf, tcmd_enc_tsync_stop(buf, sizeof(buf)), err, errlen);
 }

@@ -60,7 +60,7 @@ static int request(struct tcmd_session *s, const struct tcmd_session_opts *o, ch
 {
 	static const char *const protos[] = { TCMD_PROTO_PTP, NULL };
 	uint8_t *buf = malloc(TCMD_MSG_MAX);
-	struct tcmd_msg m;
+	struct tcmd_msg m = { 0 };
 	ssize_t n;
 	int ret;
 
@@ -72,9 +72,9 @@ static int request(struct tcmd_session *s, const struct tcmd_session_opts *o, ch
 		ret = -E2BIG;
 		goto out;
 	}
-	ret = tcmd_send(&s->ctl, buf, n, err, errlen);
+	ret = tcmd_conn_send(&s->ctl, buf, n, err, errlen);
 	if (!ret)
-		ret = tcmd_recv(&s->ctl, &m, err, errlen);
+		ret = tcmd_conn_recv(&s->ctl, &m, err, errlen);
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		snprintf(err, errlen, "the trace-cmd agent closed the connection without an "
 			 "answer: it serves one session at a time, and may be busy with another "
@@ -140,11 +140,17 @@ int tcmd_session_meta(struct tcmd_session *s, size_t max, uint8_t **buf, size_t 
 {
 	uint8_t *b = NULL;
 	size_t n = 0, cap = 0;
-	struct tcmd_msg m;
+	struct tcmd_msg m = { 0 };
 	int ret;
 
+	cap = 1u << 20;
+	b = malloc(cap);
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	for (;;) {
-		ret = tcmd_recv(&s->ctl, &m, err, errlen);
+		ret = tcmd_conn_recv(&s->ctl, &m, err, errlen);
 		if (ret)
 			goto fail;
 		if (m.cmd == TCMD_FIN_DATA)
@@ -155,13 +161,15 @@ int tcmd_session_meta(struct tcmd_session *s, size_t max, uint8_t **buf, size_t 
 			ret = -EPROTO;
 			goto fail;
 		}
+		if (!m.payload_len)
+			continue;
 		if (m.payload_len > max - n) {
 			snprintf(err, errlen, "the trace-cmd agent's metadata is over %zu bytes", max);
 			ret = -EFBIG;
 			goto fail;
 		}
 		if (n + m.payload_len > cap) {
-			size_t ncap = cap ? cap * 2 : 1u << 20;
+			size_t ncap = cap * 2;
 			uint8_t *nb;
 
 			while (ncap < n + m.payload_len)
@@ -208,15 +216,15 @@ int tcmd_session_close(struct tcmd_session *s, char *err, size_t errlen)
 {
 	uint8_t buf[TCMD_HDR_LEN];
 
-	return tcmd_send(&s->ctl, buf, tcmd_enc_simple(buf, sizeof(buf), TCMD_CLOSE), err,
+	return tcmd_conn_send(&s->ctl, buf, tcmd_enc_simple(buf, sizeof(buf), TCMD_CLOSE), err,
 			 errlen);
 }
 
 /* Waits for CLOSE_RESP; see tcmd_session.h. */
 int tcmd_session_wait_closed(struct tcmd_session *s, char *err, size_t errlen)
 {
-	struct tcmd_msg m;
-	int ret = tcmd_recv(&s->ctl, &m, err, errlen);
+	struct tcmd_msg m = { 0 };
+	int ret = tcmd_conn_recv(&s->ctl, &m, err, errlen);
 
 	if (ret == -EPIPE) {
 		s->ended = true;
@@ -241,10 +249,10 @@ static void abort_session(struct tcmd_session *s)
 
 	s->ctl.timeout_ms = s->ts.timeout_ms = 1000;
 	if (s->ctl.fd >= 0)
-		(void)tcmd_send(&s->ctl, buf, tcmd_enc_simple(buf, sizeof(buf), TCMD_CLOSE), err,
+		(void)tcmd_conn_send(&s->ctl, buf, tcmd_enc_simple(buf, sizeof(buf), TCMD_CLOSE), err,
 				sizeof(err));
 	if (s->ts.fd >= 0)
-		(void)tcmd_send(&s->ts, buf, tcmd_enc_tsync_stop(buf, sizeof(buf)), err,
+		(void)tcmd_conn_send(&s->ts, buf, tcmd_enc_tsync_stop(buf, sizeof(buf)), err,
 				sizeof(err));
 	for (uint32_t cpu = s->streams; cpu < s->ncpus; cpu++) {
 		int fd = connect_port(s, s->ports[cpu], 1000, err, sizeof(err));
