@@ -22,6 +22,7 @@ struct tcmd_guest {
 	char clock[32];
 	uint32_t round;
 	int nhost;
+	char opts[256];			/* the guest's option words, for messages */
 };
 
 /* Builds the guest's argv (see tcmd_guest.h) into @argv; returns argc. */
@@ -39,6 +40,18 @@ static int make_argv(const struct tcmd_guest_opts *o, const char **argv)
 	for (int i = 0; i < o->argc; i++)
 		argv[n++] = o->argv[i];
 	return n;
+}
+
+/* Joins the guest's option words of @o into @t->opts (cut with "..."). */
+static void keep_opts(struct tcmd_guest *t, const struct tcmd_guest_opts *o)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < o->argc && len < sizeof(t->opts); i++)
+		len += (size_t)snprintf(t->opts + len, sizeof(t->opts) - len, "%s%s",
+					i ? " " : "", o->argv[i]);
+	if (len >= sizeof(t->opts))
+		snprintf(t->opts + sizeof(t->opts) - 4, 4, "...");
 }
 
 /* Opens a guest; see tcmd_guest.h. */
@@ -60,6 +73,7 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	snprintf(t->clock, sizeof(t->clock), "%s", o->clock);
 	t->nhost = tsync_cpu_count();
 	so.argc = make_argv(o, argv);
+	keep_opts(t, o);
 	ret = tsync_stamp_open(o->source, o->clock, "tcmd", 0, &t->st);
 	if (ret) {
 		snprintf(err, errlen, "timestamp source %s for clock %s: %s",
@@ -98,6 +112,12 @@ int tcmd_guest_sample(struct tcmd_guest *t, uint32_t cpu, pthread_mutex_t *locks
 		pthread_mutex_unlock(&locks[hc]);
 	*ts = r.ts;
 	*offset = r.offset;
+	/* trace-cmd's agent answers TRACE_REQ before it parses the options:
+	 * one it refuses ends its recorder, and the session, here */
+	if (t->round == 1 && (ret == -EPIPE || ret == -ECONNRESET))
+		snprintf(err, errlen, "the trace-cmd agent ended the session as it started: "
+			 "it refused a guest option (%s), its own output says which",
+			 t->opts[0] ? t->opts : "none given");
 	return ret;
 }
 

@@ -9,7 +9,10 @@
 #     sched_switch seen in both files happened at one true time: after the
 #     correction both copies must agree within PTP's error;
 #   - causality: ping/pong markers alternated between the host's recorded
-#     instance and the agent's (the top instance) come out alternating.
+#     instance and the agent's (the top instance) come out alternating;
+#   - the guest's options go to the agent as trace-cmd record words: one it
+#     refuses (an event it lacks) ends the run with a message naming the
+#     options, and -i (skip a missing event) makes the same run work.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 tracecmd_lock
@@ -82,7 +85,7 @@ EOS
 chmod +x "$E2E_TMP/cmd.sh"
 SW=(-e sched:sched_switch -f 'prev_comm ~ "pingpong*" || next_comm ~ "pingpong*"' -b 4096)
 timeout 120 "$HOST" record "${SW[@]}" -o "$out/host.dat" --tsync-interval 300 \
-	-A "$EP@g" "${SW[@]}" -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 ||
+	-A "$EP" --name g "${SW[@]}" -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 ||
 	fail "record failed: $(cat "$E2E_TMP/rec.out")"
 [ -f "$out/host.dat" ] && [ -f "$out/host-g.dat" ] || fail "files missing: $(ls "$out")"
 trace-cmd dump --options -i "$out/host-g.dat" > "$E2E_TMP/g.opt" 2>&1 || fail "dump guest failed"
@@ -149,3 +152,25 @@ awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
        if ($0 != want) { print "line " NR ": " $0 " expected " want; exit 1 } }' "$E2E_TMP/pp" ||
 	fail "ping/pong not strictly alternating"
 pass "causality: 300 ping/pong pairs strictly alternate in the merged report"
+tc_idle
+
+# --- the guest's options reach trace-cmd's agent as words ---
+timeout 60 "$HOST" record -o "$out/bad.dat" -A "$EP" --name g -e sched:sched_switch \
+	-e nosuch:event -- true > "$E2E_TMP/badopt.out" 2>&1 && fail "record with -e nosuch:event succeeded"
+grep -q "refused a guest option (.*-e nosuch:event" "$E2E_TMP/badopt.out" ||
+	fail "no clear error for an option the agent refuses: $(cat "$E2E_TMP/badopt.out")"
+echo "  $(grep refused "$E2E_TMP/badopt.out")"
+pass "an option trace-cmd's agent refuses fails the record with a message naming the options"
+tc_idle
+timeout 60 "$HOST" record -o "$out/opt.dat" -A "$EP" --name g -i -e sched:sched_switch \
+	-e nosuch:event -- sleep 0.2 > "$E2E_TMP/iopt.out" 2>&1 ||
+	fail "record with -i -e nosuch:event failed: $(cat "$E2E_TMP/iopt.out")"
+trace-cmd report -i "$out/opt-g.dat" 2>/dev/null | grep -q "sched_switch:" ||
+	fail "the guest file of the -i run has no sched_switch"
+pass "-i reaches trace-cmd's agent: the missing event is skipped, sched_switch recorded"
+tc_idle
+"$HOST" record --key-file /dev/null -A "$EP" --name g -e sched:sched_switch -- true \
+	> "$E2E_TMP/key.out" 2>&1 && fail "record --key-file with a trace-cmd agent succeeded"
+grep -q "does not apply to a trace-cmd agent" "$E2E_TMP/key.out" ||
+	fail "--key-file: $(cat "$E2E_TMP/key.out")"
+pass "--key-file with a trace-cmd agent is refused: $(cat "$E2E_TMP/key.out")"
