@@ -120,6 +120,9 @@ static const struct tsync_opt rec_opts[] = {
 		  "while the drift stays predictable" },
 	{ .id = R_TSOFFSET, .name = "ts-offset", .type = STRV, .arg = "OFFSET",
 	  .help = "add OFFSET (the clock's raw units) to the file's timestamps when read" },
+	{ .id = R_MAXKB, .short_name = 'm', .type = TSYNC_OPT_INT, .arg = "KB",
+	  .min = 0, .max = INT_MAX, .def_text = "no limit",
+	  .help = "keep at most KB KiB of each CPU's data (the newest half to all of it)" },
 	{ .id = R_FILEVER, .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N",
 	  .min = 6, .max = 7, .def_text = "7", .help = "trace.dat version" },
 	{ .id = R_COMPRESSION, .name = "compression", .type = TSYNC_OPT_CHOICE,
@@ -142,7 +145,6 @@ static const struct tsync_opt rec_opts[] = {
 	{ .id = R_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
 	  .help = "this text" },
 	/* trace-cmd's options that tsync does not have */
-	UNSUP(0, 'm', NULL, STRV, "tsync keeps the whole recording (no ring of half-size files)"),
 	UNSUP(1, 'R', NULL, STRV, "event triggers"),
 	UNSUP(2, 'B', NULL, STRV, "extra instances: tsync records one instance per machine"),
 	UNSUP(3, 'D', NULL, FLAG, "tsync does not switch ftrace_enabled off"),

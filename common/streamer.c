@@ -65,6 +65,7 @@
 #include "common/streamer.h"
 #include "common/io.h"
 #include "common/log.h"
+#include "common/maxkb.h"
 #include "common/splice.h"
 #include "common/timeutil.h"
 
@@ -82,6 +83,9 @@ struct tsync_streamer {
 	pthread_t thr;
 	bool joined;
 	int result;
+	uint64_t half;		/* -m: a half's bytes (common/maxkb.h), or 0 */
+	uint64_t trimmed;	/* -m: the bytes given back so far */
+	bool trim_failed;
 	_Atomic uint64_t bytes;
 	char name[48];
 };
@@ -105,6 +109,21 @@ static void publish(struct tsync_streamer *s, uint64_t extra)
 
 	tsync_fwd_get_stats(s->fwd, &st);
 	atomic_store(&s->bytes, st.bytes_out + extra);
+}
+
+/* -m: gives back to the file system what is older than the data kept. */
+static void keep_newest(struct tsync_streamer *s)
+{
+	int ret;
+
+	if (!s->half || s->trim_failed)
+		return;
+	ret = tsync_maxkb_trim(s->sock, atomic_load(&s->bytes), s->half, &s->trimmed);
+	if (ret) {
+		s->trim_failed = true;
+		log_warn("%s: -m: cannot give the older data back (%s): the file keeps only "
+			 "the newest, the disk holds it all", s->name, strerror(-ret));
+	}
 }
 
 /*
@@ -166,11 +185,13 @@ static void *streamer_main(void *arg)
 		ret = tsync_fwd_run(s->fwd, s->stop_fd,
 				    tsync_deadline_ms(s->poll_ms));
 		publish(s, 0);
+		keep_newest(s);
 		if (ret != -ETIMEDOUT)
 			break;
 	}
 	if (ret == TSYNC_FWD_STOPPED || ret == TSYNC_FWD_EOF)
 		ret = final_flush(s, tsync_deadline_ms(s->stop_timeout_ms));
+	keep_newest(s);
 	if (ret)
 		log_warn("%s: stream ended: %s", s->name, strerror(-ret));
 	s->result = ret;
@@ -202,6 +223,7 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 	s->stop_timeout_ms = opts->stop_timeout_ms > 0 ? opts->stop_timeout_ms :
 			     STREAMER_STOP_MS;
 	s->page_size = subbuf_size(inst);
+	s->half = tsync_maxkb_half(opts->max_kb, s->page_size);
 	snprintf(s->name, sizeof(s->name), "stream cpu%d", cpu);
 
 	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
@@ -252,6 +274,12 @@ int tsync_streamer_stop(struct tsync_streamer *s)
 uint64_t tsync_streamer_bytes(const struct tsync_streamer *s)
 {
 	return atomic_load(&((struct tsync_streamer *)s)->bytes);
+}
+
+/* Where the kept data starts; see streamer.h. */
+uint64_t tsync_streamer_keep_from(const struct tsync_streamer *s)
+{
+	return tsync_maxkb_keep_from(tsync_streamer_bytes(s), s->half);
 }
 
 /* Stops and frees @s; see streamer.h. */

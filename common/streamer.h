@@ -22,6 +22,10 @@ struct tsync_streamer_opts {
 	int poll_ms;
 	/* How long the final flush may wait for the socket. 0: 5000. */
 	int stop_timeout_ms;
+	/* trace-cmd's -m for a file sink: only the newest half to all of
+	 * max_kb KiB is kept (common/maxkb.h), what is older is given back
+	 * to the file system as the file grows. 0: everything is kept. */
+	uint32_t max_kb;
 };
 
 /*
@@ -48,6 +52,10 @@ int tsync_streamer_stop(struct tsync_streamer *s);
 /* Returns the bytes sent to the socket so far (updated at least every
  * poll_ms while running; exact after tsync_streamer_stop()). */
 uint64_t tsync_streamer_bytes(const struct tsync_streamer *s);
+
+/* Where the data kept in the file sink starts (max_kb; 0 without it):
+ * the file's data is from there to tsync_streamer_bytes(). */
+uint64_t tsync_streamer_keep_from(const struct tsync_streamer *s);
 
 /* Stops @s if needed and frees it (NULL is fine). */
 void tsync_streamer_free(struct tsync_streamer *s);

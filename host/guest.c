@@ -255,7 +255,10 @@ static int start_rx_group(struct guest *g)
 		snprintf(g->error, sizeof(g->error), "agent's page size %u is not usable", psz);
 		return ret;
 	}
-	return rx_group_new(&f, g->max_bytes, &g->rxg);
+	ret = rx_group_new(&f, g->max_bytes, &g->rxg);
+	if (!ret)
+		rx_group_keep_newest(g->rxg, g->max_kb);
+	return ret;
 }
 
 /* Fetches the metadata into g->meta (replacing what it held). */
@@ -491,8 +494,10 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 		struct guest_rx *rx = g->rx[cpu];
 
 		cpus[cpu].fd = rx ? rx_file(rx) : -1;
-		if (rx && fstat(rx_file(rx), &st) == 0)
-			cpus[cpu].size = (uint64_t)st.st_size;
+		/* -m: only the newest data, from where it is kept */
+		cpus[cpu].offset = rx ? (off_t)rx_keep_from(rx) : 0;
+		if (rx && fstat(rx_file(rx), &st) == 0 && st.st_size >= cpus[cpu].offset)
+			cpus[cpu].size = (uint64_t)(st.st_size - cpus[cpu].offset);
 		ts[cpu].count = g->samples[cpu].count;
 		ts[cpu].samples = g->samples[cpu].s;
 	}
@@ -622,7 +627,9 @@ void guest_print_summary(const struct guest *g)
 			}
 		}
 		printf("  %4u %12llu %10llu %10llu %10llu %8u %11lld..%-12lld %10s\n", cpu,
-		       (unsigned long long)(g->rx && g->rx[cpu] ? rx_bytes(g->rx[cpu]) : 0),
+		       /* what its file holds (-m: the newest only) */
+		       (unsigned long long)(g->rx && g->rx[cpu] ? rx_bytes(g->rx[cpu]) -
+					    rx_keep_from(g->rx[cpu]) : 0),
 		       (unsigned long long)(st ? st->entries : 0),
 		       (unsigned long long)(st ? st->overrun : 0),
 		       (unsigned long long)(st ? st->dropped : 0), gs->count,

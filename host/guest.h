@@ -46,6 +46,8 @@ struct guest {
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;
 	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
+	uint32_t max_kb;		/* -m: each CPU keeps the newest half to all
+					 * of it (common/maxkb.h); 0: all */
 	const char *ts_offset;		/* --ts-offset after its -A: the file's
 					 * OFFSET option; or NULL */
 	bool unsynced;			/* --tsync-interval < 0: no sync rounds,

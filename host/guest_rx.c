@@ -34,6 +34,8 @@
 #include <sys/statvfs.h>
 
 #include "common/errbuf.h"
+#include "common/log.h"
+#include "common/maxkb.h"
 #include "common/timeutil.h"
 #include "host/client.h"
 #include "host/guest_rx.h"
@@ -46,7 +48,9 @@
 struct rx_group {
 	struct page_format fmt;
 	uint64_t max_bytes;
+	uint64_t half;			/* -m: a half's bytes, or 0 */
 	atomic_uint_fast64_t total;	/* bytes written by all receivers */
+	atomic_uint_fast64_t trimmed;	/* -m: bytes given back again */
 	atomic_uint_fast64_t events;	/* data events in the pages written */
 	atomic_uint_fast64_t missed;	/* events the guest lost (page headers) */
 	atomic_bool missed_min;		/* a page flagged a loss without its count */
@@ -66,6 +70,8 @@ struct guest_rx {
 	bool running;
 	atomic_int status;		/* enum rx_end or -errno */
 	uint64_t bytes, pages;
+	uint64_t trimmed;		/* -m: bytes of the file given back */
+	bool trim_failed;
 	char error[200];
 };
 
@@ -79,6 +85,7 @@ int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_grou
 	grp->fmt = *f;
 	grp->max_bytes = max_bytes;
 	atomic_init(&grp->total, 0);
+	atomic_init(&grp->trimmed, 0);
 	atomic_init(&grp->events, 0);
 	atomic_init(&grp->missed, 0);
 	atomic_init(&grp->missed_min, false);
@@ -90,6 +97,12 @@ int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_grou
 	pthread_mutex_init(&grp->space_lock, NULL);
 	*out = grp;
 	return 0;
+}
+
+/* -m for the group's receivers; see guest_rx.h. */
+void rx_group_keep_newest(struct rx_group *grp, uint32_t max_kb)
+{
+	grp->half = tsync_maxkb_half(max_kb, grp->fmt.page_size);
 }
 
 /* Stops every receiver of the group; see guest_rx.h. */
@@ -161,6 +174,8 @@ static int rx_room(struct guest_rx *rx, size_t len)
 	uint64_t total = atomic_fetch_add(&grp->total, len) + len, left = 0;
 	int ret = 0;
 
+	/* with -m, what is given back does not count */
+	total -= atomic_load(&grp->trimmed);
 	if (grp->max_bytes && total > grp->max_bytes)
 		return rx_fail(rx, -EFBIG, "the guest sent more than its cap of %llu MiB "
 			       "(--guest-max-mb): stopped", (unsigned long long)(grp->max_bytes >> 20));
@@ -187,6 +202,24 @@ static void rx_written(struct rx_group *grp, size_t len)
 	pthread_mutex_unlock(&grp->space_lock);
 }
 
+/* -m: gives back to the file system what is older than the data kept. */
+static void rx_keep_newest(struct guest_rx *rx)
+{
+	uint64_t before = rx->trimmed;
+	int ret;
+
+	if (!rx->grp->half || rx->trim_failed)
+		return;
+	ret = tsync_maxkb_trim(rx->file, rx->bytes, rx->grp->half, &rx->trimmed);
+	if (ret) {
+		rx->trim_failed = true;
+		log_warn("guest CPU %u: -m: cannot give the older data back (%s): the file "
+			 "keeps only the newest, the disk holds it all", rx->cpu, strerror(-ret));
+		return;
+	}
+	atomic_fetch_add(&rx->grp->trimmed, rx->trimmed - before);
+}
+
 /* Writes @len bytes of checked pages to the file. */
 static int rx_write(struct guest_rx *rx, const uint8_t *p, size_t len)
 {
@@ -209,6 +242,8 @@ static int rx_write(struct guest_rx *rx, const uint8_t *p, size_t len)
 		rx->bytes += (uint64_t)n;
 	}
 	rx_written(rx->grp, granted);
+	if (!ret)
+		rx_keep_newest(rx);
 	return ret;
 }
 
@@ -388,12 +423,18 @@ int rx_file(const struct guest_rx *rx)
 	return rx->file;
 }
 
+uint64_t rx_keep_from(const struct guest_rx *rx)
+{
+	return tsync_maxkb_keep_from(rx->bytes, rx->grp->half);
+}
+
 /* Empties the file; see guest_rx.h. */
 void rx_drop_data(struct guest_rx *rx)
 {
 	if (ftruncate(rx->file, 0))
 		perror("tsync-host: ftruncate");
 	rx->bytes = 0;
+	rx->trimmed = 0;
 }
 
 /* Stops and frees a receiver; see guest_rx.h. */

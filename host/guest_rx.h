@@ -32,6 +32,11 @@ enum rx_end {
  * its receivers together (0: no cap). Returns 0 or -ENOMEM.
  */
 int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_group **out);
+/* trace-cmd's -m: each receiver of @grp keeps only the newest half to
+ * all of @max_kb KiB in its file (common/maxkb.h), giving the older data
+ * back to the file system; the cap then counts what is kept. Call before
+ * rx_start(). */
+void rx_group_keep_newest(struct rx_group *grp, uint32_t max_kb);
 /* Makes every receiver of @grp stop soon, keeping what it has read. */
 void rx_group_stop(struct rx_group *grp);
 /* What the receivers of a group have written so far. */
@@ -68,6 +73,8 @@ const char *rx_error(const struct guest_rx *rx);
 uint64_t rx_bytes(const struct guest_rx *rx);
 /* Returns the file holding the pages (for writing the trace.dat). */
 int rx_file(const struct guest_rx *rx);
+/* Returns where the pages kept in the file start (0 unless -m). */
+uint64_t rx_keep_from(const struct guest_rx *rx);
 /* Drops the data received (the file is emptied), to give the space back. */
 void rx_drop_data(struct guest_rx *rx);
 /* Stops and joins the receiver if running, closes its file, frees it. */

@@ -77,6 +77,8 @@ static void merge_whole_run(struct tsync_recopt *h, struct tsync_recopt *g)
 	}
 	if (g->file_version)
 		h->file_version = g->file_version;
+	if (g->max_kb)
+		h->max_kb = g->max_kb;
 	if (g->key_file)
 		SWAP_STR(h->key_file, g->key_file);
 	if (g->output)
@@ -113,6 +115,9 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 				 stdout, err, sizeof(err));
 	parse_check(end, err);
 	end += next - 1;
+	if (o->max_kb && cfg->opt.max_kb)	/* as trace-cmd */
+		return fprintf(stderr, "tsync-host record: -m can only be specified once\n"),
+		       exit(2), 0;
 	merge_whole_run(&cfg->opt, o);
 	g = &cfg->guests[cfg->nguests];
 	g->ep = a.ep;

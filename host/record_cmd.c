@@ -115,7 +115,8 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 {
 	/* -s: how often the streamers look for data, at least every ms */
 	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us < 1000 ? 1 :
-						     cfg->opt.sleep_us / 1000 };
+						     cfg->opt.sleep_us / 1000,
+					  .max_kb = cfg->opt.max_kb };
 	int ret;
 
 	h->ncpus = tsync_cpu_count();
@@ -239,8 +240,11 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 		struct stat sb;
 
 		cpus[cpu].fd = h->files[cpu];
-		if (fstat(h->files[cpu], &sb) == 0)
-			cpus[cpu].size = (uint64_t)sb.st_size;
+		/* -m: only the newest data, from where it is kept */
+		cpus[cpu].offset = h->streamers[cpu] ?
+				   (off_t)tsync_streamer_keep_from(h->streamers[cpu]) : 0;
+		if (fstat(h->files[cpu], &sb) == 0 && sb.st_size >= cpus[cpu].offset)
+			cpus[cpu].size = (uint64_t)(sb.st_size - cpus[cpu].offset);
 		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, &cpustat[cpu]);
 		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
 		       (unsigned long long)st.read_events,
@@ -335,6 +339,7 @@ static int rec_start(struct recorder *r)
 		struct guest *g = &cfg->guests[i];
 
 		g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
+		g->max_kb = cfg->opt.max_kb;
 		g->unsynced = !sync;
 		/* a trace-cmd agent cannot answer tsync's clock query */
 		if (guest_connect(g, &r->co, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||

@@ -7,7 +7,13 @@
 #                     timestamp of that file (after -A: the guest's file);
 #  --tsync-interval -1  no time sync at all: the guest's file has no
 #                     TimeShift (trace-cmd's host against tsync-agent shows
-#                     the same), the host's still has GUEST.
+#                     the same), the host's still has GUEST;
+#  -m KB              each CPU's data in the file is at most KB (at least
+#                     half of it when more was recorded), and it is the
+#                     newest: the recording's last process is in it, its
+#                     first is not (trace-cmd's file likewise, though it may
+#                     exceed KB by what it flushes from the ring buffer at
+#                     the end); for guests too.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 tracecmd_lock
@@ -63,6 +69,50 @@ for off in 1000000000 -0x10; do
 	pass "--ts-offset $off: OFFSET '$off' in both files, report moved by $got ns as trace-cmd's"
 done
 
+# --- -m on the host: a small ring buffer (-b 64) makes trace-cmd read
+# while COMMAND runs (a buffer it only flushes at the end is never cut)
+cpu_sizes() { # cpu_sizes FILE: the per-CPU data sizes of a version 6 file
+	trace-cmd dump --flyrecord -i "$1" 2>&1 | awk '/size of cpu/ { print $2 }'
+}
+execs() { # execs FILE: the programs exec'd, in the file's order
+	trace-cmd report -i "$1" 2>/dev/null | sed -n 's/.*sched_process_exec: *filename=\([^ ]*\).*/\1/p'
+}
+first=$E2E_TMP/tsync-first-exec last=$E2E_TMP/tsync-last-exec
+ln -s /bin/true "$first"; ln -s /bin/true "$last"
+# on CPU 0 only: its data is then well over -m, first to last
+load=(taskset -c 0 "$BASH" -c "$first; for i in \$(seq 400); do /bin/true; done; $last")
+# check_m WHAT FILE KB MAX_OVER: -m KB's effect on FILE: each CPU's data
+# at most KB (+ MAX_OVER bytes), one at least half of it, the newest
+# process kept and (unless MAX_OVER, which lets the oldest stay) the
+# oldest gone
+check_m() {
+	local sizes big=0 s
+	sizes=$(cpu_sizes "$2" | tr '\n' ' ')
+	for s in $sizes; do
+		[ "$s" -le $(($3 * 1024 + $4)) ] || fail "$1: a CPU holds $s bytes (-m $3; sizes $sizes)"
+		[ "$s" -ge $(($3 * 512)) ] && big=1
+	done
+	[ $big = 1 ] || fail "$1: no CPU holds the half of -m $3 (sizes $sizes)"
+	execs "$2" | grep -qx "$last" || fail "$1: the newest process is not in the file"
+	if execs "$2" | grep -qx "$first"; then
+		[ "$4" != 0 ] || fail "$1: the oldest process is still in the file"
+		sizes="$sizes(the oldest kept) "
+	fi
+	echo "$sizes"
+}
+topkb=$(cat /sys/kernel/tracing/buffer_size_kb)
+tc_record "$out/tc-m.dat" --file-version 6 -b 64 -m 40 -e sched -- "${load[@]}"
+echo "$topkb" > /sys/kernel/tracing/buffer_size_kb
+ts_record "$out/ts-m.dat" --file-version 6 -b 64 -m 40 -e sched -- "${load[@]}"
+ts_record "$out/ts-all.dat" --file-version 6 -b 64 -e sched -- "${load[@]}"
+execs "$out/ts-all.dat" | grep -qx "$first" || fail "-m: without it the oldest process is missing"
+# trace-cmd's end-of-run flush of up to a ring buffer (64 KiB + a page) is
+# not counted: that may keep the oldest process too when its recorder read
+# little while COMMAND ran
+tcs=$(check_m "trace-cmd -m 40" "$out/tc-m.dat" 40 $((65536 + 4096))) || exit 1
+tss=$(check_m "tsync -m 40" "$out/ts-m.dat" 40 0) || exit 1
+pass "-m 40: per-CPU data $tss(trace-cmd's $tcs), the newest kept, the oldest gone"
+
 # --- --ts-offset after -A: the guest's file only (trace-cmd hands it to
 # its agent, which writes it into the guest's file)
 start_agent g --
@@ -75,6 +125,16 @@ got=$(shift_ns "$out/gt-g.dat")	# the same clock on loopback: the sync adds ~0
 [ "$got" -lt -499000000 ] && [ "$got" -gt -501000000 ] ||
 	fail "-A --ts-offset: the guest's events moved by $got ns, want -500000000"
 pass "-A g --ts-offset -500000000: in the guest's file only, its events moved by $got ns"
+
+# --- -m for the guests too (trace-cmd 3.1.6 applies it to the host's
+# files only; 3.4 to the guests' too). Only exec events: on loopback the
+# guest's trace sees the host's final sync rounds, whose sched events
+# would fill a small -m after the last exec.
+ts_record "$out/gm.dat" --file-version 6 -m 8 -e sched:sched_process_exec \
+	-A "$AGENT_EP@g" -e sched:sched_process_exec -- "${load[@]}"
+gs=$(check_m "tsync -m 8, guest" "$out/gm-g.dat" 8 0) || exit 1
+hs=$(check_m "tsync -m 8, host with a guest" "$out/gm.dat" 8 0) || exit 1
+pass "-m 8 with a guest: guest per-CPU data $gs, host $hs"
 
 # --- --tsync-interval -1: trace-cmd's host offers no time sync and its
 # guest file has no TimeShift (against tsync-agent); tsync-host's neither

@@ -244,9 +244,26 @@ static void test_ts_offset_and_max_kb(void **state)
 	assert_int_equal(r.max_kb, 0);
 	tsync_recopt_free(&r);
 
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-m 100", err, sizeof(err)), 3);
+	assert_int_equal(r.max_kb, 100);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-m 64", err, sizeof(err)), 3);
+	assert_int_equal(r.max_kb, 64);
+	tsync_recopt_free(&r);
+	/* trace-cmd: "-m can only be specified once" */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-m 100 -m 200", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_non_null(strstr(err, "given twice"));
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-m -1", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
 	/* neither is an option of the instance an agent records: tsync-host
 	 * writes the files */
 	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "--ts-offset 5", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-m 5", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
 	tsync_recopt_free(&r);
 }
@@ -344,7 +361,7 @@ static void test_scopes(void **state)
 static void test_unsupported(void **state)
 {
 	static const char *const lines[][2] = {
-		{ "-m 100", "-m" }, { "-B foo", "-B" }, { "-e sched -R stacktrace", "-R" },
+		{ "-B foo", "-B" }, { "-e sched -R stacktrace", "-R" },
 		{ "--date", "--date" }, { "--proxy 3", "--proxy" }, { "-N host:1", "-N" },
 		{ "--tsc2nsec", "--tsc2nsec" },
 	};
@@ -432,6 +449,7 @@ static void test_usage(void **state)
 	assert_null(strstr(text, "--date"));
 	assert_null(strstr(text, "  -R "));
 	assert_non_null(strstr(text, "  --ts-offset OFFSET"));
+	assert_non_null(strstr(text, "  -m KB"));
 	free(text);
 }
 
