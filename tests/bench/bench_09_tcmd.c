@@ -55,6 +55,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -193,7 +194,7 @@ static void remove_dir(const char *dir)
 static void record_once(const char *b, enum host_kind host, int port, bool tcmd, bool nofix,
 			struct rec_row *r)
 {
-	char dir[] = "/tmp/bench09.XXXXXX", ep[64], prog[256], guest[128], log[128];
+	char dir[] = "/tmp/bench09.XXXXXX", ep[64], prog[PATH_MAX + 16], guest[128], log[128];
 	char *argv[] = { prog, "record", "-d", "-k", "--no-filter", "-A", ep, "--name",
 			 "localhost", "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
 			 "sleep", "1", NULL };
@@ -202,11 +203,14 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 	int status;
 	pid_t pid;
 
+	snprintf(prog, sizeof(prog), "trace-cmd");
+	/* absolute: it runs in @dir */
+	if (host == HOST_TSYNC && !realpath(b, prog))
+		return;
+	if (host == HOST_TSYNC)
+		strncat(prog, "/tsync-host", sizeof(prog) - strlen(prog) - 1);
 	if (r->n >= MAXREPS || !mkdtemp(dir))
 		return;
-	snprintf(prog, sizeof(prog), "%s", host == HOST_TSYNC ? "tsync-host" : "trace-cmd");
-	if (host == HOST_TSYNC)
-		snprintf(prog, sizeof(prog), "%s/tsync-host", b);
 	snprintf(ep, sizeof(ep), "%s127.0.0.1:%d", tcmd && host == HOST_TSYNC ? "tcmd:" : "",
 		 port);
 	snprintf(guest, sizeof(guest), "%s/trace-localhost.dat", dir);
