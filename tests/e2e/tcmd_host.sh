@@ -14,6 +14,7 @@
 #     refuses (an event it lacks) ends the run with a message naming the
 #     options, and -i (skip a missing event) makes the same run work.
 . "$(dirname "$0")/lib.inc"
+. "$(dirname "$0")/tcmd_checks.inc"
 need_root_tracefs
 tracecmd_lock
 
@@ -88,64 +89,22 @@ timeout 120 "$HOST" record "${SW[@]}" -o "$out/host.dat" --tsync-interval 300 \
 	-A "$EP" --name g "${SW[@]}" -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 ||
 	fail "record failed: $(cat "$E2E_TMP/rec.out")"
 [ -f "$out/host.dat" ] && [ -f "$out/host-g.dat" ] || fail "files missing: $(ls "$out")"
-trace-cmd dump --options -i "$out/host-g.dat" > "$E2E_TMP/g.opt" 2>&1 || fail "dump guest failed"
-grep -q "Option TimeShift" "$E2E_TMP/g.opt" || fail "guest file has no TIME_SHIFT"
-counts=$(grep "samples count for CPU" "$E2E_TMP/g.opt" | awk '{print $1}')
-[ "$(echo "$counts" | wc -l)" -eq "$ncpu" ] || fail "TIME_SHIFT CPUs: $(cat "$E2E_TMP/g.opt")"
-for c in $counts; do
-	[ "$c" -ge 2 ] || fail "a CPU has only $c TIME_SHIFT samples"
-done
-pass "guest file: TIME_SHIFT with >= 2 samples for each of $ncpu CPUs"
-
-trace-cmd report -t -i "$out/host.dat" -i "$out/host-g.dat" > "$E2E_TMP/merged" 2>&1 ||
-	fail "merged report failed: $(head "$E2E_TMP/merged")"
-grep -q '^ *host.dat:' "$E2E_TMP/merged" && grep -q '^ *host-g.dat:' "$E2E_TMP/merged" ||
-	fail "merged report lacks one of the files"
-awk '$4 ~ /^[0-9]+\.[0-9]+:$/ { t = $4 + 0; if (t < last) { bad++ } last = t }
-     END { exit bad > 0 }' "$E2E_TMP/merged" || fail "merged report not in time order"
-pass "trace-cmd report merges both files in time order"
-
-# Same kernel: each pingpong sched_switch is in both files. Each guest
-# copy is matched with the nearest host event of the same CPU, prev and
-# next pid (one file may hold a few more at either end, so matching by
-# order would not do); the corrected guest copy must land on it.
-awk '/sched_switch:/ {
-	f = $1; cpu = $3; t = $4; sub(":", "", t)
-	if (!match($0, /:[0-9]+ \[[0-9]+\] [A-Z+]* ==> [^ ]*:[0-9]+/)) next
-	split(substr($0, RSTART, RLENGTH), a, /[: ]+/); key = cpu " " a[2] " " a[6]
-	if (f == "host.dat:") { n = ++nh[key]; h[key, n] = t }
-	else if (f == "host-g.dat:") { m++; gk[m] = key; gt[m] = t }
-}
-END {
-	for (i = 1; i <= m; i++) {
-		k = gk[i]; best = ""
-		for (j = 1; j <= nh[k]; j++) {
-			d = (gt[i] - h[k, j]) * 1e9
-			if (best == "" || (d < 0 ? -d : d) < (best < 0 ? -best : best)) best = d
-		}
-		if (best != "") printf "%.0f\n", best
-	}
-}' "$E2E_TMP/merged" | sort -n > "$E2E_TMP/diff"
-np=$(wc -l < "$E2E_TMP/diff")
-[ "$np" -ge 100 ] || fail "only $np sched_switch events found in both files"
-med=$(awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }' "$E2E_TMP/diff")
-lo=$(head -1 "$E2E_TMP/diff"); hi=$(tail -1 "$E2E_TMP/diff")
-near=$(awk '$1 > -50000 && $1 < 50000' "$E2E_TMP/diff" | wc -l)
-echo "  same-kernel residual over $np events (ns): median $med, min $lo, max $hi; $near within 50 us"
-# PTP's own bias on loopback is a few microseconds (it cannot see the
-# asymmetry of the agent's two-write messages); 50 us catches a wrong
-# sign, a missing correction or a wrong CPU's samples.
-awk -v m="$med" -v n="$near" -v t="$np" 'BEGIN { exit !(m > -50000 && m < 50000 && n * 10 >= t * 9) }' ||
-	fail "same-kernel events misaligned after correction: median $med ns, $near of $np within 50 us"
-pass "same-kernel alignment: median $med ns, $near of $np guest events within 50 us of the host copy"
+# merged by trace-cmd report, TIME_SHIFT for every CPU, same-kernel
+# alignment within 50 us: PTP's own bias on loopback is a few microseconds
+# (it cannot see the asymmetry of the agent's two-write messages); 50 us
+# catches a wrong sign, a missing correction or a wrong CPU's samples
+chk=$E2E_TMP/chk
+tcmd_check_files "$out/host.dat" "$out/host-g.dat" "$ncpu" 2 "$chk" 50000 100
 # raw, the two copies of an event are equal here: the residual is the
 # correction itself, so it must be what TIME_SHIFT says (its mean offset)
-mean=$(awk '/offset \* scaling >> fraction/ { s += $1; n++ } END { if (n) printf "%.0f", s / n }' "$E2E_TMP/g.opt")
+med=$(tcmd_align_residuals "$chk/merged.txt" host.dat host-g.dat |
+	awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+mean=$(awk '/offset \* scaling >> fraction/ { s += $1; n++ } END { if (n) printf "%.0f", s / n }' "$chk/guest.opt")
 [ -n "$mean" ] && awk -v m="$med" -v o="$mean" 'BEGIN { d = m - o; exit !(d > -3000 && d < 3000) }' ||
 	fail "the residual ($med ns) is not the TIME_SHIFT offset (mean $mean ns): correction not applied?"
 pass "the correction applied is TIME_SHIFT's (mean offset $mean ns)"
 
-grep -oE '(ping|pong) [0-9]+' "$E2E_TMP/merged" > "$E2E_TMP/pp"
+grep -oE '(ping|pong) [0-9]+' "$chk/merged.txt" > "$E2E_TMP/pp"
 n=$(wc -l < "$E2E_TMP/pp")
 [ "$n" -eq 600 ] || fail "expected 600 ping/pong markers, got $n"
 awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
