@@ -147,9 +147,12 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
 	/* our own threads, the streamers included, are left out (trace-cmd
 	 * does the same with its own); threads started later are added
-	 * once the recording runs (rec_run()) */
+	 * once the recording runs (rec_run()), and by event-fork before
+	 * that - unless -P without -c, as event-fork would make -P follow
+	 * the children its processes fork meanwhile (as the agent does) */
 	if (!cfg->opt.no_filter) {
-		ret = tsync_instance_hide_self(h->ti, true);
+		ret = tsync_instance_hide_self(h->ti, !cfg->opt.npids ||
+						   cfg->opt.follow_children);
 		if (ret == -EOPNOTSUPP)
 			log_warn("this kernel has no set_event_notrace_pid: tsync-host's own "
 				 "threads are recorded too");

@@ -6,7 +6,10 @@
 # (file version, compression, the kinds of options, the buffer), on
 # `trace-cmd report --stat` (per-CPU stats present), on the event formats
 # each file describes and on the set of event types in `trace-cmd report`
-# (equal for one event; for a whole system, within the formats). The only differences allowed are
+# (equal for one event; for a whole system, within the formats); after -v
+# -e the event is in neither file, with -P every sched_switch is from or
+# to that process, and -p function (refused by this kernel) is refused by
+# both, tsync-host saying why. The only differences allowed are
 # those tsync-host(1) names under "DIFFERENCES FROM TRACE-CMD": the
 # VERSION text, in a guest's file the CPUSTAT options (trace-cmd's agent
 # sends none), and with guests the raw_data records of the sync rounds. Guest files (-A, a tsync-agent on loopback) are
@@ -67,7 +70,10 @@ compare() {
 	[ "$(buffer "$tc")" = "$(buffer "$ts")" ] ||
 		fail "$name: BUFFER: trace-cmd '$(buffer "$tc")', tsync '$(buffer "$ts")'"
 	has_stat "$tc" && has_stat "$ts" || fail "$name: report --stat without CPU stats"
-	diff <(formats "$tc") <(formats "$ts") > "$E2E_TMP/fd" ||
+	# NO_FORMAT: an event (after -v) whose format only trace-cmd's file
+	# has (tsync-host(1), DIFFERENCES FROM TRACE-CMD)
+	diff <(formats "$tc") <(formats "$ts" | { cat; [ -n "${NO_FORMAT:-}" ] && echo "$NO_FORMAT"; } |
+		sort -u) > "$E2E_TMP/fd" ||
 		fail "$name: event formats differ (< trace-cmd, > tsync): $(cat "$E2E_TMP/fd")"
 	# Which types of a whole system fire in 0.3 s varies run to run: the
 	# types seen must be described in both files, and equal when one
@@ -88,13 +94,61 @@ compare v6 --file-version 6 -e sched:sched_switch
 compare none --compression none -e sched:sched_switch
 compare zstd --compression zstd --file-version 7 -e sched:sched_switch
 
+# -v: the -e after it disables; the event is in neither recording
+NO_FORMAT=sched_switch compare negate -e sched -v -e sched:sched_switch
+formats "$out/ts-negate.dat" | grep -qx sched_switch &&
+	fail "negate: tsync's file now has the disabled event's format: drop NO_FORMAT"
+for f in tc ts; do
+	! events "$out/$f-negate.dat" | grep -qx sched_switch ||
+		fail "negate: $f's file has sched_switch after -v -e sched:sched_switch"
+done
+pass "negate: no sched_switch in either file"
+
+# -P: only a process of this test (sleeping in a loop: it switches often,
+# and forks a sleep each time, which -P without -c must not follow).
+# tsync's file has only sched_switch from or to it; trace-cmd's also has
+# its own processes' (COMMAND's and its recorders', as --no-filter keeps
+# them) and is compared on the rest.
+(while :; do sleep 0.02; done) & loop=$!
+E2E_PIDS+=($loop)
+compare pid -e sched:sched_switch -P "$loop"
+kill "$loop" 2>/dev/null
+n=$(trace-cmd report -i "$out/ts-pid.dat" 2>/dev/null | grep -c 'sched_switch:')
+other=$(trace-cmd report -i "$out/ts-pid.dat" 2>/dev/null | grep 'sched_switch:' |
+	grep -vE "[-:]$loop( |\$)")
+[ "$n" -gt 0 ] && [ -z "$other" ] ||
+	fail "pid: tsync's file has $n sched_switch, these not from or to $loop: $(head -3 <<<"$other")"
+trace-cmd report -i "$out/tc-pid.dat" 2>/dev/null | grep -qE "sched_switch:.*[-:]$loop( |\$)" ||
+	fail "pid: trace-cmd's file has no sched_switch of $loop"
+pass "pid: every sched_switch in tsync's file ($n) is from or to -P $loop, and trace-cmd's has them"
+
+# -p function -l: this kernel refuses the function tracer (current_tracer
+# stays nop; tests/vm/test-record-function.sh proves it in the VM's
+# guest). trace-cmd fails writing current_tracer; tsync-host says why, in
+# words; neither writes a file.
+echo local > /sys/kernel/tracing/trace_clock
+timeout 60 trace-cmd record -d -k --no-filter -o "$out/tc-fn.dat" -p function -l 'schedule*' \
+	-- sleep 0.2 > "$E2E_TMP/tc.log" 2>&1 && fail "trace-cmd recorded -p function here: update this test"
+tracecmd_restore
+timeout 60 "$HOST" record -o "$out/ts-fn.dat" -p function -l 'schedule*' -- sleep 0.2 \
+	> "$E2E_TMP/ts.log" 2>&1
+rc=$?
+[ $rc = 1 ] || fail "-p function: tsync-host exited $rc: $(tail -3 "$E2E_TMP/ts.log")"
+grep -q 'function tracer refused by this kernel' "$E2E_TMP/ts.log" ||
+	fail "-p function: no clear refusal: $(tail -3 "$E2E_TMP/ts.log")"
+[ ! -e "$out/ts-fn.dat" ] && [ ! -e "$out/tc-fn.dat" ] || fail "-p function: a file was written"
+pass "-p function -l: refused by both here ($(grep -o 'function tracer refused[^:]*' "$E2E_TMP/ts.log"))"
+
 # Guests: trace-cmd's guest file (its agent's metadata, then what its host
 # appends) has these option kinds; tsync's has them too, plus CPUSTAT.
 start_agent g --
 want_guest="BUFFER CMDLINES CPUCOUNT DONE EVENT FORMATS FTRACE EVENTS HEADERS KALLSYMS PRINTK TRACECLOCK TRACEID TimeShift UNAME VERSION"
-for form in "$AGENT_EP@g" "${AGENT_EP#tcp:}@g"; do
+# the forms: tsync's endpoint, trace-cmd's HOST:PORT with NAME@, and
+# trace-cmd's network form -A HOST:PORT --name NAME (a word split here)
+for form in "$AGENT_EP@g" "${AGENT_EP#tcp:}@g" "${AGENT_EP#tcp:} --name g"; do
 	rm -f "$out"/ga*.dat
-	timeout 60 "$HOST" record -o "$out/ga.dat" -e sched:sched_switch -A "$form" \
+	# shellcheck disable=SC2086
+	timeout 60 "$HOST" record -o "$out/ga.dat" -e sched:sched_switch -A $form \
 		-e sched:sched_switch -- sleep 0.3 > "$E2E_TMP/ts.log" 2>&1 ||
 		fail "-A $form: $(tail -3 "$E2E_TMP/ts.log")"
 	got=$(kinds "$out/ga-g.dat" | grep -vx CPUSTAT | tr '\n' ' ' | sed 's/ $//')
