@@ -34,7 +34,7 @@ vm=$(list vm) || fail "$D --list vm"
 has "$vm" linux-image-amd64 && has "$vm" qemu-system-x86 || fail "vm set: $vm"
 all=$(list all)
 viewer=$(list viewer) || fail "$D --list viewer"
-has "$viewer" kernelshark && has "$viewer" xvfb || fail "viewer set: $viewer"
+has "$viewer" kernelshark && has "$viewer" xvfb && has "$viewer" xdotool || fail "viewer set: $viewer"
 has "$t" kernelshark && fail "test set installs kernelshark"
 for p in $t $vm $viewer $(list analysis); do
 	has "$all" "$p" || fail "set all lacks $p"
@@ -52,4 +52,5 @@ for tv in "demo:build" "check:test" "check-vm:build vm" "check-viewer:viewer" "d
 	[ "$got" = "$want " ] || fail "make $target installs the sets '$got', expected '$want'"
 done
 grep -q '^scripts/install-deps all$' .ci/run || fail ".ci/run does not install every set"
+grep -q '^make check-viewer$' .ci/run || fail ".ci/run does not run make check-viewer"
 pass "make demo/check/check-vm install the build/test/vm sets"
