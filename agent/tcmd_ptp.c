@@ -17,7 +17,8 @@
  *
  * offset = host stamp - (send + recv) / 2 and ts = that midpoint, both in
  * the session's trace clock: the host stores the pair in the guest file's
- * TIME_SHIFT. The stamps come from common/stamp.h (markers in a private
+ * TIME_SHIFT. Stale host stamps are skipped and a sample never goes out
+ * empty (tcmd_ptp_calc.h says why). The stamps come from common/stamp.h (markers in a private
  * instance of this session, or the clock itself), never from trace-cmd's
  * fixed clock_synch-* instances, so concurrent sessions cannot read each
  * other's markers. The series ids start at a random base per session for
@@ -46,6 +47,7 @@
 
 #include "agent/tcmd_io.h"
 #include "agent/tcmd_ptp.h"
+#include "agent/tcmd_ptp_calc.h"
 #include "common/cpu.h"
 #include "common/log.h"
 #include "common/stamp.h"
@@ -56,6 +58,7 @@ struct tcmd_ptp {
 	struct tcmd_ptp_cfg cfg;
 	char peer[96];
 	struct tsync_stamper *st;
+	struct tcmd_ptp_est *est;	/* what earlier samples left */
 	bool tcp;			/* re-arm TCP_QUICKACK */
 	pthread_t th;
 	bool started;
@@ -145,44 +148,14 @@ static int probe_loop(struct tcmd_ptp *p, uint32_t series, uint32_t cpu)
 	return 0;
 }
 
-/*
- * Picks the probe with the shortest round trip from our stamps and the
- * host's PROBES @t: *@ts = its midpoint, *@off = host - midpoint. Returns
- * the number of usable probes.
- */
-static int best_probe(const struct tcmd_ptp *p, const struct tcmd_time_sync *t,
-		      int64_t *ts, int64_t *off)
-{
-	int64_t best = INT64_MAX;
-	int used = 0;
-
-	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
-		const struct tsync_stamp_slot *s = &p->slots[2 * (n - 1)];
-		struct tcmd_ptp_sample h;
-		int64_t mid;
-
-		tcmd_ptp_sample_get(t, n - 1, &h);
-		if (h.id != n || !h.ts || !s[0].ts || !s[1].ts || s[1].ts < s[0].ts)
-			continue;
-		used++;
-		mid = s[0].ts + (s[1].ts - s[0].ts) / 2;
-		if (s[1].ts - s[0].ts < best) {
-			best = s[1].ts - s[0].ts;
-			*ts = mid;
-			*off = h.ts - mid;
-		}
-	}
-	return used;
-}
-
 /* One sample for @cpu (the host's none/PROBE). Returns 0 or -errno. */
 static int sample(struct tcmd_ptp *p, uint32_t cpu)
 {
 	uint32_t series = ++p->cfg.series;
+	struct tcmd_ptp_result res;
 	struct tsync_cpu_mask old;
-	int64_t ts = 0, off = 0;
 	struct tcmd_msg m;
-	int ret, used;
+	int ret;
 
 	ret = tsync_cpu_pin((int)cpu, &old);
 	if (ret) {
@@ -208,24 +181,21 @@ static int sample(struct tcmd_ptp *p, uint32_t cpu)
 		if (r && r != -ENOENT)
 			log_warn("%s: trace-cmd time sync: stamps of cpu %u: %s", p->peer,
 				 cpu, strerror(-r));
-		used = best_probe(p, &m.ts, &ts, &off);
-		if (!used)
-			log_warn("%s: trace-cmd time sync: cpu %u: no usable probe", p->peer,
-				 cpu);
-		/*
-		 * trace-cmd's host takes an offset of 0 for "no sample" and
-		 * drops it; the CPUs' sample counts then differ, and trace-cmd
-		 * 3.1.6 writes one count for all CPUs: a broken TIME_SHIFT. On
-		 * one clock an exact 0 is common (trace_clock_global repeats its
-		 * last value while this CPU's clock lags behind, so all three
-		 * stamps of a probe can be equal): it goes out as 1 ns.
-		 */
-		if (used && off == 0)
-			off = 1;
+		ret = tcmd_ptp_est_sample(p->est, cpu, p->slots, &m.ts, &res);
+	}
+	if (ret == -ENODATA)
+		log_warn("%s: trace-cmd time sync: cpu %u: no usable probe and no earlier "
+			 "offset to repeat: time sync ends", p->peer, cpu);
+	else if (!ret && res.repeated)
+		log_warn("%s: trace-cmd time sync: cpu %u: no usable probe (%d host stamps "
+			 "stale): the last offset, %lld ns, repeated", p->peer, cpu,
+			 res.stale, (long long)res.offset);
+	if (!ret) {
 		log_debug("%s: trace-cmd time sync: cpu %u series %u: offset %lld ns at %lld "
-			  "(%d probes)", p->peer, cpu, series, (long long)off, (long long)ts,
-			  used);
-		ret = send_out(p, tcmd_enc_ptp_offset(p->out, sizeof(p->out), ts, off));
+			  "(%d probes, %d stale)", p->peer, cpu, series,
+			  (long long)res.offset, (long long)res.ts, res.used, res.stale);
+		ret = send_out(p, tcmd_enc_ptp_offset(p->out, sizeof(p->out), res.ts,
+						      res.offset));
 	}
 	tsync_cpu_unpin(&old);
 	return ret;
@@ -271,6 +241,9 @@ static void *ptp_thread(void *arg)
 	struct tcmd_ptp *p = arg;
 	int ret = serve(p);
 
+	if (ret < 0)	/* the host waits for an answer: let it see the end now */
+		shutdown(p->cfg.fd, SHUT_RDWR);
+
 	pthread_mutex_lock(&p->lock);
 	p->result = ret;
 	p->done = true;
@@ -301,6 +274,11 @@ int tcmd_ptp_start(const struct tcmd_ptp_cfg *cfg, struct tcmd_ptp **out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	p->est = tcmd_ptp_est_new(cfg->ncpus);
+	if (!p->est) {
+		tcmd_ptp_free(p);
+		return -ENOMEM;
+	}
 	ret = tsync_stamp_open(tsync_stamp_default(cfg->clock), cfg->clock, cfg->tag, 0,
 			       &p->st);
 	if (ret) {
@@ -352,6 +330,7 @@ void tcmd_ptp_free(struct tcmd_ptp *p)
 	if (p->started)
 		tcmd_ptp_finish(p, tsync_now_ns());
 	tsync_stamp_close(p->st);
+	tcmd_ptp_est_free(p->est);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
