@@ -98,6 +98,19 @@ static const struct tsync_opt_cmd agent_cmd = {
 	.opts = agent_opts,
 };
 
+/* Appends endpoint @str to the agent's listeners (-l and --tcmd-listen).
+ * Returns 0, or -1 with the reason in @err. */
+static int add_listen(struct agent_cfg *cfg, const char *str, char *err, size_t errlen)
+{
+	if (cfg->nlisten >= AGENT_MAX_LISTEN)
+		return snprintf(err, errlen, "at most %d endpoints", AGENT_MAX_LISTEN), -1;
+	if (tsync_endpoint_parse(str, TSYNC_EP_ALLOW_PORT0, &cfg->listen[cfg->nlisten],
+				 err, errlen))
+		return -1;
+	cfg->nlisten++;
+	return 0;
+}
+
 /* Stores one option value into the struct agent_cfg @ctx (tsync_opt_fn). */
 static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
 		   char *err, size_t errlen)
@@ -106,24 +119,10 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 
 	switch (o->id) {
 	case O_LISTEN:
-		if (cfg->nlisten >= AGENT_MAX_LISTEN)
-			return snprintf(err, errlen, "at most %d endpoints", AGENT_MAX_LISTEN), -1;
-		if (tsync_endpoint_parse(v->str, TSYNC_EP_ALLOW_PORT0,
-					 &cfg->listen[cfg->nlisten], err, errlen))
-			return -1;
-		cfg->nlisten++;
-		return 0;
+		return add_listen(cfg, v->str, err, errlen);
 	case O_TCMD_LISTEN:
 		cfg->tcmd_listen_set = true;
-		if (!strcmp(v->str, "none"))
-			return 0;
-		if (cfg->nlisten >= AGENT_MAX_LISTEN)
-			return snprintf(err, errlen, "at most %d endpoints", AGENT_MAX_LISTEN), -1;
-		if (tsync_endpoint_parse(v->str, TSYNC_EP_ALLOW_PORT0,
-					 &cfg->listen[cfg->nlisten], err, errlen))
-			return -1;
-		cfg->nlisten++;
-		return 0;
+		return strcmp(v->str, "none") ? add_listen(cfg, v->str, err, errlen) : 0;
 	case O_DAEMON: cfg->daemonize = true; return 0;
 	case O_PIDFILE: cfg->pidfile = v->str; return 0;
 	case O_ALLOW: return tsync_acl_add_ip(cfg->acl, v->str, err, errlen) ? -1 : 0;

@@ -709,45 +709,52 @@ ssize_t tcmd_enc_tsync_stop(uint8_t *buf, size_t cap)
 				  NULL, 0);
 }
 
+/* Encodes a ptp message whose payload is @n big-endian words of @size
+ * bytes (4 or 8) taken from @v: START, PROBE, END and OFFSET. */
+static ssize_t enc_ptp_words(uint8_t *buf, size_t cap, uint32_t id, size_t size,
+			     const uint64_t *v, size_t n)
+{
+	uint8_t p[16] = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		if (size == 8)
+			put64(p + 8 * i, v[i]);
+		else
+			put32(p + 4 * i, (uint32_t)v[i]);
+	}
+	return tcmd_enc_time_sync(buf, cap, TCMD_PROTO_PTP, id, p, size * n);
+}
+
 /* ptp START. */
 ssize_t tcmd_enc_ptp_start(uint8_t *buf, size_t cap, uint32_t series,
 			   uint32_t flags)
 {
-	uint8_t p[8];
+	const uint64_t v[] = { series, flags };
 
-	put32(p, series);
-	put32(p + 4, flags);
-	return tcmd_enc_time_sync(buf, cap, TCMD_PROTO_PTP, TCMD_PTP_START,
-				  p, sizeof(p));
+	return enc_ptp_words(buf, cap, TCMD_PTP_START, 4, v, 2);
 }
 
 /* ptp PROBE. */
 ssize_t tcmd_enc_ptp_probe(uint8_t *buf, size_t cap, uint32_t count)
 {
-	uint8_t p[4];
+	const uint64_t v[] = { count };
 
-	put32(p, count);
-	return tcmd_enc_time_sync(buf, cap, TCMD_PROTO_PTP, TCMD_PTP_PROBE,
-				  p, sizeof(p));
+	return enc_ptp_words(buf, cap, TCMD_PTP_PROBE, 4, v, 1);
 }
 
 /* ptp END. */
 ssize_t tcmd_enc_ptp_end(uint8_t *buf, size_t cap)
 {
-	return tcmd_enc_time_sync(buf, cap, TCMD_PROTO_PTP, TCMD_PTP_END,
-				  NULL, 0);
+	return enc_ptp_words(buf, cap, TCMD_PTP_END, 4, NULL, 0);
 }
 
 /* ptp OFFSET. */
 ssize_t tcmd_enc_ptp_offset(uint8_t *buf, size_t cap, int64_t ts,
 			    int64_t offset)
 {
-	uint8_t p[16];
+	const uint64_t v[] = { (uint64_t)ts, (uint64_t)offset };
 
-	put64(p, (uint64_t)ts);
-	put64(p + 8, (uint64_t)offset);
-	return tcmd_enc_time_sync(buf, cap, TCMD_PROTO_PTP, TCMD_PTP_OFFSET,
-				  p, sizeof(p));
+	return enc_ptp_words(buf, cap, TCMD_PTP_OFFSET, 8, v, 2);
 }
 
 /* ptp PROBES: written in place, no intermediate copy. */
