@@ -90,23 +90,34 @@ int agent_events_resolve_opts(const struct tsync_recopt *o, struct tracemeta_eve
 	return resolve_code(ret, err, errlen);
 }
 
+/* Parses a host's record option words; see evsel.h. */
+int agent_recopt_words(int n, const char *const *words, struct tsync_recopt *o,
+		       char *err, size_t errlen)
+{
+	char **av = calloc((size_t)n + 2, sizeof(*av));
+	int ret;
+
+	if (!av)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	av[0] = (char *)"record";	/* skipped by the parser, as a program name */
+	for (int i = 0; i < n; i++)
+		av[i + 1] = (char *)words[i];
+	ret = tsync_recopt_parse(o, TSYNC_RECOPT_AGENT, n + 1, av, NULL, err, errlen);
+	free(av);
+	return ret < 0 ? -EINVAL : 0;
+}
+
 /* Parses the option words of a TRACE_START; see evsel.h. */
 int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
 		     struct tsync_trace_start *out, char *err, size_t errlen)
 {
-	char **av = calloc(rq->nargs + 2, sizeof(*av));
 	int ret;
 
 	*out = *rq;
-	if (!av)
-		return snprintf(err, errlen, "out of memory"), TSYNC_ERR_INTERNAL;
-	av[0] = (char *)"record";
-	memcpy(av + 1, rq->args, rq->nargs * sizeof(*av));
-	ret = tsync_recopt_parse(o, TSYNC_RECOPT_AGENT, (int)rq->nargs + 1, av, NULL, err,
+	ret = agent_recopt_words((int)rq->nargs, (const char *const *)rq->args, o, err,
 				 errlen);
-	free(av);
-	if (ret < 0)
-		return TSYNC_ERR_BAD_REQUEST;
+	if (ret)
+		return ret == -ENOMEM ? TSYNC_ERR_INTERNAL : TSYNC_ERR_BAD_REQUEST;
 	if (rq->nevents || rq->buffer_kb) {
 		snprintf(err, errlen, "TRACE_START with option words has its events and buffer "
 			 "size in them, not beside them");

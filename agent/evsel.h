@@ -33,6 +33,16 @@ int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
 struct tsync_recopt;
 
 /*
+ * Parses @n record option words @words (a TRACE_START's ARGS, or the argv
+ * of a trace-cmd host's TRACE_REQ; no program name) with the one parser
+ * of trace-cmd record options (common/recopt, agent scope) into @o
+ * (tsync_recopt_init()ed by the caller; tsync_recopt_free() it in every
+ * case). Returns 0, -EINVAL with the parser's reason in @err, or -ENOMEM.
+ */
+int agent_recopt_words(int n, const char *const *words, struct tsync_recopt *o,
+		       char *err, size_t errlen);
+
+/*
  * A TRACE_START with TSYNC_TRACE_FL_ARGS: parses its option words with
  * the one parser of trace-cmd record options (common/recopt, agent scope)
  * into @o (tsync_recopt_init()ed by the caller), and copies @rq into @out

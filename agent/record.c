@@ -44,6 +44,7 @@
 
 #include "agent/budget.h"
 #include "agent/evsel.h"
+#include "agent/instopts.h"
 #include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "common/streamer.h"
@@ -88,8 +89,7 @@ struct agent_trace {
 	struct trace_cpu *cpus;
 	struct agent_budget *budget;	/* the agent's (--max-trace-mb) */
 	uint64_t reserved_kb;		/* of it, for this instance */
-	bool hide_self;			/* the agent's threads are left out */
-	bool follow_new;		/* by event-fork too (no -P without -c) */
+	struct agent_hide hide;		/* the agent's threads left out? */
 };
 
 /* Returns @s's recording state (NULL before the first TRACE_START). */
@@ -196,25 +196,13 @@ static int check_clock(const char *clock, char *have, size_t havelen)
 static int apply_opts(struct agent_session *s, struct agent_trace *t,
 		      const struct tsync_recopt *o, char *err, size_t errlen)
 {
-	int ret = tsync_instance_apply_opts(t->ti, o, err, errlen);
+	int ret = agent_instopts_apply(t->ti, o, s->peer->name, &t->hide, err, errlen);
 
 	if (ret == -EPERM || ret == -EACCES)
 		return TSYNC_ERR_PERMISSION;	/* "function tracer refused ..." */
 	if (ret == -ENOENT)
 		return TSYNC_ERR_UNSUPPORTED;
-	if (ret)
-		return TSYNC_ERR_BAD_REQUEST;
-	t->hide_self = !o->no_filter;
-	/* event-fork leaves the threads the agent starts later out at once;
-	 * it would also make -P follow children, which only -c asks for */
-	t->follow_new = !o->npids || o->follow_children;
-	if (t->hide_self) {
-		ret = tsync_instance_hide_self(t->ti, t->follow_new);
-		if (ret)
-			log_warn("%s: the agent's threads stay in %s: %s", s->peer->name,
-				 t->name, strerror(-ret));
-	}
-	return 0;
+	return ret ? TSYNC_ERR_BAD_REQUEST : 0;
 }
 
 /*
@@ -692,8 +680,7 @@ void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer
 		return;
 	}
 	/* the streamer thread is new: left out like the others */
-	if (t->hide_self && tsync_instance_hide_self(t->ti, t->follow_new))
-		log_warn("%s: streaming thread of cpu %u stays in %s", peer->name, cpu, t->name);
+	agent_instopts_hide_new(t->ti, &t->hide, peer->name);
 	log_info("%s: streaming cpu %u of %s", peer->name, cpu, t->name);
 	while (!t->stop_req)
 		pthread_cond_wait(&t->cond, &t->lock);

@@ -5,10 +5,12 @@
  * Theory of operation
  * -------------------
  *   host (trace-cmd record -A)          agent (this file)
- *   TRACE_REQ {argv, protos}     --->   options parsed (tcmd_opts.c); a
- *                                       refusal is NOT_SUPP with the reason
- *                                       as payload (trace-cmd prints
- *                                       "Failed to receive trace response")
+ *   TRACE_REQ {argv, protos}     --->   options parsed and applied as for
+ *                                       tsync's own hosts (evsel.h,
+ *                                       instopts.h); a refusal is NOT_SUPP
+ *                                       with the reason as payload
+ *                                       (trace-cmd prints "Failed to
+ *                                       receive trace response")
  *                                       instance tsync-t<id>-..., events on,
  *                                       ports opened (tcmd_ports.c)
  *                                <---   TRACE_RESP {cpus, page size, trace
@@ -45,16 +47,17 @@
 #include "agent/control.h"
 #include "agent/conntab.h"
 #include "agent/evsel.h"
+#include "agent/instopts.h"
 #include "agent/ratelimit.h"
 #include "agent/registry.h"
 #include "agent/tcmd_io.h"
-#include "agent/tcmd_opts.h"
 #include "agent/tcmd_ports.h"
 #include "agent/tcmd_ptp.h"
 #include "agent/tcmd_session.h"
 #include "agent/tracefs_check.h"
 #include "common/instance.h"
 #include "common/log.h"
+#include "common/recopt.h"
 #include "common/timeutil.h"
 #include "common/tracedat.h"
 #include "common/tracemeta.h"
@@ -69,7 +72,8 @@ struct tcmd_session {
 	bool registered;
 	int fd;
 	const struct tsync_peer *peer;
-	struct tcmd_rec rec;
+	struct tsync_recopt opts;	/* the host's argv, parsed */
+	struct agent_hide hide;		/* the agent's threads left out? */
 	bool ptp;			/* the host offered ptp */
 	uint64_t host_trace_id, trace_id;
 	uint64_t reserved_kb;
@@ -134,13 +138,11 @@ static int recv_request(struct tcmd_session *s)
 		return -ENOMEM;
 	for (a = tcmd_strs_next(&m.req.args, NULL); a; a = tcmd_strs_next(&m.req.args, a))
 		argv[n++] = a;
-	ret = tcmd_opts_parse(n, argv, &s->rec, err, sizeof(err));
+	ret = agent_recopt_words(n, argv, &s->opts, err, sizeof(err));
 	free(argv);
-	if (ret) {
-		refuse(s, "%s", err);
-		return ret;
-	}
-	return 0;
+	if (ret)
+		refuse(s, "%s", ret == -ENOMEM ? "out of memory" : err);
+	return ret;
 }
 
 /* Checks the limits and sets the instance up. Returns 0 or -errno
@@ -153,12 +155,12 @@ static int setup(struct tcmd_session *s)
 	uint64_t free_kb = 0;
 	int ret;
 
-	if (s->rec.buffer_kb > cfg->max_buffer_kb) {
+	if (s->opts.buffer_kb > cfg->max_buffer_kb) {
 		refuse(s, "buffer of %u KiB per CPU above the agent's limit of %u KiB "
-		       "(--max-buffer-kb)", s->rec.buffer_kb, cfg->max_buffer_kb);
+		       "(--max-buffer-kb)", s->opts.buffer_kb, cfg->max_buffer_kb);
 		return -EINVAL;
 	}
-	s->reserved_kb = (uint64_t)(s->rec.buffer_kb ? s->rec.buffer_kb :
+	s->reserved_kb = (uint64_t)(s->opts.buffer_kb ? s->opts.buffer_kb :
 				    TCMD_DEFAULT_BUFFER_KB) * (uint64_t)s->ctx->ncpus;
 	if (agent_budget_reserve(s->ctx->budget, s->reserved_kb, &free_kb)) {
 		refuse(s, "%" PRIu64 " KiB of trace buffers would take the agent over its "
@@ -167,7 +169,7 @@ static int setup(struct tcmd_session *s)
 		s->reserved_kb = 0;
 		return -ENOSPC;
 	}
-	if (agent_events_resolve(s->rec.events, s->rec.nevents, &ev, err, sizeof(err))) {
+	if (agent_events_resolve_opts(&s->opts, &ev, err, sizeof(err))) {
 		refuse(s, "%s", err);
 		return -EINVAL;
 	}
@@ -177,13 +179,19 @@ static int setup(struct tcmd_session *s)
 		refuse(s, "cannot create a tracefs instance: %s", strerror(-ret));
 		goto out;
 	}
-	ret = s->rec.clock[0] ? tsync_instance_set_clock(s->ti, s->rec.clock) : 0;
+	ret = s->opts.clock ? tsync_instance_set_clock(s->ti, s->opts.clock) : 0;
 	if (ret) {
-		refuse(s, "trace clock '%s': %s", s->rec.clock,
+		refuse(s, "trace clock '%s': %s", s->opts.clock,
 		       ret == -EINVAL ? "not a clock of this kernel" : strerror(-ret));
 		goto out;
 	}
-	ret = s->rec.buffer_kb ? tsync_instance_set_buffer_kb(s->ti, s->rec.buffer_kb) : 0;
+	ret = s->opts.buffer_kb ? tsync_instance_set_buffer_kb(s->ti, s->opts.buffer_kb) : 0;
+	if (ret)
+		snprintf(err, sizeof(err), "cannot set a %u KiB buffer: %s", s->opts.buffer_kb,
+			 strerror(-ret));
+	if (!ret)
+		ret = agent_instopts_apply(s->ti, &s->opts, s->peer->name, &s->hide, err,
+					   sizeof(err));
 	if (!ret)
 		ret = tsync_instance_enable_events(s->ti, ev, err, sizeof(err));
 	if (ret)
@@ -234,14 +242,14 @@ static int respond(struct tcmd_session *s)
 static int start_sync(struct tcmd_session *s)
 {
 	struct tcmd_ptp_cfg c = {
-		.clock = s->rec.clock[0] ? s->rec.clock : "local",
+		.clock = s->opts.clock ? s->opts.clock : "local",
 		.peer = s->peer->name,
 		.ncpus = s->ctx->ncpus,
 		.io_timeout_ms = s->ctx->cfg->io_timeout_ms,
 	};
 	char tag[TSYNC_STAMP_TAG_MAX + 1];
 	uint32_t base;
-	int fd;
+	int fd, ret;
 
 	if (!s->ptp)
 		return 0;
@@ -255,7 +263,10 @@ static int start_sync(struct tcmd_session *s)
 	c.fd = fd;
 	c.tag = tag;
 	c.series = (base & 0x3fffffff) | 0x1000;
-	return tcmd_ptp_start(&c, &s->sync);
+	ret = tcmd_ptp_start(&c, &s->sync);
+	if (!ret)	/* its thread is new */
+		agent_instopts_hide_new(s->ti, &s->hide, s->peer->name);
+	return ret;
 }
 
 /* Sends the metadata as SEND_DATA chunks, then FIN_DATA. */
@@ -334,9 +345,10 @@ static int record(struct tcmd_session *s)
 				0, tsync_deadline_ms(cfg->idle_timeout_ms));
 	if (ret)
 		return ret;
+	agent_instopts_hide_new(s->ti, &s->hide, s->peer->name);	/* the streamers */
 	log_info("%s: trace-cmd session recording into %s (%d CPUs, clock %s)",
 		 s->peer->name, tsync_instance_name(s->ti), s->ctx->ncpus,
-		 s->rec.clock[0] ? s->rec.clock : "local");
+		 s->opts.clock ? s->opts.clock : "local");
 	ret = wait_close(s);
 	tsync_instance_stop(s->ti);
 	bytes = tcmd_ports_stop_streams(s->ports);
@@ -366,7 +378,7 @@ static void cleanup(struct tcmd_session *s)
 	tracemeta_free(s->meta);
 	if (s->reserved_kb)
 		agent_budget_release(s->ctx->budget, s->reserved_kb);
-	tcmd_opts_free(&s->rec);
+	tsync_recopt_free(&s->opts);
 	if (s->registered)
 		agent_registry_remove(s->ctx->reg, &s->base);
 }
@@ -405,6 +417,7 @@ void agent_tcmd_serve(const struct agent_ctx *ctx, struct agent_conn *c)
 
 	if (!s)
 		return;
+	tsync_recopt_init(&s->opts);
 	s->ctx = ctx;
 	s->fd = agent_conn_fd(c);
 	s->peer = agent_conn_peer(c);

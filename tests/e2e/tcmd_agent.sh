@@ -7,7 +7,9 @@
 # file carries TIME_SHIFT with samples for every CPU; host and "guest" are
 # the same kernel here, so the same sched_switch events are in both files
 # and, corrected, the guest's timestamps must match the host's within the
-# sync's error (50 us); an option the agent does not apply is refused with
+# sync's error (50 us); the guest options of tsync's own protocol apply
+# (-v -i -M -O checked); an option the agent refuses (one of the whole
+# recording, the function tracer where the kernel refuses it) gets
 # NOT_SUPP, which trace-cmd reports, and a client speaking trace-cmd's
 # framing badly (a size over 8192, a TRACE_REQ with a lying argument
 # count, silence) is refused while the agent keeps serving: a session
@@ -96,12 +98,39 @@ read -r n near p50 p99 < <(awk '{ a[NR] = $1; if ($1 <= 50000) near++ }
 	fail "corrected guest events: $near of $n within 50 us, median $p50 ns"
 pass "$near of $n same-kernel events within 50 us after correction (median $p50 ns, p99 $p99 ns)"
 
-# --- refusals: an option the agent does not apply ---
-rec refused -p function -e sched && fail "a refused session succeeded"
+# --- the guest options tsync's own hosts have, from trace-cmd's argv ---
+# -v leaves sched_wakeup out of -e sched, -M 1 keeps CPU 0 only, -i skips
+# an event this kernel lacks, -O sets a trace option: the same parser and
+# applier as for tsync-host (agent/instopts.h).
+rec opts -e sched -v -e sched:sched_wakeup -i -e nosuch:event -M 1 -O noirq-info ||
+	fail "session with -v -i -M -O failed: $(tail -5 opts/rec.log)"
+trace-cmd report -i opts/trace-localhost.dat >opts/report.txt 2>/dev/null
+grep -q ' sched_switch:' opts/report.txt || fail "-e sched recorded no sched_switch"
+! grep -q ' sched_wakeup:' opts/report.txt || fail "-v -e sched:sched_wakeup did not leave it out"
+cpus=$(grep -o '^ *[^ ]*-[0-9]* *\[[0-9]*\]' opts/report.txt | grep -o '\[[0-9]*\]' | sort -u | tr -d '\n')
+[ "$ncpu" -lt 2 ] || [ "$cpus" = "[000]" ] || fail "-M 1: events on CPUs $cpus"
+wait_log tcmd "unknown event 'nosuch:event'.*ignored: -i" 1
+pass "-v, -i, -M and -O applied (CPUs with events: $cpus)"
+
+# --- refusals reach trace-cmd, which prints them as a failed response ---
+rec refused -e sched -r 10 && fail "a refused session succeeded"
 grep -q 'Failed to receive trace response' refused/rec.log ||
 	fail "trace-cmd did not report the refusal: $(cat refused/rec.log)"
-wait_log tcmd "refused trace-cmd session: option -p \(tracers\) is not supported" 1
-pass "-p refused with NOT_SUPP; trace-cmd says: $(grep -m1 'Failed' refused/rec.log)"
+wait_log tcmd "refused trace-cmd session: .*-r: applies to the whole recording" 1
+pass "-r refused with NOT_SUPP; trace-cmd says: $(grep -m1 'Failed' refused/rec.log)"
+# This kernel (the sandbox) refuses the function tracer; elsewhere it works.
+probe=/sys/kernel/tracing/instances/tsync-t-probe-$$
+if mkdir "$probe" 2>/dev/null; then
+	echo function 2>/dev/null >"$probe/current_tracer"; func_ok=$?
+	echo nop >"$probe/current_tracer" 2>/dev/null; rmdir "$probe"
+fi
+if [ "${func_ok:-1}" != 0 ]; then
+	rec nofunc -p function -e sched && fail "-p function succeeded where the kernel refuses it"
+	grep -q 'Failed to receive trace response' nofunc/rec.log ||
+		fail "trace-cmd did not report the refusal: $(cat nofunc/rec.log)"
+	wait_log tcmd "refused trace-cmd session: function tracer refused by this kernel" 1
+	pass "-p function: the kernel's refusal reaches trace-cmd"
+fi
 
 # --- hostile trace-cmd framing ---
 hostile() {	# hostile HEXBYTES: sends them, reads what comes back

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of agent/evsel.c's agent_recopt_words(): the record options
+ * a host sends its agent, parsed the same way for both protocols (here
+ * as trace-cmd 3.1.6 builds a TRACE_REQ's argv: "-C CLOCK" first). What
+ * the agent applies is every instance option of trace-cmd record; the
+ * whole recording's options and unknown ones are refused with a reason.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent/evsel.h"
+#include "common/recopt.h"
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Expects @argv to be refused with a reason containing @what. */
+static void refused(int argc, const char *const *argv, const char *what)
+{
+	struct tsync_recopt o;
+	char err[300] = "";
+
+	tsync_recopt_init(&o);
+	assert_int_equal(agent_recopt_words(argc, argv, &o, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, what))
+		fail_msg("reason '%s' does not mention '%s'", err, what);
+	tsync_recopt_free(&o);
+}
+
+static void test_applied(void **state)
+{
+	static const char *const argv[] = {
+		"-C", "mono", "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
+		"-f", "prev_pid > 0", "-e", "irq", "-b", "2048", "--name", "g",
+		"-p", "function", "-l", "schedule", "-n", "x*", "-g", "y",
+		"--max-graph-depth", "3", "-P", "1,2", "-c", "-O", "noirq-info", "-T",
+		"-M", "3", "-i", "-v", "-e", "sched:sched_wakeup", "--cmdlines-size", "64",
+	};
+	struct tsync_recopt o;
+	char err[300];
+
+	(void)state;
+	tsync_recopt_init(&o);
+	if (agent_recopt_words(N(argv), argv, &o, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_string_equal(o.clock, "mono");
+	assert_int_equal(o.buffer_kb, 2048);
+	assert_int_equal(o.nevents, 3);
+	assert_string_equal(o.events[0].name, "sched:sched_switch");
+	assert_string_equal(o.events[0].filter, "(prev_pid > 0)");	/* as trace-cmd joins them */
+	assert_string_equal(o.events[1].name, "irq");
+	assert_null(o.events[1].filter);
+	assert_true(o.events[2].negate);
+	assert_string_equal(o.tracer, "function");
+	assert_int_equal(o.funcs.n, 1);
+	assert_int_equal(o.notrace_funcs.n, 1);
+	assert_int_equal(o.graph_funcs.n, 1);
+	assert_int_equal(o.max_graph_depth, 3);
+	assert_int_equal(o.npids, 2);
+	assert_true(o.follow_children);
+	assert_int_equal(o.options.n, 2);		/* -O and -T */
+	assert_string_equal(o.cpumask, "3");
+	assert_true(o.ignore_missing);
+	assert_true(o.no_filter);
+	assert_int_equal(o.cmdlines_size, 64);
+	tsync_recopt_free(&o);
+}
+
+static void test_refused(void **state)
+{
+	static const char *const output[] = { "-e", "sched", "-o", "x.dat" };
+	static const char *const unknown[] = { "-e", "sched", "--bogus" };
+	static const char *const operand[] = { "-e", "sched", "sleep", "1" };
+	static const char *const sleep_us[] = { "-e", "sched", "-s", "1000" };
+	static const char *const prio[] = { "-e", "sched", "-r", "10" };
+	static const char *const guest[] = { "-e", "sched", "-A", "1" };
+
+	(void)state;
+	refused(N(output), output, "-o");
+	refused(N(unknown), unknown, "bogus");
+	refused(N(operand), operand, "sleep");
+	refused(N(sleep_us), sleep_us, "whole recording");
+	refused(N(prio), prio, "-r");
+	refused(N(guest), guest, "-A");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_applied),
+		cmocka_unit_test(test_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
