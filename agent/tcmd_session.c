@@ -272,8 +272,11 @@ static int start_sync(struct tcmd_session *s)
 /* Sends the metadata as SEND_DATA chunks, then FIN_DATA. */
 static int send_meta(struct tcmd_session *s)
 {
+	/* trace-cmd's agent writes its default format, whatever the host's:
+	 * version 7 with zstd */
 	struct tracedat_opts o = {
 		.has_traceid = 1, .traceid = s->trace_id, .version = "tsync-agent",
+		.format = { .version = 7, .compress = TRACEDAT_COMPRESS_ZSTD },
 	};
 	/* the host reads it only after its first time sync of every CPU */
 	int64_t dl = tsync_deadline_ms(s->ctx->cfg->idle_timeout_ms);

@@ -193,27 +193,29 @@ int tracedat_write_meta(int out_fd, const struct tracedat_meta *meta,
 	static const struct tracedat_opts no_opts;
 	struct tdbuf b = { 0 };
 	struct wctx *w;
-	int ret;
+	int ret, fin;
 
 	if (!opts)
 		opts = &no_opts;
 	ret = check_args(out_fd, meta, opts, ncpus);
 	if (ret)
 		return ret;
-	if (opts->format.version == 7)
-		return -EINVAL;
 	if (lseek(out_fd, 0, SEEK_CUR) > 0)
 		return -EINVAL;	/* the host reads it as a file from 0 */
-	v6_meta(&b, meta, opts, ncpus, true);
-	if (b.err)
-		return b.err;
 	ret = w_new(out_fd, &w);
-	if (!ret) {
-		w_bytes(w, b.p, b.len);
-		ret = w_finish(w);
+	if (ret)
+		return ret;
+	if (opts->format.version == 7) {
+		ret = td_write_v7(w, meta, opts, NULL, ncpus);
+	} else {
+		v6_meta(&b, meta, opts, ncpus, true);
+		ret = b.err;
+		if (!ret)
+			w_bytes(w, b.p, b.len);
+		tdbuf_free(&b);
 	}
-	tdbuf_free(&b);
-	return ret;
+	fin = w_finish(w);
+	return ret ? ret : fin;
 }
 
 int tracedat_write_file(const char *path, const struct tracedat_meta *meta,

@@ -166,10 +166,12 @@ int tracedat_write(int out_fd, const struct tracedat_meta *meta,
 
 /*
  * Writes only the metadata of a trace.dat to @out_fd from position 0: the
- * headers and the options block (always there, ended by its DONE), no
- * flyrecord. That is what trace-cmd's agent sends its host, which then
- * appends options (TIME_SHIFT) and the CPU data itself. Returns 0 or
- * -errno.
+ * headers and the options block (always there, ended by its DONE, whose
+ * next offset is 0 in version 7), no flyrecord; version 7 also gets its
+ * strings section, as trace-cmd's agent writes it. That is what
+ * trace-cmd's agent sends its host (version 7 with zstd unless told
+ * otherwise), which then appends options (TIME_SHIFT) and the CPU data
+ * itself. Returns 0 or -errno.
  */
 int tracedat_write_meta(int out_fd, const struct tracedat_meta *meta,
 			const struct tracedat_opts *opts, int ncpus);

@@ -117,7 +117,8 @@ ssize_t tdzip_compress(struct tdzip *z, const void *in, size_t len, void *out, s
 /* Appends {u32 compressed size, u32 size, compressed @in} to @out. */
 int tdzip_block(struct tdzip *z, const struct tdbuf *in, struct tdbuf *out);
 
-/* Writes the whole version 7 file to @w. */
+/* Writes the whole version 7 file to @w; with @cpus NULL only its
+ * metadata (tracedat_write_meta()). */
 int td_write_v7(struct wctx *w, const struct tracedat_meta *m,
 		const struct tracedat_opts *o, const struct tracedat_cpu_data *cpus,
 		int ncpus);

@@ -15,6 +15,10 @@
  *   options #2: BUFFER (where each CPU's data is), DONE 0
  *   section 15: the strings (section descriptions)
  *
+ * The metadata part that trace-cmd's agent sends its host stops after
+ * options #1 (DONE 0) and is followed by the strings: the host appends its
+ * options, the flyrecord and its own strings behind them.
+ *
  * A section is {u16 id, u16 flags (1: compressed), u32 description string
  * id, u64 size of what follows}; a compressed section's payload is
  * {u32 compressed size, u32 size, data}. The reader walks the section
@@ -265,9 +269,11 @@ int td_write_v7(struct wctx *w, const struct tracedat_meta *m,
 		w_patch_u64(w, opts1_at, w_off(w));
 		ret = options1(&v, m, o, ncpus);
 	}
-	if (!ret)
+	/* metadata only (cpus NULL): the strings follow options #1, whose
+	 * DONE stays 0 for the host to point at what it appends */
+	if (!ret && cpus)
 		ret = flyrecord(&v, cpus, ncpus, m->page_size);
-	if (!ret)
+	if (!ret && cpus)
 		ret = options2(&v, cpus, ncpus, m->page_size);
 	if (!ret)
 		ret = sec_emit(&v, TD_SEC_STRINGS, D_STRINGS, &str);

@@ -4,7 +4,8 @@
 # port serves both protocols).
 #
 # Checks: the host and guest files merge in `trace-cmd report`; the guest
-# file carries TIME_SHIFT with samples for every CPU; host and "guest" are
+# file is version 7 with zstd (what trace-cmd's agent sends) and carries
+# TIME_SHIFT with samples for every CPU; host and "guest" are
 # the same kernel here, so the same sched_switch events are in both files
 # and, corrected, the guest's timestamps must match the host's within the
 # sync's error (50 us); the guest options of tsync's own protocol apply
@@ -42,6 +43,13 @@ ng=$(grep -c '^trace-localhost.dat:' one/merged.txt)
 [ "$nh" -gt 0 ] && [ "$ng" -gt 0 ] ||
 	fail "merged report: $nh host lines, $ng guest lines: $(cut -d: -f1 one/merged.txt | sort | uniq -c)"
 pass "trace-cmd report merges host ($nh lines) and guest ($ng lines)"
+# The agent sends its metadata as trace-cmd's agent does: version 7, zstd;
+# the host appended its options, the data and its strings to it.
+trace-cmd dump --summary -i one/trace-localhost.dat >one/summary.txt 2>&1
+grep -q '^[[:space:]]*7[[:space:]]*\[Version\]' one/summary.txt &&
+	grep -q '^[[:space:]]*zstd[[:space:]]*\[Compression algorithm\]' one/summary.txt ||
+	fail "guest file is not version 7 with zstd: $(head -12 one/summary.txt)"
+pass "guest file: version 7, zstd ($(grep -c . one/summary.txt) summary lines)"
 
 ncpu=$(nproc)
 trace-cmd dump --options -i one/trace-localhost.dat >one/opts.txt 2>&1

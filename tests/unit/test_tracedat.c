@@ -1130,6 +1130,66 @@ static void test_enospc(void **state)
 }
 
 /* Bad input is refused with -EINVAL before anything is written. */
+/*
+ * The metadata that trace-cmd's agent sends, version 7 with zstd:
+ * sections 16-21 compressed, one options section whose DONE points
+ * nowhere (the host links what it appends there), then the strings
+ * (compressed too, as trace-cmd writes them), and nothing else: no flyrecord, no BUFFER option. (The real test is
+ * Debian's trace-cmd appending to it: tests/e2e/tcmd_agent.sh.)
+ */
+static void test_meta_v7(void **state)
+{
+	struct fx *f = *state;
+	struct tracedat_opts o = { .has_traceid = 1, .traceid = 42,
+				   .format = { 7, TRACEDAT_COMPRESS_ZSTD } };
+	int fd = memfd_create("tdat-meta", 0), nsec = 0, seen_opts = 0;
+	uint16_t ids[16];
+	struct stat st;
+	size_t at;
+	char *b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(tracedat_write_meta(fd, &f->meta, &o, f->ncpus), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	b = malloc((size_t)st.st_size);
+	assert_int_equal(pread(fd, b, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	assert_memory_equal(b + 3, "tracing7", 9);
+	at = 10 + 2 + 1 + 1 + 4;
+	assert_string_equal(b + at, "zstd");
+	at += strlen(b + at) + 1;
+	at += strlen(b + at) + 1 + 8;
+	while (at + 16 <= (size_t)st.st_size && nsec < 16) {
+		uint16_t id, flags;
+		uint64_t size;
+
+		memcpy(&id, b + at, 2);
+		memcpy(&flags, b + at + 2, 2);
+		memcpy(&size, b + at + 8, 8);
+		ids[nsec++] = id;
+		assert_int_equal(flags, id >= 15 && id <= 21 ? 1 : 0);	/* compressed */
+		if (id == 0) {	/* options: the last one is DONE with next 0 */
+			uint64_t next;
+			uint16_t last;
+
+			memcpy(&last, b + at + 16 + size - 14, 2);
+			memcpy(&next, b + at + 16 + size - 8, 8);
+			assert_int_equal(last, 0);
+			assert_int_equal(next, 0);
+			seen_opts++;
+		}
+		at += 16 + size;
+	}
+	assert_int_equal(at, (size_t)st.st_size);	/* no gap, nothing after */
+	assert_int_equal(nsec, 8);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(ids[i], 16 + i);
+	assert_int_equal(ids[6], 0);
+	assert_int_equal(ids[7], 15);
+	assert_int_equal(seen_opts, 1);
+	free(b);
+}
+
 static void test_invalid(void **state)
 {
 	struct fx *f = *state;
@@ -1171,6 +1231,7 @@ int main(void)
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_format_args),
 		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_meta_v7),
 		cmocka_unit_test(test_invalid),
 	};
 
