@@ -158,8 +158,5 @@ rec after -e sched:sched_switch || fail "session after the hostile clients faile
 [ -s after/trace-localhost.dat ] || fail "no guest file after the hostile clients"
 pass "bad framing refused with reasons; the agent keeps serving"
 
-kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
-left=$(instances_left '^tsync-t')
-[ -z "$left" ] || fail "instances left behind: $left"
-san_check
+stop_agent_clean '^tsync-t'
 pass "no instance left"

@@ -108,8 +108,5 @@ wait_log tcmd "trace-cmd session done" 6 30
 repeated=$(grep -c 'repeated\|time sync ends' "$E2E_TMP/tcmd.log")
 pass "hosts syncing at once: all 4 guest files readable, own events only ($repeated samples without a usable probe)"
 
-kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
-left=$(instances_left '^tsync-t')
-[ -z "$left" ] || fail "instances left behind: $left"
-san_check
+stop_agent_clean '^tsync-t'
 pass "no instance left"
