@@ -16,6 +16,7 @@
 # count, silence) is refused while the agent keeps serving: a session
 # after them works. Exit 0 pass, 77 skip, 1 fail.
 . "$(dirname "$0")/lib.inc"
+. "$(dirname "$0")/tcmd_checks.inc"
 need_root_tracefs
 tracecmd_lock
 AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
@@ -36,13 +37,10 @@ rec one -e sched:sched_switch -e sched:sched_wakeup ||
 grep -q "Negotiated ptp time sync protocol" one/rec.log ||
 	fail "no ptp negotiated: $(cat one/rec.log)"
 [ -s one/trace.dat ] && [ -s one/trace-localhost.dat ] || fail "files missing: $(ls one)"
-(cd one && trace-cmd report -i trace.dat -i trace-localhost.dat) >one/merged.txt 2>one/report.err ||
-	fail "report of both files failed: $(tail -3 one/report.err)"
-nh=$(grep -c '^ *trace.dat:' one/merged.txt)
-ng=$(grep -c '^trace-localhost.dat:' one/merged.txt)
-[ "$nh" -gt 0 ] && [ "$ng" -gt 0 ] ||
-	fail "merged report: $nh host lines, $ng guest lines: $(cut -d: -f1 one/merged.txt | sort | uniq -c)"
-pass "trace-cmd report merges host ($nh lines) and guest ($ng lines)"
+ncpu=$(nproc)
+# report merges them in time order, TIME_SHIFT for every CPU, same-kernel
+# alignment within 50 us (tcmd_checks.inc, shared with the VM test)
+tcmd_check_files one/trace.dat one/trace-localhost.dat "$ncpu" 1 one/chk 50000 10
 # The agent sends its metadata as trace-cmd's agent does: version 7, zstd;
 # the host appended its options, the data and its strings to it.
 trace-cmd dump --summary -i one/trace-localhost.dat >one/summary.txt 2>&1
@@ -50,61 +48,6 @@ grep -q '^[[:space:]]*7[[:space:]]*\[Version\]' one/summary.txt &&
 	grep -q '^[[:space:]]*zstd[[:space:]]*\[Compression algorithm\]' one/summary.txt ||
 	fail "guest file is not version 7 with zstd: $(head -12 one/summary.txt)"
 pass "guest file: version 7, zstd ($(grep -c . one/summary.txt) summary lines)"
-
-ncpu=$(nproc)
-trace-cmd dump --options -i one/trace-localhost.dat >one/opts.txt 2>&1
-grep -q 'Option TimeShift' one/opts.txt || fail "no TIME_SHIFT in the guest file: $(cat one/opts.txt)"
-for ((c = 0; c < ncpu; c++)); do
-	n=$(sed -n "s/^\([0-9]*\) \[samples count for CPU $c\]/\1/p" one/opts.txt)
-	[ "${n:-0}" -ge 1 ] || fail "TIME_SHIFT: CPU $c has ${n:-no} samples: $(cat one/opts.txt)"
-done
-pass "TIME_SHIFT with samples for all $ncpu CPUs"
-
-# Same kernel: an event in both files, corrected, at the same time (ns).
-trace-cmd report -t -i one/trace.dat >one/h.txt 2>/dev/null
-trace-cmd report -t -i one/trace-localhost.dat >one/g.txt 2>/dev/null
-# Events with the same CPU and text repeat (a CPU going idle): each guest
-# event is matched to the nearest host event with the same key (keys seen
-# more than 64 times in the host file are left out). Only the
-# window both files recorded counts (the guest starts tracing before the
-# host's first sync ends and stops at CLOSE); a few events still miss under
-# load (lost, or at the window's edge), hence 90% within 50 us and the
-# median.
-awk '
-	/sched_switch/ {
-		if (!match($0, /\[[0-9]+\] +[0-9]+\.[0-9]+: /)) next
-		f = substr($0, RSTART, RLENGTH); rest = substr($0, RSTART + RLENGTH)
-		split(f, a, /[][ :]+/); ts = a[3]; sub(/\./, "", ts)	# kept a string:
-		# as a number it would print in CONVFMT (%.6g) when joined
-		k = a[2] " " rest
-		if (FILENAME ~ /h.txt$/) {
-			if (++hc[k] <= 65) h[k] = h[k] " " ts
-			if (!hn++ || ts + 0 < hmin) hmin = ts + 0
-			if (ts + 0 > hmax) hmax = ts + 0
-			next
-		}
-		gn++; gk[gn] = k; gt[gn] = ts
-		if (gn == 1 || ts + 0 < gmin) gmin = ts + 0
-		if (ts + 0 > gmax) gmax = ts + 0
-	}
-	END {
-		lo = hmin > gmin ? hmin : gmin; hi = hmax < gmax ? hmax : gmax
-		for (j = 1; j <= gn; j++) {
-			if (gt[j] + 0 < lo || gt[j] + 0 > hi || !(gk[j] in h)) continue
-			# a key that common is ambiguous (and would make this
-			# quadratic under a storm of identical events)
-			if (hc[gk[j]] > 64) continue
-			m = split(h[gk[j]], v, " "); best = -1
-			for (i = 1; i <= m; i++) { d = gt[j] - v[i]; if (d < 0) d = -d; if (best < 0 || d < best) best = d }
-			printf "%d\n", best
-		}
-	}' one/h.txt one/g.txt | sort -n >one/diffs.txt
-read -r n near p50 p99 < <(awk '{ a[NR] = $1; if ($1 <= 50000) near++ }
-	END { print NR, near + 0, a[int(NR * 0.5) + 1] + 0, a[int(NR * 0.99) + 1] + 0 }' one/diffs.txt)
-[ "$n" -ge 10 ] || fail "only $n sched_switch events found in both files"
-[ $((near * 100)) -ge $((n * 90)) ] && [ "$p50" -le 50000 ] ||
-	fail "corrected guest events: $near of $n within 50 us, median $p50 ns"
-pass "$near of $n same-kernel events within 50 us after correction (median $p50 ns, p99 $p99 ns)"
 
 # --- the guest options tsync's own hosts have, from trace-cmd's argv ---
 # -v leaves sched_wakeup out of -e sched, -M 1 keeps CPU 0 only, -i skips
