@@ -118,6 +118,13 @@ int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
 				 errlen);
 	if (ret)
 		return ret == -ENOMEM ? TSYNC_ERR_INTERNAL : TSYNC_ERR_BAD_REQUEST;
+	if (o->file_version || o->compression) {
+		/* only an agent that writes the metadata file (trace-cmd's
+		 * protocol) has a format to choose */
+		snprintf(err, errlen, "--file-version and --compression shape the files "
+			 "tsync-host writes: give them to tsync-host");
+		return TSYNC_ERR_BAD_REQUEST;
+	}
 	if (rq->nevents || rq->buffer_kb) {
 		snprintf(err, errlen, "TRACE_START with option words has its events and buffer "
 			 "size in them, not beside them");

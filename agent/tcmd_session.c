@@ -106,6 +106,7 @@ static void refuse(struct tcmd_session *s, const char *fmt, ...)
 static int recv_request(struct tcmd_session *s)
 {
 	const struct agent_cfg *cfg = s->ctx->cfg;
+	struct tracedat_format fmt;
 	const char **argv = NULL;
 	struct tcmd_msg m;
 	char err[300];
@@ -140,9 +141,17 @@ static int recv_request(struct tcmd_session *s)
 		argv[n++] = a;
 	ret = agent_recopt_words(n, argv, &s->opts, err, sizeof(err));
 	free(argv);
-	if (ret)
+	if (ret) {
 		refuse(s, "%s", ret == -ENOMEM ? "out of memory" : err);
-	return ret;
+		return ret;
+	}
+	if (tracedat_format_from_args(s->opts.file_version, s->opts.compression, &fmt)) {
+		refuse(s, "file version %d with compression %s: this agent writes "
+		       "versions 6 and 7, compressed with none, zstd or zlib",
+		       s->opts.file_version, s->opts.compression ? s->opts.compression : "-");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Checks the limits and sets the instance up. Returns 0 or -errno
@@ -272,11 +281,8 @@ static int start_sync(struct tcmd_session *s)
 /* Sends the metadata as SEND_DATA chunks, then FIN_DATA. */
 static int send_meta(struct tcmd_session *s)
 {
-	/* trace-cmd's agent writes its default format, whatever the host's:
-	 * version 7 with zstd */
 	struct tracedat_opts o = {
 		.has_traceid = 1, .traceid = s->trace_id, .version = "tsync-agent",
-		.format = { .version = 7, .compress = TRACEDAT_COMPRESS_ZSTD },
 	};
 	/* the host reads it only after its first time sync of every CPU */
 	int64_t dl = tsync_deadline_ms(s->ctx->cfg->idle_timeout_ms);
@@ -285,6 +291,12 @@ static int send_meta(struct tcmd_session *s)
 	off_t off = 0;
 	ssize_t n;
 
+	/* trace-cmd's agent writes its default format (version 7, zstd)
+	 * unless the argv has --file-version or --compression (tsync-host's
+	 * tcmd: mode sends --file-version 6); checked at TRACE_REQ */
+	if (tracedat_format_from_args(s->opts.file_version, s->opts.compression,
+				      &o.format))
+		return -EINVAL;
 	fd = memfd_create("tsync-tcmd-meta", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;

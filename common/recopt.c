@@ -204,9 +204,14 @@ static unsigned int opt_scopes(int id)
 		return S_HOST | S_GUEST;
 	case R_CLOCK:
 		return S_HOST | S_AGENT;	/* a trace-cmd host sends its clock */
+	case R_FILEVER: case R_COMPRESSION:
+		/* the whole recording's after an -A; to an agent, the format of
+		 * the metadata it sends (tsync-host asks a trace-cmd agent for
+		 * version 6 this way) */
+		return S_HOST | S_GUEST | S_AGENT;
 	case R_AGENT:	/* it ends a guest's part (STOP) */
 	case R_DURATION: case R_STAMP: case R_KEYFILE: case R_GUESTMAX:
-	case R_OUTPUT: case R_USER: case R_INTERVAL: case R_FILEVER: case R_COMPRESSION:
+	case R_OUTPUT: case R_USER: case R_INTERVAL:
 	case R_MAXKB:
 		/* the whole recording's wherever they are: tsync's own, and
 		 * those trace-cmd's agent would refuse or take as the run's */

@@ -110,8 +110,9 @@ struct tsync_recopt {
 	bool has_tsync_interval;	/* --tsync-interval given */
 	int tsync_interval_ms;		/* trace-cmd: 0 start and end only,
 					 * negative: no synchronization */
-	int file_version;		/* --file-version, 0: unset */
-	char *compression;		/* --compression, or NULL */
+	int file_version;		/* --file-version, 0: unset (also AGENT:
+					 * the metadata a trace-cmd host gets) */
+	char *compression;		/* --compression, or NULL (likewise) */
 	uint32_t max_kb;		/* -m: each per-CPU file keeps the newest
 					 * half to all of KB; 0: unset */
 

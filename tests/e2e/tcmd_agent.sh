@@ -4,7 +4,8 @@
 # port serves both protocols).
 #
 # Checks: the host and guest files merge in `trace-cmd report`; the guest
-# file is version 7 with zstd (what trace-cmd's agent sends) and carries
+# file is version 7 with zstd (what trace-cmd's agent sends; version 6
+# with --file-version 6, which tsync-host's tcmd: mode sends) and carries
 # TIME_SHIFT with samples for every CPU; host and "guest" are
 # the same kernel here, so the same sched_switch events are in both files
 # and, corrected, the guest's timestamps must match the host's within the
@@ -20,6 +21,7 @@
 need_root_tracefs
 tracecmd_lock
 AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
+HOST=$(realpath -e "$HOST") || fail "$HOST not built"
 cd "$E2E_TMP" || fail "no $E2E_TMP"
 
 start_agent tcmd -- --io-timeout 2000 --idle-timeout 30000 --auth-timeout 2000
@@ -62,6 +64,19 @@ cpus=$(grep -o '^ *[^ ]*-[0-9]* *\[[0-9]*\]' opts/report.txt | grep -o '\[[0-9]*
 [ "$ncpu" -lt 2 ] || [ "$cpus" = "[000]" ] || fail "-M 1: events on CPUs $cpus"
 wait_log tcmd "unknown event 'nosuch:event'.*ignored: -i" 1
 pass "-v, -i, -M and -O applied (CPUs with events: $cpus)"
+
+# --- the metadata format the host asks for ---
+# trace-cmd passes --file-version after -A to its agent, and tsync-host's
+# tcmd: mode always sends --file-version 6: the metadata comes as asked.
+rec v6 -e sched:sched_switch --file-version 6 || fail "--file-version 6 failed: $(tail -5 v6/rec.log)"
+trace-cmd dump --summary -i v6/trace-localhost.dat >v6/summary.txt 2>&1
+grep -q '^[[:space:]]*6[[:space:]]*\[Version\]' v6/summary.txt ||
+	fail "--file-version 6: $(head -6 v6/summary.txt)"
+tcmd_check_timeshift v6/trace-localhost.dat "$ncpu" 1 v6
+timeout 60 "$HOST" sync "tcmd:127.0.0.1:$port" >tsh.out 2>&1 ||
+	fail "tsync-host sync tcmd: against tsync-agent: $(tail -3 tsh.out)"
+[ "$(grep -cE '^ +[0-9]+ +0 ' tsh.out)" = "$ncpu" ] || fail "tsync-host sync tcmd:: $(cat tsh.out)"
+pass "--file-version 6 gives version 6 metadata; tsync-host's tcmd: mode syncs with tsync-agent"
 
 # --- refusals reach trace-cmd, which prints them as a failed response ---
 rec refused -e sched -r 10 && fail "a refused session succeeded"

@@ -40,6 +40,7 @@ static void test_applied(void **state)
 		"-p", "function", "-l", "schedule", "-n", "x*", "-g", "y",
 		"--max-graph-depth", "3", "-P", "1,2", "-c", "-O", "noirq-info", "-T",
 		"-M", "3", "-i", "-v", "-e", "sched:sched_wakeup", "--cmdlines-size", "64",
+		"--file-version", "6", "--compression", "none",
 	};
 	struct tsync_recopt o;
 	char err[300];
@@ -68,6 +69,26 @@ static void test_applied(void **state)
 	assert_true(o.ignore_missing);
 	assert_true(o.no_filter);
 	assert_int_equal(o.cmdlines_size, 64);
+	assert_int_equal(o.file_version, 6);	/* the metadata a trace-cmd host gets */
+	assert_string_equal(o.compression, "none");
+	tsync_recopt_free(&o);
+}
+
+/* tsync's own TRACE_START: the agent writes no file, so a format in its
+ * option words is refused rather than ignored. */
+static void test_trace_args_format(void **state)
+{
+	static char *words[] = { "-e", "sched", "--file-version", "6" };
+	struct tsync_trace_start rq = { .flags = TSYNC_TRACE_FL_ARGS, .nargs = 4,
+					.args = words }, out;
+	struct tsync_recopt o;
+	char err[300] = "";
+
+	(void)state;
+	tsync_recopt_init(&o);
+	assert_int_equal(agent_trace_args(&rq, &o, &out, err, sizeof(err)),
+			 TSYNC_ERR_BAD_REQUEST);
+	assert_non_null(strstr(err, "--file-version"));
 	tsync_recopt_free(&o);
 }
 
@@ -94,6 +115,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_applied),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_trace_args_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
