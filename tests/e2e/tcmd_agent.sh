@@ -23,8 +23,14 @@ tracecmd_lock
 AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
 HOST=$(realpath -e "$HOST") || fail "$HOST not built"
 cd "$E2E_TMP" || fail "no $E2E_TMP"
+# a failure shows the agent's last complaints too (the log goes with E2E_TMP)
+fail() {
+	echo "FAIL: $*" >&2
+	grep -E 'warning|error' "$E2E_TMP/tcmd.log" 2>/dev/null | tail -n 8 | sed 's/^/  agent: /' >&2
+	exit 1
+}
 
-start_agent tcmd -- --io-timeout 2000 --idle-timeout 30000 --auth-timeout 2000
+start_agent tcmd -- --io-timeout 5000 --idle-timeout 30000 --auth-timeout 2000
 port=${AGENT_EP##*:}
 rec() {	# rec DIR [GUEST OPTIONS]: a record of `sleep 1` into DIR
 	local dir=$1; shift
@@ -108,7 +114,7 @@ hostile 00002400000000060000001000 || fail "cannot connect"		# size 9216
 hostile "0000002c00000006000000100000000000000000000000000000000000000000000000080000000361006200" ||
 	fail "cannot connect"						# argc 3, no strings
 perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new("127.0.0.1:$ARGV[0]") or exit 1;
-	 print $s "\0"; sleep 4' "$port"				# one byte, then silence
+	 print $s "\0"; sleep 7' "$port"				# one byte, then silence
 wait_log tcmd "refused trace-cmd session: message size 9216 is above the limit of 8192" 1
 wait_log tcmd "refused trace-cmd session: TRACE_REQ ARGS: 3 strings announced, data ends after 2" 1
 wait_log tcmd "refused trace-cmd connection: .*(not in time|timed out)" 1

@@ -33,8 +33,14 @@ need_root_tracefs
 tracecmd_lock
 AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
 cd "$E2E_TMP" || fail "no $E2E_TMP"
+# a failure shows the agent's last complaints too (the log goes with E2E_TMP)
+fail() {
+	echo "FAIL: $*" >&2
+	grep -E 'warning|error' "$E2E_TMP/tcmd.log" 2>/dev/null | tail -n 8 | sed 's/^/  agent: /' >&2
+	exit 1
+}
 
-start_agent tcmd -- --io-timeout 2000 --idle-timeout 30000
+start_agent tcmd -- --io-timeout 5000 --idle-timeout 30000
 port=${AGENT_EP##*:}
 rec() {	# rec DIR EVENT CMD...: guest-only record of CMD into DIR
 	local dir=$1 ev=$2; shift 2
