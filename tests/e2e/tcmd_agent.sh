@@ -32,9 +32,11 @@ fail() {
 
 start_agent tcmd -- --io-timeout 5000 --idle-timeout 30000 --auth-timeout 2000
 port=${AGENT_EP##*:}
+# trace-cmd stops its per-CPU recorders on SIGINT; on SIGTERM they
+# would outlive it (holding the trace-cmd lock of every test)
 rec() {	# rec DIR [GUEST OPTIONS]: a record of `sleep 1` into DIR
 	local dir=$1; shift
-	mkdir -p "$dir" && (cd "$dir" && timeout 60 trace-cmd record -d -k --no-filter \
+	mkdir -p "$dir" && (cd "$dir" && timeout -s INT -k 10 60 trace-cmd record -d -k --no-filter \
 		-e sched:sched_switch -A "127.0.0.1:$port" --name localhost "$@" sleep 1) \
 		>"$dir/rec.log" 2>&1
 }

@@ -42,9 +42,11 @@ fail() {
 
 start_agent tcmd -- --io-timeout 5000 --idle-timeout 30000
 port=${AGENT_EP##*:}
+# trace-cmd stops its per-CPU recorders on SIGINT; on SIGTERM they
+# would outlive it (holding the trace-cmd lock of every test)
 rec() {	# rec DIR EVENT CMD...: guest-only record of CMD into DIR
 	local dir=$1 ev=$2; shift 2
-	mkdir -p "$dir" && (cd "$dir" && timeout 60 trace-cmd record -d -k --no-filter \
+	mkdir -p "$dir" && (cd "$dir" && timeout -s INT -k 10 60 trace-cmd record -d -k --no-filter \
 		-A "127.0.0.1:$port" --name localhost -e "$ev" "$@") >"$dir/rec.log" 2>&1
 }
 ncpu=$(nproc)
