@@ -38,6 +38,12 @@
  * guest spin is not busy-polling itself; spinning for it only burns a
  * CPU it chose). The round as a whole must be over within twice the I/O
  * timeout, however the host spaces its probes.
+ *
+ * Priority: when the host's probe loop runs at a real-time priority it sets
+ * TSYNC_SYNC_F_RT, and this thread sleeps through its probe loop at
+ * SCHED_FIFO too (common/cpu.h says why; not when busy-polling, which
+ * would starve the CPU's other tasks). If it may not, the round goes on at
+ * normal priority.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -237,6 +243,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 	struct tsync_stamp *stamps = NULL;
 	struct tsync_msg m;
 	struct tsync_cpu_mask old = { 0 };
+	struct tsync_cpu_sched sch = { .policy = -1 };
 	int ret, n;
 
 	{
@@ -268,12 +275,17 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		return send_ready(s, st, TSYNC_ERR_NO_CPU);
 	}
 	ret = tsync_probe_prepare(s->fd, agent_session_cfg(s)->io_timeout_ms);
+	if (!ret && (start->flags & TSYNC_SYNC_F_RT) && !busy &&
+	    tsync_cpu_rt_enter(TSYNC_ROUND_RT_PRIO, &sch))
+		log_debug("%s: round %u: probes at normal priority", s->peer->name,
+			  st->round_id);
 	if (!ret)
 		ret = send_ready(s, st, 0);
 	if (ret)
 		goto out;
 
 	n = probe_loop(s, st, busy, stamps);
+	tsync_cpu_rt_leave(&sch);
 	if (n < 0) {
 		ret = n;
 		goto out;
@@ -295,6 +307,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 	m.sync_stamps.stamps = stamps;
 	ret = agent_session_send(s, &m);
 out:
+	tsync_cpu_rt_leave(&sch);
 	tsync_cpu_unpin(&old);
 	free(stamps);
 	return ret;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* CPU lists and pinning of the calling thread. */
+/* CPU lists, pinning and the real-time class of the calling thread. */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
@@ -170,5 +170,41 @@ int tsync_cpu_unpin(struct tsync_cpu_mask *old)
 	ret = pthread_setaffinity_np(pthread_self(), old->size, old->set);
 	CPU_FREE(old->set);
 	old->set = NULL;
+	return -ret;
+}
+
+/* Raises the calling thread to SCHED_FIFO @prio; see cpu.h. */
+int tsync_cpu_rt_enter(int prio, struct tsync_cpu_sched *old)
+{
+	struct sched_param sp = { 0 };
+	int policy, ret;
+
+	old->policy = -1;
+	if (prio < sched_get_priority_min(SCHED_FIFO) || prio > sched_get_priority_max(SCHED_FIFO))
+		return -EINVAL;
+	ret = pthread_getschedparam(pthread_self(), &policy, &sp);
+	if (ret)
+		return -ret;
+	if ((policy == SCHED_FIFO || policy == SCHED_RR) && sp.sched_priority >= prio)
+		return 0;
+	old->policy = policy;
+	old->priority = sp.sched_priority;
+	sp.sched_priority = prio;
+	ret = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (ret)
+		old->policy = -1;
+	return -ret;
+}
+
+/* Restores the class saved by tsync_cpu_rt_enter(); see cpu.h. */
+int tsync_cpu_rt_leave(struct tsync_cpu_sched *old)
+{
+	struct sched_param sp = { .sched_priority = old->priority };
+	int ret;
+
+	if (old->policy < 0)
+		return 0;
+	ret = pthread_setschedparam(pthread_self(), old->policy, &sp);
+	old->policy = -1;
 	return -ret;
 }

@@ -74,6 +74,9 @@ struct round_opts {
 	enum tsync_estimator estimator;
 	int host_cpu;			/* -1: same number as the guest CPU */
 	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
+	/* probe loops of both ends at normal priority even when the host may
+	 * raise its own (common/cpu.h; bench_06_adaptive compares) */
+	bool normal_prio;
 	/* clock source: stamp the clocks as each side's time namespace
 	 * shows them (`--stamp clock` given), not in trace clock terms */
 	bool ns_clock;

@@ -106,6 +106,7 @@ struct round_ctx {
 	uint32_t round, cpu;
 	int host_cpu;
 	bool busy;
+	bool rt;			/* the probe loop runs at a real-time priority */
 	struct tsync_host_probe *hp;	/* [o->nprobes] host stamps */
 	struct tsync_stopper *stop;	/* when to end the probe loop */
 	uint32_t sent;			/* probes sent (<= o->nprobes) */
@@ -133,7 +134,8 @@ static int round_start(struct tsync_client *c, const struct round_ctx *rc,
 
 	tsync_msg_init(&m, TSYNC_MSG_SYNC_START);
 	m.flags = (rc->busy ? TSYNC_SYNC_F_BUSY : 0) |
-		  (rc->o->ns_clock ? TSYNC_SYNC_F_NS_CLOCK : 0);
+		  (rc->o->ns_clock ? TSYNC_SYNC_F_NS_CLOCK : 0) |
+		  (rc->rt ? TSYNC_SYNC_F_RT : 0);
 	m.sync_start.round_id = rc->round;
 	m.sync_start.cpu = rc->cpu;
 	m.sync_start.nprobes = rc->o->nprobes;
@@ -236,12 +238,19 @@ static int round_report(struct tsync_client *c, const struct round_ctx *rc,
 static int round_run(struct tsync_client *c, struct round_ctx *rc,
 		     struct round_result *res, int64_t start)
 {
+	struct tsync_cpu_sched sch = { .policy = -1 };
 	int ret = tsync_probe_prepare(c->fd, c->opts.io_timeout_ms);
 
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "SO_RCVTIMEO: %s", strerror(-ret));
 		return ret;
 	}
+	/* A sleeping probe loop runs at a real-time priority on both ends when
+	 * the host may (root): see common/cpu.h. Without it the guest stays at
+	 * its priority too, or the ends of a loopback round, on one CPU,
+	 * would take lopsided paths. */
+	rc->rt = !rc->busy && !rc->o->normal_prio &&
+		 !tsync_cpu_rt_enter(TSYNC_ROUND_RT_PRIO, &sch);
 	ret = round_start(c, rc, res);
 	if (!ret) {
 		ret = probe_loop(c, rc->round, rc->cpu, rc->o->nprobes, rc->busy, rc->stop,
@@ -252,6 +261,7 @@ static int round_run(struct tsync_client *c, struct round_ctx *rc,
 			  tsync_stop_reason_name(res->stop),
 			  (long long)tsync_stopper_floor(rc->stop));
 	}
+	tsync_cpu_rt_leave(&sch);
 	if (!ret) {
 		ret = round_finish(c, rc, res);
 		res->round_ns = tsync_now_ns() - start;

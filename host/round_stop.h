@@ -22,27 +22,18 @@
  * are rare and the round runs longer, up to max_probes. Documentation/
  * protocol.md (SYNC_END) says how a round ends early on the wire.
  *
- * What the rule cannot see: with a busy loop on the CPUs of host and guest,
- * the fastest way out and the fastest way back trade places every few
- * milliseconds (their difference, the estimate's error, flips between
- * about +100 and -100 ns) while the round trips stay as fast. A short
- * round sits in one such phase; 339 probes span several and average them.
- * bench_06_adaptive measures it: there the median error is 2-2.6x that of
- * 339 probes (60-105 ns against 30-40 ns), all well inside the bound.
- *
- * Tried and not kept (bench_06 with the busy loops, the rule patched):
- * spreading the probes over time instead of adding probes. Bursts of 8
- * with a sleep of about 1 ms between them, 4 bursts needed at the floor:
- * the median error went 0.44-1.40x that of 339 probes in 6 runs of 100
- * rounds (the rule without bursts 0.89-1.56x in the same runs, a loaded
- * machine) and the worst up to 4.6x, the probes up to 0.33x. The first
- * probe after a sleep is lopsided (its way out up to 500 ns faster, or its
- * way back 700 ns faster, than any other probe of the round); one probe
- * per sleep made the median 3.6-4.5x worse; sleeps of 3-6 ms cost more
- * probes (0.3-0.43x) for no gain; the scheduling state mostly survived a
- * 1 ms sleep. The host spinning 0-20 or 0-60 us between probes: 1.3-1.7x.
- * Only probing through a change of the scheduling state helps, and that
- * takes milliseconds of probes.
+ * Under load the rule needs probe loops at a real-time priority on both
+ * ends (common/cpu.h, Documentation/design.md, The sync round). At normal
+ * priority, with a busy loop on the CPUs of host and guest, the fastest
+ * way out and the fastest way back took different scheduler paths for
+ * milliseconds at a time while the round trips stayed as fast: a short
+ * round sat on one path (its median error 1.4-2.5x that of 339 probes,
+ * which spanned several) and no stopping rule could see it. Tried then and
+ * not kept: bursts of probes with sleeps of 1-6 ms between them (0.44-
+ * 1.40x the median error, worst up to 4.6x, 0.33x the probes; a sleeper
+ * keeps its place in the scheduler, so the path survived the sleep), the
+ * host spinning 0-200 us between probes (1.3-7.8x), 85 or 120 probes
+ * back to back (1.2-2.6x). bench_06_adaptive prints both priorities.
  */
 #ifndef TSYNC_ROUND_STOP_H
 #define TSYNC_ROUND_STOP_H

@@ -190,6 +190,9 @@ enum tsync_stamp_source {
  * the clock (what `--stamp clock` asks for). Without it, CLOCK stamps are
  * in the kernel trace clock's terms: the namespace's offset removed. */
 #define TSYNC_SYNC_F_NS_CLOCK 0x0002
+/* SYNC_START header flag: the host's probe loop runs at a real-time
+ * priority (it sleeps between probes); the agent's should too, if it can. */
+#define TSYNC_SYNC_F_RT 0x0004
 
 /* META_CHUNK kinds. Receivers skip kinds they do not know. */
 enum tsync_meta_kind {

@@ -10,15 +10,20 @@
  * source must measure exactly -SHIFT_NS (host minus guest); with the marker
  * source the truth is 0 (trace buffers are not namespaced). A third rule,
  * a fixed count equal to the adaptive rule's floor (min_probes, 32), shows
- * what stopping early without looking costs.
+ * what stopping early without looking costs. The probe loops of these
+ * three run at a real-time priority on both ends (common/cpu.h); two
+ * more rules, fixed 339 and adaptive marked "/n", run at normal priority
+ * as before, to show what that changes in the same run.
  *
  * Rounds of the three rules are interleaved (rotating the order) on every
  * CPU, so all see the same machine; two phases: a quiet machine, and one
  * with a busy loop per CPU (the issue's "both CPUs saturated").
  * For each phase, source and rule it prints probes per round (median,
  * mean), |offset - truth| (median, 90th percentile, worst), the median
- * error bound and round time, then the adaptive and floor rules' ratios to
- * fixed 339. Never fails on timing; exits non-zero only when it cannot run.
+ * error bound and round time, then each rule's ratios to fixed 339 (the
+ * adaptive rule at normal priority: to fixed 339 at normal priority), the
+ * median also as a difference in ns (the stamps come in steps of ~5 ns).
+ * Never fails on timing; exits non-zero only when it cannot run.
  *
  * Usage: bench_06_adaptive [ROUNDS]  (per CPU, rule, phase and source;
  * default 60). BENCH06_RULE=MIN,NEAR,QUIET,PERMILLE,NS tries another
@@ -42,30 +47,39 @@
 
 #define SHIFT_NS 12345678901LL
 #define MAXP 339
-#define NRULES 3
+#define NRULES 5
 #define MAX_BUSY 64
 
 struct rule {
 	const char *name;
 	uint32_t nprobes;
 	bool fixed;
+	bool normal_prio;	/* probe loops not at a real-time priority */
 };
 
-/* The third is set to the adaptive rule's floor in main(). */
+/* The third is set to the adaptive rule's floor in main(); the last two
+ * are the first two as they ran before probe loops were raised to a
+ * real-time priority (common/cpu.h). */
 static struct rule rules[NRULES] = {
-	{ "fixed 339", MAXP, true },
-	{ "adaptive", MAXP, false },
-	{ "fixed min", 0, true },
+	{ "fixed 339", MAXP, true, false },
+	{ "adaptive", MAXP, false, false },
+	{ "fixed min", 0, true, false },
+	{ "fixed 339", MAXP, true, true },
+	{ "adaptive", MAXP, false, true },
 };
 
-/* Returns the label of rule @k ("fixed N" for fixed counts). */
+/* Returns the label of rule @k ("fixed N" for fixed counts, "/n" for
+ * normal priority). */
 static const char *rule_name(int k)
 {
 	static char names[NRULES][24];
 
-	if (!rules[k].fixed)
-		return rules[k].name;
-	snprintf(names[k], sizeof(names[k]), "fixed %u", rules[k].nprobes);
+	if (rules[k].fixed)
+		snprintf(names[k], sizeof(names[k]), "fixed %u%s", rules[k].nprobes,
+			 rules[k].normal_prio ? "/n" : "");
+	else
+		snprintf(names[k], sizeof(names[k]), "%s%s", rules[k].name,
+			 rules[k].normal_prio ? "/n" : "");
 	return names[k];
 }
 
@@ -149,6 +163,7 @@ static void run_phase(struct tsync_client *c, unsigned int source, int64_t truth
 							.stop = sc,
 							.estimator = TSYNC_EST_ROBUST,
 							.host_cpu = -1, .busy = -1,
+							.normal_prio = rules[ri].normal_prio,
 							/* measure the shift */
 							.ns_clock = source == TSYNC_STAMP_CLOCK };
 				struct tally *x = &t[ri];
@@ -175,7 +190,7 @@ static void report(const char *phase, const char *src, struct tally *t)
 	double pmean[NRULES];
 
 	printf("%s, %s source:\n", phase, src);
-	printf("  %-10s %7s %7s %8s %8s %8s %9s %9s %7s\n", "rule", "probes", "(mean)",
+	printf("  %-12s %7s %7s %8s %8s %8s %9s %9s %7s\n", "rule", "probes", "(mean)",
 	       "err med", "err p90", "worst", "bound med", "round us", "rounds");
 	for (int k = 0; k < NRULES; k++) {
 		struct tally *x = &t[k];
@@ -185,19 +200,23 @@ static void report(const char *phase, const char *src, struct tally *t)
 		em[k] = quant(x->err, x->n, 0.5);
 		e90[k] = quant(x->err, x->n, 0.9);
 		ew[k] = quant(x->err, x->n, 1.0);
-		printf("  %-10s %7lld %7.1f %8lld %8lld %8lld %9lld %9lld %7d\n", rule_name(k),
+		printf("  %-12s %7lld %7.1f %8lld %8lld %8lld %9lld %9lld %7d\n", rule_name(k),
 		       (long long)pm[k], pmean[k], (long long)em[k], (long long)e90[k],
 		       (long long)ew[k], (long long)quant(x->bound, x->n, 0.5),
 		       (long long)quant(x->ms_us, x->n, 0.5), x->n);
 	}
 	for (int k = 1; k < NRULES; k++) {
-		if (!t[0].n || !t[k].n || !pmean[0])
+		/* the adaptive rule at normal priority against fixed 339 at
+		 * normal priority; the rest against fixed 339 */
+		int b = k == 4 ? 3 : 0;
+
+		if (!t[b].n || !t[k].n || !pmean[b])
 			continue;
-		printf("  %-10s / fixed 339: probes %.3fx (mean), error median %.2fx, "
-		       "p90 %.2fx, worst %.2fx\n", rule_name(k), pmean[k] / pmean[0],
-		       em[0] ? (double)em[k] / (double)em[0] : 0,
-		       e90[0] ? (double)e90[k] / (double)e90[0] : 0,
-		       ew[0] ? (double)ew[k] / (double)ew[0] : 0);
+		printf("  %-12s / %-11s: probes %.3fx (mean), error median %.2fx (%+lld ns), "
+		       "p90 %.2fx, worst %.2fx\n", rule_name(k), rule_name(b), pmean[k] / pmean[b],
+		       em[b] ? (double)em[k] / (double)em[b] : 0, (long long)(em[k] - em[b]),
+		       e90[b] ? (double)e90[k] / (double)e90[b] : 0,
+		       ew[b] ? (double)ew[k] / (double)ew[b] : 0);
 	}
 }
 

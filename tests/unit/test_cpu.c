@@ -87,12 +87,59 @@ static void test_pin(void **state)
 	assert_true(CPU_EQUAL(&before, &after));
 }
 
+/* Returns the calling thread's policy and priority in @prio. */
+static int policy_of(int *prio)
+{
+	struct sched_param sp;
+	int policy;
+
+	assert_int_equal(pthread_getschedparam(pthread_self(), &policy, &sp), 0);
+	*prio = sp.sched_priority;
+	return policy;
+}
+
+/* The real-time class of a round: entered, kept when already higher,
+ * restored; a bad priority changes nothing. */
+static void test_rt(void **state)
+{
+	struct tsync_cpu_sched old, inner;
+	struct sched_param sp = { .sched_priority = 5 };
+	int prio, ret;
+
+	(void)state;
+	assert_int_equal(policy_of(&prio), SCHED_OTHER);
+	assert_int_equal(tsync_cpu_rt_enter(0, &old), -EINVAL);
+	assert_int_equal(tsync_cpu_rt_enter(100, &old), -EINVAL);
+	assert_int_equal(policy_of(&prio), SCHED_OTHER);
+	ret = tsync_cpu_rt_enter(1, &old);
+	if (ret == -EPERM)
+		skip();	/* neither root nor RLIMIT_RTPRIO */
+	assert_int_equal(ret, 0);
+	assert_int_equal(policy_of(&prio), SCHED_FIFO);
+	assert_int_equal(prio, 1);
+	assert_int_equal(tsync_cpu_rt_leave(&old), 0);
+	assert_int_equal(policy_of(&prio), SCHED_OTHER);
+	assert_int_equal(tsync_cpu_rt_leave(&old), 0);	/* twice: nothing */
+	assert_int_equal(policy_of(&prio), SCHED_OTHER);
+	/* a thread already above (trace-cmd's -r): left as it is */
+	assert_int_equal(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp), 0);
+	assert_int_equal(tsync_cpu_rt_enter(1, &inner), 0);
+	assert_int_equal(policy_of(&prio), SCHED_FIFO);
+	assert_int_equal(prio, 5);
+	assert_int_equal(tsync_cpu_rt_leave(&inner), 0);
+	assert_int_equal(policy_of(&prio), SCHED_FIFO);
+	assert_int_equal(prio, 5);
+	sp.sched_priority = 0;
+	assert_int_equal(pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_parse),
 		cmocka_unit_test(test_list_bad),
 		cmocka_unit_test(test_pin),
+		cmocka_unit_test(test_rt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
