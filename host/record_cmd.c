@@ -49,6 +49,7 @@
 #include "host/cpu_locks.h"
 #include "host/guest.h"
 #include "host/outfile.h"
+#include "host/par.h"
 #include "host/preflight.h"
 #include "host/status.h"
 #include "host/status_live.h"
@@ -323,13 +324,58 @@ static void guest_error(const struct guest *g)
 	fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name, g->agent_str, g->error);
 }
 
+/* Returns whether the guests are synced (trace-cmd's negative
+ * --tsync-interval: no synchronization at all). */
+static bool rec_synced(const struct rec_cfg *cfg)
+{
+	return !cfg->opt.has_tsync_interval || cfg->opt.tsync_interval_ms >= 0;
+}
+
+/* Connects, checks and syncs guest @i (a job of host_par_run()); 0 or 1. */
+static int guest_setup(void *ctx, int i)
+{
+	struct recorder *r = ctx;
+	struct rec_cfg *cfg = &r->cfg;
+	struct guest *g = &cfg->guests[i];
+
+	g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
+	g->max_kb = cfg->opt.max_kb;
+	g->unsynced = !rec_synced(cfg);
+	/* a trace-cmd agent cannot answer tsync's clock query */
+	return guest_connect(g, &r->co, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||
+	       (!g->tcmd && preflight_guest_clock(client_session(g->client), cfg->opt.clock,
+						  g->error, sizeof(g->error))) ||
+	       (!g->unsynced && guest_sync_all(g, &r->ro));
+}
+
+/* Starts guest @i's tracing (a job of host_par_run()); 0 or 1. */
+static int guest_setup_trace(void *ctx, int i)
+{
+	struct recorder *r = ctx;
+
+	return guest_start_trace(&r->cfg.guests[i], r->dir, r->cfg.opt.clock) != 0;
+}
+
+/* Runs @fn for every guest at once (each guest's I/O has deadlines) and
+ * says what failed. Returns 0 or 1. */
+static int rec_each_guest(struct recorder *r, int (*fn)(void *ctx, int i))
+{
+	int rets[MAX_GUESTS], failed;
+
+	failed = host_par_run(r->cfg.nguests, fn, r, rets);
+	for (int i = 0; failed > 0 && i < r->cfg.nguests; i++)
+		if (rets[i])
+			guest_error(&r->cfg.guests[i]);
+	return failed ? 1 : 0;
+}
+
 /* Connects and syncs every guest, starts the host's recording and then
- * the guests' (with their sync threads). Returns 0 or 1 (said why). */
+ * the guests' (with their sync threads). Guests start in parallel: N
+ * guests take about as long as the slowest. Returns 0 or 1 (said why). */
 static int rec_start(struct recorder *r)
 {
 	struct rec_cfg *cfg = &r->cfg;
-	/* trace-cmd's negative --tsync-interval: no synchronization at all */
-	bool sync = !cfg->opt.has_tsync_interval || cfg->opt.tsync_interval_ms >= 0;
+	bool sync = rec_synced(cfg);
 	char err[512];
 
 	/* the guests' sync threads share the host CPUs (see round_opts);
@@ -338,31 +384,14 @@ static int rec_start(struct recorder *r)
 	if (r->ncpu_locks < 0)
 		r->ncpu_locks = 0;	/* rounds without locks: still correct */
 	r->ro.cpu_locks = r->cpu_locks;
-	for (int i = 0; i < cfg->nguests; i++) {
-		struct guest *g = &cfg->guests[i];
-
-		g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
-		g->max_kb = cfg->opt.max_kb;
-		g->unsynced = !sync;
-		/* a trace-cmd agent cannot answer tsync's clock query */
-		if (guest_connect(g, &r->co, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||
-		    (!g->tcmd && preflight_guest_clock(client_session(g->client), cfg->opt.clock,
-						       g->error, sizeof(g->error))) ||
-		    (sync && guest_sync_all(g, &r->ro))) {
-			guest_error(g);
-			return 1;
-		}
-	}
+	if (rec_each_guest(r, guest_setup))
+		return 1;
 	if (host_start(&r->h, cfg, r->dir, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: host: %s\n", err);
 		return 1;
 	}
-	for (int i = 0; i < cfg->nguests; i++) {
-		if (guest_start_trace(&cfg->guests[i], r->dir, cfg->opt.clock)) {
-			guest_error(&cfg->guests[i]);
-			return 1;
-		}
-	}
+	if (rec_each_guest(r, guest_setup_trace))
+		return 1;
 	for (int i = 0; sync && i < cfg->nguests; i++) {
 		/* trace-cmd's --tsync-interval 0: only at the start and the end */
 		struct guest_sync_opts so = { .round = r->ro, .interval_ms =
