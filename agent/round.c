@@ -151,6 +151,7 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
 			uint32_t round, uint32_t seq, uint32_t count,
 			struct tsync_stamp *out)
 {
+	bool marker = tsync_stamp_source_of(s->stamps.stamper) == TSYNC_STAMP_MARKER;
 	int64_t t2 = 0, t3 = 0;
 	int ret;
 
@@ -165,13 +166,41 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
 				    seq, round);
 		return -EPROTO;
 	}
-	ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
-			       TSYNC_DIR_GUEST_SEND, st->cpu, &t3);
+	/* A marker stamp is a write into the trace buffer: a second one for
+	 * t3 would only cost the guest another system call, as what lies
+	 * between the two stamps would be that write itself. So t3 = t2
+	 * (resolve_stamps()). */
+	if (!marker)
+		ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
+				       TSYNC_DIR_GUEST_SEND, st->cpu, &t3);
 	if (ret)
 		return ret;
 	ret = tsync_probe_send(s->fd, TSYNC_MSG_PROBE_REPLY, round, seq,
 			       tsync_deadline_ms(agent_session_cfg(s)->io_timeout_ms));
 	*out = (struct tsync_stamp){ .seq = seq, .t2 = t2, .t3 = t3 };
+	return ret;
+}
+
+/* Reads back the marker stamps of @n probes (clock, tsc: nothing to do);
+ * a marker probe has one stamp, its t2, which is its t3 too
+ * (answer_probe()). Returns 0 or -errno. */
+static int resolve_stamps(struct agent_session *s, const struct tsync_sync_start *st,
+			  struct tsync_stamp *stamps, size_t n)
+{
+	struct tsync_stamp_slot *slots;
+	int ret;
+
+	if (tsync_stamp_source_of(s->stamps.stamper) != TSYNC_STAMP_MARKER || !n)
+		return 0;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		slots[i] = (struct tsync_stamp_slot){ stamps[i].seq, TSYNC_DIR_GUEST_RECV, 0 };
+	ret = tsync_stamp_resolve(s->stamps.stamper, (int)st->cpu, st->round_id, slots, n);
+	for (size_t i = 0; i < n; i++)
+		stamps[i].t2 = stamps[i].t3 = slots[i].ts;
+	free(slots);
 	return ret;
 }
 
@@ -290,9 +319,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 		ret = n;
 		goto out;
 	}
-	ret = TSYNC_STAMP_RESOLVE_PAIRS(s->stamps.stamper, (int)st->cpu, st->round_id,
-					stamps, (size_t)n, t2, TSYNC_DIR_GUEST_RECV,
-					t3, TSYNC_DIR_GUEST_SEND);
+	ret = resolve_stamps(s, st, stamps, (size_t)n);
 	if (ret) {
 		log_warn("%s: round %u: reading timestamps back: %s", s->peer->name,
 			 st->round_id, strerror(-ret));
