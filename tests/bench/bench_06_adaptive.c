@@ -9,7 +9,7 @@
  * by SHIFT_NS (tests/helpers/timens_exec), so `-C mono` with the clock
  * source must measure exactly -SHIFT_NS (host minus guest); with the marker
  * source the truth is 0 (trace buffers are not namespaced). A third rule,
- * a fixed count equal to the adaptive rule's floor (min_probes, 32), shows
+ * a fixed count equal to the adaptive rule's floor (min_probes, 16), shows
  * what stopping early without looking costs. The probe loops of these
  * three run at a real-time priority on both ends (common/cpu.h); two
  * more rules, fixed 339 and adaptive marked "/n", run at normal priority
