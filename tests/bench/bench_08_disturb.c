@@ -22,6 +22,11 @@
  *   adaptive     the default (host/sync_interval.h), adaptive rounds
  *   every 1 s    --tsync-interval 1000, the old default
  *
+ * With BENCH08_BASE=DIR a fourth, "adaptive/base", runs the adaptive
+ * setting with DIR/tsync-host and DIR/tsync-agent (another build; the
+ * agent under DIR/helpers/timens_exec) in the same run, and the adaptive
+ * setting's cost above two samples is printed as a ratio to it.
+ *
  * "Two samples" is the baseline: its rounds run before the workload
  * starts and after it ends, so it is the recording without sync while the
  * workload runs (trace-cmd's default).
@@ -52,12 +57,15 @@
 #include "common/timeutil.h"
 #include "tests/bench/bench_lib.h"
 
-#define NSET 3
+#define NSET 4
 #define NLOAD 2
 #define MAXREPS 50
 
-static const char *const set_name[NSET] = { "two samples", "adaptive", "every 1 s" };
-static const char *const set_interval[NSET] = { "3600000", NULL, "1000" };
+/* The last runs only with BENCH08_BASE: the adaptive setting against the
+ * agent of another build. */
+static const char *const set_name[NSET] = { "two samples", "adaptive", "every 1 s",
+					    "adaptive/base" };
+static const char *const set_interval[NSET] = { "3600000", NULL, "1000", NULL };
 static const char *const load_name[NLOAD] = { "cpu-bound", "wake-ups" };
 static const char *const load_arg[NLOAD] = { "--spin", "--pingpong" };
 
@@ -154,6 +162,9 @@ static int one_run(const char *b, const char *self, int w, int s, double secs,
 
 	if (!mkdtemp(dir))
 		return -1;
+	/* the last setting: host and agent of BENCH08_BASE */
+	if (s == NSET - 1)
+		b = getenv("BENCH08_BASE");
 	wrap = bench_start_agent(b, 12345678901LL, ep, sizeof(ep));
 	if (wrap < 0)
 		return -1;
@@ -242,9 +253,9 @@ static void report(int w, struct series *x, double secs, int reps, int ncpu)
 
 	printf("%s workload on CPU 0, %.0f s recordings, %d runs per setting, %d guest CPUs;\n"
 	       "per second of recording, medians:\n", load_name[w], secs, reps, ncpu);
-	printf("  %-12s %9s %9s %9s %9s %20s %9s\n", "sync", "agent CPU", "agent", "agent",
+	printf("  %-13s %9s %9s %9s %9s %20s %9s\n", "sync", "agent CPU", "agent", "agent",
 	       "workload", "agent CPU above", "workload");
-	printf("  %-12s %9s %9s %9s %9s %20s %9s\n", "", "ms/s", "wake-ups", "preempt",
+	printf("  %-13s %9s %9s %9s %9s %20s %9s\n", "", "ms/s", "wake-ups", "preempt",
 	       "preempt", "two samples", "rate");
 	for (int s = 0; s < NSET; s++) {
 		m[s][0] = median(x[s].cpu, x[s].n);
@@ -256,11 +267,16 @@ static void report(int w, struct series *x, double secs, int reps, int ncpu)
 	for (int s = 0; s < NSET; s++) {
 		if (!x[s].n || !x[0].n)
 			continue;
-		printf("  %-12s %9.3f %9.1f %9.1f %9.1f %11.4f%% of CPU %8.3fx\n", set_name[s],
+		printf("  %-13s %9.3f %9.1f %9.1f %9.1f %11.4f%% of CPU %8.3fx\n", set_name[s],
 		       m[s][0], m[s][1], m[s][2], m[s][3],
 		       (m[s][0] - m[0][0]) / (1000.0 * ncpu) * 100,
 		       m[0][4] ? m[s][4] / m[0][4] : 0);
 	}
+	if (x[0].n && x[1].n && x[NSET - 1].n && m[NSET - 1][0] != m[0][0] &&
+	    m[NSET - 1][1] != m[0][1])
+		printf("  adaptive / adaptive/base, above two samples: agent CPU %.2fx, "
+		       "wake-ups %.2fx\n", (m[1][0] - m[0][0]) / (m[NSET - 1][0] - m[0][0]),
+		       (m[1][1] - m[0][1]) / (m[NSET - 1][1] - m[0][1]));
 }
 
 int main(int argc, char **argv)
@@ -293,6 +309,9 @@ int main(int argc, char **argv)
 				int s = (k + r) % NSET;
 				struct series *y = &x[w][s];
 				struct run o;
+
+				if (s == NSET - 1 && !getenv("BENCH08_BASE"))
+					continue;
 
 				if (one_run(b, self, w, s, secs, &o)) {
 					printf("  %s, %s: a run failed\n", load_name[w], set_name[s]);
