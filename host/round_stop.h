@@ -17,7 +17,7 @@
  *     tol_permille/1000 of it and tol_min_ns), and the smallest one has not
  *     dropped by more than tol during the last `quiet` probes.
  *
- * A quiet machine converges after a few dozen probes. When probes get
+ * A quiet machine converges after 17-20 probes. When probes get
  * preempted or queued (a loaded guest or host) round trips near the floor
  * are rare and the round runs longer, up to max_probes. Documentation/
  * protocol.md (SYNC_END) says how a round ends early on the wire.
