@@ -7,37 +7,55 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <cmocka.h>
 
-#include "common/timeutil.h"
 #include "host/par.h"
 
 struct meet {
-	atomic_int arrived;
+	pthread_mutex_t lock;
+	pthread_cond_t all_in;
+	int arrived;
 	int n;
 };
 
-/* Arrives, then waits up to 5 s for the others; returns i + 1 (job 3
- * fails with -EIO), or -ETIMEDOUT when the others never came. */
+/* Arrives, then sleeps on a condition variable (not a spin: valgrind runs
+ * one thread at a time, and spinning jobs starve the ones still to come)
+ * up to 20 s for the others; returns i + 1 (job 3 fails with -EIO), or
+ * -ETIMEDOUT when the others never came. */
 static int meet_all(void *ctx, int i)
 {
 	struct meet *m = ctx;
-	int64_t deadline = tsync_now_ns() + 5000000000LL;
+	struct timespec deadline;
+	int err = 0;
+	bool met;
 
-	atomic_fetch_add(&m->arrived, 1);
-	while (atomic_load(&m->arrived) < m->n)
-		if (tsync_now_ns() > deadline)
-			return -ETIMEDOUT;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 20;
+	pthread_mutex_lock(&m->lock);
+	if (++m->arrived == m->n)
+		pthread_cond_broadcast(&m->all_in);
+	while (m->arrived < m->n && !err)
+		err = pthread_cond_timedwait(&m->all_in, &m->lock, &deadline);
+	met = m->arrived == m->n;
+	pthread_mutex_unlock(&m->lock);
+	if (!met)
+		return -ETIMEDOUT;
 	return i == 3 ? -EIO : i + 1;
 }
 
 /* 16 jobs meet: they ran at once; results at their index. */
 static void test_parallel(void **state)
 {
-	struct meet m = { .n = 16 };
+	struct meet m = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.all_in = PTHREAD_COND_INITIALIZER,
+		.n = 16,
+	};
 	int rets[16];
 
 	(void)state;
