@@ -26,7 +26,7 @@ int agent_instopts_apply(struct tsync_instance *ti, const struct tsync_recopt *o
 			log_warn("%s: the agent's threads stay in %s: %s", peer,
 				 tsync_instance_name(ti), strerror(-ret));
 	}
-	return 0;
+	return tsync_instance_apply_tracer(ti, o, err, errlen);
 }
 
 /* Leaves the agent's newer threads out of @ti; see instopts.h. */

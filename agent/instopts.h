@@ -20,15 +20,16 @@ struct tsync_recopt;
 /* Whether and how the agent's own threads are left out of an instance. */
 struct agent_hide {
 	bool self;		/* left out (no --no-filter) */
-	bool follow_new;	/* by event-fork too (no -P without -c) */
+	bool follow_new;	/* by event-fork and function-fork too (no -P without -c) */
 };
 
 /*
- * Applies @o's instance settings (common/instance.h: tracer, function
- * filters, pids, trace options, CPU mask, cmdlines size) to @ti and
- * leaves the agent's threads out unless --no-filter (a failure there is
- * logged for @peer, not fatal). Returns 0 and *@hide, or the -errno of
- * tsync_instance_apply_opts() with the reason in @err: -EPERM/-EACCES
+ * Applies @o's instance settings (common/instance.h: function filters,
+ * pids, trace options, CPU mask, cmdlines size) to @ti, leaves the
+ * agent's threads out unless --no-filter (a failure there is logged for
+ * @peer, not fatal), then selects the tracer (after the pid files: see
+ * tsync_instance_apply_tracer()). Returns 0 and *@hide, or the -errno of
+ * tsync_instance_apply_opts() or _apply_tracer() with the reason in @err: -EPERM/-EACCES
  * (the kernel refused, e.g. the function tracer), -ENOENT (not on this
  * kernel), others (a bad value).
  */

@@ -219,7 +219,7 @@ static int setup_instance(struct agent_session *s, struct agent_trace *t,
 
 	snprintf(prefix, sizeof(prefix), AGENT_RECORD_INST_PREFIX "%llx",
 		 (unsigned long long)s->id);
-	ret = tsync_instance_create(prefix, &t->ti);
+	ret = tsync_instance_create_rec(prefix, o, &t->ti);
 	if (ret) {
 		snprintf(err, errlen, "cannot create tracefs instance %s-*: %s",
 			 prefix, strerror(-ret));

@@ -183,7 +183,7 @@ static int setup(struct tcmd_session *s)
 		return -EINVAL;
 	}
 	snprintf(prefix, sizeof(prefix), TCMD_INST_PREFIX "%" PRIx64, s->base.id);
-	ret = tsync_instance_create(prefix, &s->ti);
+	ret = tsync_instance_create_rec(prefix, &s->opts, &s->ti);
 	if (ret) {
 		refuse(s, "cannot create a tracefs instance: %s", strerror(-ret));
 		goto out;

@@ -23,11 +23,40 @@
 #define RMDIR_TRIES 100
 #define RMDIR_WAIT_US 1000
 
+/* The top instance's settings tsync_instance_create_top() saves and
+ * tsync_instance_destroy() writes back, in this order (tracing_on last). */
+static const char *const top_saved_files[] = {
+	"tracing_cpumask", "buffer_percent", "buffer_size_kb", "trace_clock",
+	"tracing_on",
+};
+#define TOP_SAVED (sizeof(top_saved_files) / sizeof(top_saved_files[0]))
+
+/* The top instance's settings tsync may have written and resets at the end,
+ * as trace-cmd does (empty: the file truncated; it may be missing). */
+static const struct {
+	const char *file, *val;
+} top_reset[] = {
+	{ "current_tracer", "nop" },
+	{ "set_ftrace_filter", "" },
+	{ "set_ftrace_notrace", "" },
+	{ "set_graph_function", "" },
+	{ "set_graph_notrace", "" },
+	{ "max_graph_depth", "0" },
+	{ "set_event_pid", "" },
+	{ "set_ftrace_pid", "" },
+	{ "set_event_notrace_pid", "" },
+	{ "set_ftrace_notrace_pid", "" },
+	{ "options/event-fork", "0" },
+	{ "options/function-fork", "0" },
+};
+
 struct tsync_instance {
-	struct tracefs_instance *inst;
+	struct tracefs_instance *inst;	/* NULL: the top instance */
 	char name[TSYNC_INSTANCE_PREFIX_MAX + 32];
 	int lock_fd;		/* its tracing_on, flock'd: the owner lock */
 	int marker_fd;		/* trace_marker_raw, -1 until asked for */
+	bool top;		/* the top instance, borrowed */
+	char *saved[TOP_SAVED];	/* top: the values of top_saved_files */
 };
 
 /* Returns true if @prefix is "tsync-" followed by [A-Za-z0-9_-]. */
@@ -146,6 +175,88 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out)
 	return 0;
 }
 
+/* Returns what to write back to the top instance's @file, read as @txt
+ * (modified): trace_clock's selected name, buffer_size_kb's first number
+ * (the kernel says "7 (expanded: 1408)" before the first use). */
+static char *top_value(const char *file, char *txt)
+{
+	char *p, *end;
+
+	if (!strcmp(file, "trace_clock")) {
+		p = strchr(txt, '[');
+		end = p ? strchr(p, ']') : NULL;
+		if (!end)
+			return NULL;
+		*end = '\0';
+		return p + 1;
+	}
+	p = txt + strspn(txt, " ");
+	p[strcspn(p, " \n")] = '\0';
+	return p;
+}
+
+/* Saves the top instance's settings tsync changes into @ti->saved. */
+static int top_save(struct tsync_instance *ti)
+{
+	for (size_t i = 0; i < TOP_SAVED; i++) {
+		char *txt = tracefs_instance_file_read(NULL, top_saved_files[i], NULL);
+		char *val = txt ? top_value(top_saved_files[i], txt) : NULL;
+
+		ti->saved[i] = val ? strdup(val) : NULL;
+		free(txt);
+		if (!ti->saved[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Creates the top-instance handle; see instance.h. */
+int tsync_instance_create_top(struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+	int fd, ret;
+
+	if (!out)
+		return -EINVAL;
+	if (!tracefs_tracing_dir())
+		return -ENODEV;
+	ti = calloc(1, sizeof(*ti));
+	if (!ti)
+		return -ENOMEM;
+	ti->marker_fd = -1;
+	ti->top = true;
+	snprintf(ti->name, sizeof(ti->name), "top");
+	ti->lock_fd = lock_take(NULL);
+	if (ti->lock_fd < 0) {
+		ret = ti->lock_fd == -EWOULDBLOCK ? -EBUSY : ti->lock_fd;
+		free(ti);
+		return ret;
+	}
+	ret = top_save(ti);
+	if (!ret && tracefs_trace_off(NULL))
+		ret = errno ? -errno : -EIO;
+	if (ret)
+		goto fail;
+	/* unlike a new instance, the top one holds older events: drop them */
+	fd = tracefs_instance_file_open(NULL, "trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		ret = errno ? -errno : -EIO;
+		goto fail;
+	}
+	close(fd);
+	*out = ti;
+	return 0;
+fail:
+	tsync_instance_destroy(ti);
+	return ret;
+}
+
+/* Returns true if @ti is the top instance. */
+bool tsync_instance_is_top(const struct tsync_instance *ti)
+{
+	return ti->top;
+}
+
 /* Selects the trace clock; see instance.h. */
 int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock)
 {
@@ -232,6 +343,31 @@ static void switch_off(struct tracefs_instance *inst)
 	tracemeta_disable_events(inst);
 }
 
+/* Resets the top instance as trace-cmd leaves it after a recording and
+ * writes back what @ti->saved holds; returns 0 or the first -errno of a
+ * write back (a reset file the kernel lacks or refuses is no error). */
+static int top_restore(struct tsync_instance *ti)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(top_reset) / sizeof(top_reset[0]); i++)
+		if (tracefs_file_exists(NULL, top_reset[i].file))
+			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
+	for (size_t i = 0; i < TOP_SAVED; i++) {
+		if (!ti->saved[i])
+			continue;
+		errno = 0;
+		if (tracefs_instance_file_write(NULL, top_saved_files[i], ti->saved[i]) < 0 &&
+		    !ret) {
+			ret = errno ? -errno : -EIO;
+			log_err("cannot write back %s of the top tracefs instance: %s",
+				top_saved_files[i], strerror(-ret));
+		}
+		free(ti->saved[i]);
+	}
+	return ret;
+}
+
 /* Removes an instance; see instance.h. */
 int tsync_instance_destroy(struct tsync_instance *ti)
 {
@@ -242,6 +378,13 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 	if (ti->marker_fd >= 0)
 		close(ti->marker_fd);
 	switch_off(ti->inst);
+	if (ti->top) {
+		ret = top_restore(ti);
+		close(ti->lock_fd);
+		log_debug("gave back the top tracefs instance");
+		free(ti);
+		return ret;
+	}
 	if (ti->lock_fd >= 0)
 		close(ti->lock_fd);	/* an open file blocks rmdir */
 	ret = rmdir_instance(ti->inst);

@@ -51,6 +51,34 @@ struct tsync_recopt;
 int tsync_instance_create(const char *prefix, struct tsync_instance **out);
 
 /*
+ * Borrows the top tracefs instance, for what the kernel allows there only
+ * (function_graph on kernels whose instances lack it, as Debian 12's 6.1:
+ * see tsync_instance_create_rec()). Takes the owner lock on its tracing_on
+ * (one tsync recording at a time: -EBUSY), saves the settings tsync
+ * changes, switches tracing off and drops the events the buffer holds.
+ * tsync_instance_destroy() resets the tracer, function and pid filters
+ * as trace-cmd does and writes back CPU mask, buffer_percent, buffer size,
+ * clock and tracing_on. Returns 0 and *@out, or -errno.
+ */
+int tsync_instance_create_top(struct tsync_instance **out);
+
+/* Returns true if @ti is the borrowed top instance. */
+bool tsync_instance_is_top(const struct tsync_instance *ti);
+
+/*
+ * Creates the instance for a recording with settings @o: a private one
+ * (tsync_instance_create(@prefix)), or the top one
+ * (tsync_instance_create_top()) when @o asks for what this kernel has in
+ * the top instance only: a tracer missing from the instances'
+ * available_tracers (function_graph on Debian 12's 6.1), -g or
+ * --max-graph-depth; trace-cmd records in the top instance always.
+ * Returns 0 and *@out, or -errno (-EBUSY: the top instance is in use by
+ * another tsync recording).
+ */
+int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
+			      struct tsync_instance **out);
+
+/*
  * Selects trace clock @clock (the kernel resets the buffer when it
  * changes, ~30 ms: nothing is written when it is selected already).
  * Returns 0, -EINVAL (not a clock of this kernel) or -errno.
@@ -77,14 +105,23 @@ int tsync_instance_enable_events(struct tsync_instance *ti,
 /*
  * Writes the instance settings of @o (tracing off): CPU mask, trace
  * options (-O, -T), -c (event-fork, function-fork), -P (set_event_pid,
- * set_ftrace_pid), function filters (-l, -n, -g, --max-graph-depth), the
- * tracer (-p, read back: a tracer the kernel refuses leaves nop) and
- * --cmdlines-size (the kernel's saved_cmdlines_size). Events, clock and
- * buffer size are set apart. Returns 0, or -errno with @err saying what
- * the kernel refused ("function tracer refused by this kernel: ...").
+ * set_ftrace_pid), function filters (-l, -n, -g, --max-graph-depth) and
+ * --cmdlines-size (the kernel's saved_cmdlines_size). Events, clock,
+ * buffer size and the tracer are set apart. Returns 0, or -errno with
+ * @err saying what the kernel refused ("function tracer refused by this
+ * kernel: ...").
  */
 int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_recopt *o,
 			      char *err, size_t errlen);
+
+/*
+ * Selects the tracer of @o (-p; read back: a tracer the kernel refuses
+ * leaves nop). Call it after the pid filters (-F,
+ * tsync_instance_hide_self()): pid files are written while the tracer is
+ * still nop. Returns 0, or -errno with @err filled.
+ */
+int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_recopt *o,
+				char *err, size_t errlen);
 
 /* Adds process @pid to the instance's set_event_pid (and set_ftrace_pid):
  * -F, the command. Returns 0 or -errno. */
@@ -94,9 +131,10 @@ int tsync_instance_filter_pid(struct tsync_instance *ti, int pid);
  * Leaves the calling process's threads out of the instance's events and
  * function tracing, as trace-cmd does with its own (set_event_notrace_pid
  * and set_ftrace_notrace_pid get every thread of /proc/self/task, added
- * to the lists). With @follow_new the option event-fork is set so
+ * to the lists; set_ftrace_notrace_pid only while the tracer is nop).
+ * With @follow_new the options event-fork and function-fork are set so
  * that threads started later are left out too; call again without it once
- * they all run (event-fork also makes -P follow children). A sched_switch
+ * they all run (they also make -P follow children). A sched_switch
  * from or to another task is still recorded (the kernel drops it only
  * when both tasks are left out). Returns 0, -EOPNOTSUPP (kernel older
  * than 5.8) or -errno.
@@ -121,7 +159,9 @@ const char *tsync_instance_name(const struct tsync_instance *ti);
 
 /*
  * Stops tracing, disables the events, closes the marker, removes the
- * instance and releases its lock; failures are logged. NULL is fine.
+ * instance (the top one: resets and writes back, see
+ * tsync_instance_create_top()) and releases its lock; failures are
+ * logged. NULL is fine.
  * Returns 0 or the -errno of the removal (-EBUSY: a file is still open).
  */
 int tsync_instance_destroy(struct tsync_instance *ti);

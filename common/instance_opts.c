@@ -51,24 +51,31 @@ static bool inst_has(struct tsync_instance *ti, const char *file)
 	return tracefs_file_exists(tsync_instance_tracefs(ti), file);
 }
 
+/* True if tracer @name is in the available_tracers of @inst (NULL: top). */
+static bool tracer_listed(struct tracefs_instance *inst, const char *name)
+{
+	char *avail = tracefs_instance_file_read(inst, "available_tracers", NULL);
+	char *save = NULL;
+	bool known = false;
+
+	for (char *t = avail ? strtok_r(avail, " \n", &save) : NULL; t;
+	     t = strtok_r(NULL, " \n", &save))
+		known = known || !strcmp(t, name);
+	free(avail);
+	return known;
+}
+
 /* -p: selects the tracer and reads it back (a refused tracer leaves nop). */
 static int set_tracer(struct tsync_instance *ti, const char *name, char *err, size_t errlen)
 {
-	char *avail = tracefs_instance_file_read(tsync_instance_tracefs(ti),
-						 "available_tracers", NULL);
 	char *cur = NULL, *nl;
 	int ret = 0;
-	bool known = false;
 
-	for (char *t = avail ? strtok(avail, " \n") : NULL; t; t = strtok(NULL, " \n"))
-		known = known || !strcmp(t, name);
-	if (!known) {
+	if (!tracer_listed(tsync_instance_tracefs(ti), name)) {
 		tsync_set_err(err, errlen, "tracer '%s' is not available in this kernel "
 			      "(available_tracers lists the others)", name);
-		free(avail);
 		return -ENOENT;
 	}
-	free(avail);
 	ret = inst_write(ti, "current_tracer", name);
 	if (ret) {
 		tsync_set_err(err, errlen, "%s tracer refused by this kernel: writing "
@@ -198,6 +205,63 @@ static int set_graph(struct tsync_instance *ti, const struct tsync_recopt *o, ch
 	return set_funcs(ti, "set_graph_function", &o->graph_funcs, err, errlen);
 }
 
+/* True if the top instance has @file and @ti's has not. */
+static bool only_top_has(struct tsync_instance *ti, const char *file)
+{
+	return !inst_has(ti, file) && tracefs_file_exists(NULL, file);
+}
+
+/* True if @o asks for what the kernel has in its top instance only. */
+static bool needs_top(struct tsync_instance *ti, const struct tsync_recopt *o)
+{
+	if (o->tracer && strcmp(o->tracer, "nop") &&
+	    !tracer_listed(tsync_instance_tracefs(ti), o->tracer) &&
+	    tracer_listed(NULL, o->tracer))
+		return true;
+	return (o->graph_funcs.n && only_top_has(ti, "set_graph_function")) ||
+	       (o->max_graph_depth >= 0 && only_top_has(ti, "max_graph_depth"));
+}
+
+/* Creates the recording's instance, private or top; see instance.h. */
+int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
+			      struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+	int ret = tsync_instance_create(prefix, &ti);
+
+	if (ret || !needs_top(ti, o)) {
+		if (!ret)
+			*out = ti;
+		return ret;
+	}
+	log_info("recording in the top tracefs instance: this kernel has %s there only",
+		 o->max_graph_depth >= 0 || o->graph_funcs.n ? "function_graph's files" :
+		 o->tracer);
+	tsync_instance_destroy(ti);
+	return tsync_instance_create_top(out);
+}
+
+/* Selects the tracer of @o; see instance.h. */
+int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_recopt *o,
+				char *err, size_t errlen)
+{
+	if (!o->tracer || !strcmp(o->tracer, "nop"))
+		return 0;
+	return set_tracer(ti, o->tracer, err, errlen);
+}
+
+/* True if a tracer other than nop is selected in @ti. */
+static bool tracer_live(struct tsync_instance *ti)
+{
+	char *cur = tracefs_instance_file_read(tsync_instance_tracefs(ti), "current_tracer",
+					       NULL);
+	bool live = cur && strncmp(cur, "nop", 3);
+
+	free(cur);
+	return live;
+}
+
+/* Writes the settings of @o; see instance.h. */
 int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_recopt *o,
 			      char *err, size_t errlen)
 {
@@ -226,8 +290,6 @@ int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_reco
 		ret = set_funcs(ti, "set_ftrace_notrace", &o->notrace_funcs, err, errlen);
 	if (!ret)
 		ret = set_graph(ti, o, err, errlen);
-	if (!ret && o->tracer && strcmp(o->tracer, "nop"))
-		ret = set_tracer(ti, o->tracer, err, errlen);
 	if (ret || !o->cmdlines_size)
 		return ret;
 	/* saved_cmdlines is the kernel's, not an instance's (trace-cmd sets it
@@ -285,10 +347,17 @@ int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new)
 	ret = inst_append(ti, "set_event_notrace_pid", list);
 	log_debug("%s: not traced: %s(event-fork %d): %d", tsync_instance_name(ti), list,
 		  follow_new, ret);
-	if (!ret)
+	/* set_ftrace_notrace_pid only while the tracer is nop: a write makes
+	 * the kernel repatch every traced call site, which with function_graph
+	 * running crashed the check-vm guest's 6.1 kernel (a double fault in
+	 * the int3 handler); threads started later are left out of function
+	 * tracing by function-fork instead */
+	if (!ret && !tracer_live(ti))
 		ret = ftrace_pid_append(ti, "set_ftrace_notrace_pid", list);
 	if (!ret)
 		ret = inst_write(ti, "options/event-fork", follow_new ? "1" : "0");
+	if (!ret && inst_has(ti, "options/function-fork"))
+		ret = inst_write(ti, "options/function-fork", follow_new ? "1" : "0");
 out:
 	if (f)
 		fclose(f);

@@ -76,7 +76,7 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	/* Instances of killed recorders: their owner lock is free. */
 	if (tsync_instance_cleanup_stale("tsync-host") > 0)
 		log_info("removed instances of killed recorders");
-	ret = tsync_instance_create("tsync-host", &h->ti);
+	ret = tsync_instance_create_rec("tsync-host", &cfg->opt, &h->ti);
 	if (ret) {
 		snprintf(err, errlen, "cannot create tracefs instance: %s", strerror(-ret));
 		return ret;
@@ -161,6 +161,9 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
 					strerror(-ret)), ret;
 	}
+	ret = tsync_instance_apply_tracer(h->ti, &cfg->opt, err, errlen);
+	if (ret)
+		return ret;
 	if (tsync_instance_start(h->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;

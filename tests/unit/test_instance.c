@@ -21,7 +21,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <tracefs.h>
+
 #include "common/instance.h"
+#include "common/recopt.h"
 #include "common/tracemeta.h"
 
 #define TRACING "/sys/kernel/tracing"
@@ -296,6 +299,109 @@ static int lock_slot_free(void **state)
 	return 0;
 }
 
+/* Reads top-instance file @file into @buf (first line; "" when empty). */
+static void read_top(const char *file, char *buf, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), TRACING "/%s", file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* The top-instance settings test_top() checks are given back. */
+static const char *const top_files[] = {
+	"tracing_on", "trace_clock", "buffer_size_kb", "buffer_percent",
+	"tracing_cpumask", "current_tracer", "set_event_notrace_pid",
+	"options/event-fork",
+};
+#define NTOP (sizeof(top_files) / sizeof(top_files[0]))
+
+/* Borrowing the top instance: one tsync at a time, tracing off and the
+ * old events dropped while borrowed, every setting tsync changed given
+ * back by destroy. */
+static void test_top(void **state)
+{
+	struct tsync_instance *ti, *again;
+	char before[NTOP][512], val[512], *txt;
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < NTOP; i++)
+		read_top(top_files[i], before[i], sizeof(before[i]));
+	f = fopen(TRACING "/trace_marker", "w");
+	assert_non_null(f);
+	fprintf(f, "tsync-test-top-%d\n", (int)getpid());
+	fclose(f);
+
+	assert_int_equal(tsync_instance_create_top(&ti), 0);
+	assert_true(tsync_instance_is_top(ti));
+	assert_null(tsync_instance_tracefs(ti));
+	assert_int_equal(tsync_instance_create_top(&again), -EBUSY);
+	read_top("tracing_on", val, sizeof(val));
+	assert_string_equal(val, "0");
+	txt = tracefs_instance_file_read(NULL, "trace", NULL);
+	assert_non_null(txt);
+	snprintf(val, sizeof(val), "tsync-test-top-%d", (int)getpid());
+	assert_null(strstr(txt, val));	/* older events dropped */
+	free(txt);
+
+	/* what a recording changes */
+	assert_int_equal(tsync_instance_set_clock(ti, strstr(before[1], "[global]") ?
+						  "local" : "global"), 0);
+	assert_int_equal(tsync_instance_set_buffer_kb(ti, (uint32_t)atoi(before[2]) + 8), 0);
+	assert_int_equal(tsync_instance_set_buffer_percent(ti, 7), 0);
+	assert_int_equal(tsync_instance_hide_self(ti, true), 0);
+	read_top("set_event_notrace_pid", val, sizeof(val));
+	assert_string_not_equal(val, "");
+	assert_int_equal(tsync_instance_start(ti), 0);
+
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+	for (size_t i = 0; i < NTOP; i++) {
+		read_top(top_files[i], val, sizeof(val));
+		assert_string_equal(val, before[i]);
+	}
+	assert_int_equal(tsync_instance_create_top(&again), 0);	/* lock given back */
+	assert_int_equal(tsync_instance_destroy(again), 0);
+}
+
+/* A recording asks for the top instance only for what instances lack:
+ * a tracer only the top one lists (here "blk", where the kernel has it). */
+static void test_create_rec(void **state)
+{
+	struct tsync_instance *ti;
+	struct tsync_recopt o;
+	char prefix[64], *top, *inst;
+
+	(void)state;
+	prefix_of(prefix, sizeof(prefix), "r");
+	tsync_recopt_init(&o);
+	assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti), 0);
+	assert_false(tsync_instance_is_top(ti));
+	inst = tracefs_instance_file_read(tsync_instance_tracefs(ti), "available_tracers",
+					  NULL);
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+	top = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+	assert_non_null(top);
+	assert_non_null(inst);
+	if (strstr(top, "blk") && !strstr(inst, "blk")) {
+		o.tracer = strdup("blk");
+		assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti), 0);
+		assert_true(tsync_instance_is_top(ti));
+		assert_int_equal(tsync_instance_destroy(ti), 0);
+	} else {
+		fprintf(stderr, "no tracer in the top instance only: fallback unchecked\n");
+	}
+	free(top);
+	free(inst);
+	tsync_recopt_free(&o);
+}
+
 /* Group teardown: removes instances a failed test left (ours by pid). */
 static int remove_leftovers(void **state)
 {
@@ -316,6 +422,8 @@ int main(void)
 		cmocka_unit_test(test_configure),
 		cmocka_unit_test(test_clocks),
 		cmocka_unit_test(test_cleanup_stale),
+		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_create_rec),
 		cmocka_unit_test_setup_teardown(test_cleanup_lock_held, lock_slot_new,
 						lock_slot_free),
 	};

@@ -24,6 +24,10 @@ wait $pp
 prc=$?
 kill $agent
 wait $agent
+# what a recording that borrowed the top instance must have given back
+t=/sys/kernel/tracing
+echo "TSYNC-VM-TOP tracer=$(cat $t/current_tracer) on=$(cat $t/tracing_on)" \
+	"graph=$(grep -cv '^#' $t/set_graph_function) depth=$(cat $t/max_graph_depth)"
 echo "host said: $line; ping-pong server exit status $prc:"
 cat /tmp/pp.out /tmp/pp.err
 echo "agent log (last lines):"
