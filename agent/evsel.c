@@ -118,11 +118,11 @@ int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
 				 errlen);
 	if (ret)
 		return ret == -ENOMEM ? TSYNC_ERR_INTERNAL : TSYNC_ERR_BAD_REQUEST;
-	if (o->file_version || o->compression) {
+	if (o->file_version || o->compression || o->ts_offset) {
 		/* only an agent that writes the metadata file (trace-cmd's
-		 * protocol) has a format to choose */
-		snprintf(err, errlen, "--file-version and --compression shape the files "
-			 "tsync-host writes: give them to tsync-host");
+		 * protocol) has a format to choose and an OFFSET to write */
+		snprintf(err, errlen, "--file-version, --compression and --ts-offset shape "
+			 "the files tsync-host writes: give them to tsync-host");
 		return TSYNC_ERR_BAD_REQUEST;
 	}
 	if (rq->nevents || rq->buffer_kb) {

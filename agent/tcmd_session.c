@@ -283,6 +283,7 @@ static int send_meta(struct tcmd_session *s)
 {
 	struct tracedat_opts o = {
 		.has_traceid = 1, .traceid = s->trace_id, .version = "tsync-agent",
+		.ts_offset = s->opts.ts_offset,	/* --ts-offset after -A, as trace-cmd's agent */
 	};
 	/* the host reads it only after its first time sync of every CPU */
 	int64_t dl = tsync_deadline_ms(s->ctx->cfg->idle_timeout_ms);

@@ -200,8 +200,10 @@ static unsigned int opt_scopes(int id)
 		return S_INST;
 	case R_NAME:
 		return S_GUEST | S_AGENT;
-	case R_TSOFFSET:	/* written by tsync-host into each file */
-		return S_HOST | S_GUEST;
+	case R_TSOFFSET:
+		/* written by tsync-host into each file; a trace-cmd host
+		 * sends it to the agent, which writes it into its metadata */
+		return S_HOST | S_GUEST | S_AGENT;
 	case R_CLOCK:
 		return S_HOST | S_AGENT;	/* a trace-cmd host sends its clock */
 	case R_FILEVER: case R_COMPRESSION:

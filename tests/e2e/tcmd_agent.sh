@@ -59,6 +59,33 @@ grep -q '^[[:space:]]*7[[:space:]]*\[Version\]' one/summary.txt &&
 	fail "guest file is not version 7 with zstd: $(head -12 one/summary.txt)"
 pass "guest file: version 7, zstd ($(grep -c . one/summary.txt) summary lines)"
 
+# --- --ts-offset after -A: the agent writes it into its metadata (OFFSET),
+# as trace-cmd's agent does, and trace-cmd report moves the guest's events
+# by it: read alone (OFFSET applied, no TIME_SHIFT), a guest sched_switch
+# lies 1 s after its host copy (one kernel) ---
+rec off --ts-offset 1000000000 -e sched:sched_switch ||
+	fail "trace-cmd record --ts-offset failed: $(tail -5 off/rec.log)"
+trace-cmd dump --options -i off/trace-localhost.dat 2>&1 |
+	grep -A1 'Option OFFSET' | grep -qx 1000000000 ||
+	fail "no OFFSET 1000000000 in the guest file's options"
+trace-cmd report -t -i off/trace-localhost.dat >off/g.txt 2>/dev/null &&
+	trace-cmd report -t -i off/trace.dat >off/h.txt 2>/dev/null ||
+	fail "trace-cmd report of off/ failed"
+# guest - host (ns) of each sched_switch (CPU and text) seen once in each
+shift=$(awk 'FNR == 1 { f++ }
+	/sched_switch:/ && match($0, /\[[0-9]+\] +[0-9]+\.[0-9]+: /) {
+		split(substr($0, RSTART, RLENGTH), a, /[][ :]+/)
+		ts = a[3]; sub(/\./, "", ts)
+		k = a[2] " " substr($0, RSTART + RLENGTH); n[f, k]++; t[f, k] = ts + 0; keys[k]
+	}
+	END { for (k in keys) if (n[1, k] == 1 && n[2, k] == 1) printf "%.0f\n", t[1, k] - t[2, k] }' \
+	off/g.txt off/h.txt | sort -n)
+nshift=$(grep -c . <<<"$shift")
+med=$(awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }' <<<"$shift")
+[ "$nshift" -ge 5 ] && [ "$med" -ge 999950000 ] && [ "$med" -le 1000050000 ] ||
+	fail "--ts-offset 1000000000: guest events moved by $med ns (median of $nshift)"
+pass "--ts-offset 1000000000 after -A: guest events 1 s later (median $med ns over $nshift)"
+
 # --- the guest options tsync's own hosts have, from trace-cmd's argv ---
 # -v leaves sched_wakeup out of -e sched, -M 1 keeps CPU 0 only, -i skips
 # an event this kernel lacks, -O sets a trace option: the same parser and

@@ -40,7 +40,7 @@ static void test_applied(void **state)
 		"-p", "function", "-l", "schedule", "-n", "x*", "-g", "y",
 		"--max-graph-depth", "3", "-P", "1,2", "-c", "-O", "noirq-info", "-T",
 		"-M", "3", "-i", "-v", "-e", "sched:sched_wakeup", "--cmdlines-size", "64",
-		"--file-version", "6", "--compression", "none",
+		"--file-version", "6", "--compression", "none", "--ts-offset", "-0x10",
 	};
 	struct tsync_recopt o;
 	char err[300];
@@ -71,16 +71,20 @@ static void test_applied(void **state)
 	assert_int_equal(o.cmdlines_size, 64);
 	assert_int_equal(o.file_version, 6);	/* the metadata a trace-cmd host gets */
 	assert_string_equal(o.compression, "none");
+	assert_string_equal(o.ts_offset, "-0x10");	/* its OFFSET option */
 	tsync_recopt_free(&o);
 }
 
-/* tsync's own TRACE_START: the agent writes no file, so a format in its
- * option words is refused rather than ignored. */
+/* tsync's own TRACE_START: the agent writes no file, so a format or an
+ * OFFSET in its option words is refused rather than ignored. */
 static void test_trace_args_format(void **state)
 {
 	static char *words[] = { "-e", "sched", "--file-version", "6" };
 	struct tsync_trace_start rq = { .flags = TSYNC_TRACE_FL_ARGS, .nargs = 4,
 					.args = words }, out;
+	static char *offset[] = { "-e", "sched", "--ts-offset", "5" };
+	struct tsync_trace_start rq2 = { .flags = TSYNC_TRACE_FL_ARGS, .nargs = 4,
+					 .args = offset };
 	struct tsync_recopt o;
 	char err[300] = "";
 
@@ -89,6 +93,11 @@ static void test_trace_args_format(void **state)
 	assert_int_equal(agent_trace_args(&rq, &o, &out, err, sizeof(err)),
 			 TSYNC_ERR_BAD_REQUEST);
 	assert_non_null(strstr(err, "--file-version"));
+	tsync_recopt_free(&o);
+	tsync_recopt_init(&o);
+	assert_int_equal(agent_trace_args(&rq2, &o, &out, err, sizeof(err)),
+			 TSYNC_ERR_BAD_REQUEST);
+	assert_non_null(strstr(err, "--ts-offset"));
 	tsync_recopt_free(&o);
 }
 

@@ -258,10 +258,11 @@ static void test_ts_offset_and_max_kb(void **state)
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-m -1", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
 	tsync_recopt_free(&r);
-	/* neither is an option of the instance an agent records: tsync-host
-	 * writes the files */
-	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "--ts-offset 5", err, sizeof(err)),
-			 TSYNC_RECOPT_ERROR);
+	/* a trace-cmd host sends --ts-offset to the agent, which writes it into
+	 * its metadata as trace-cmd's agent does; -m is no option of the
+	 * instance an agent records: tsync-host writes the files */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "--ts-offset 5", err, sizeof(err)), 3);
+	assert_string_equal(r.ts_offset, "5");
 	tsync_recopt_free(&r);
 	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "-m 5", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
