@@ -320,7 +320,8 @@ char *tsync_endpoint_format(const struct tsync_endpoint *ep, char *buf,
 	if (ep->kind == TSYNC_EP_VSOCK && ep->cid == VMADDR_CID_ANY)
 		snprintf(buf, len, "vsock:any:%u", ep->port);
 	else if (ep->kind == TSYNC_EP_VSOCK)
-		snprintf(buf, len, "vsock:%u:%u", ep->cid, ep->port);
+		snprintf(buf, len, "vsock:%u:%u", ep->cid,
+			 ep->vsock_port32 ? ep->vsock_port32 : ep->port);
 	else if (strchr(ep->host, ':'))
 		snprintf(buf, len, "tcp:[%s]:%u", ep->host, ep->port);
 	else

@@ -29,6 +29,12 @@ struct tsync_endpoint {
 	 * reported to the peer, never typed (trace-cmd sessions' data ports).
 	 */
 	bool vsock_port_any;
+	/*
+	 * vsock, connecting: a port above 65535 that a peer reported (a
+	 * trace-cmd agent's data and time-sync ports are VMADDR_PORT_ANY
+	 * picks), used instead of @port; 0: none. Never set by the parser.
+	 */
+	uint32_t vsock_port32;
 };
 
 /* Flags for tsync_endpoint_parse(). */

@@ -36,7 +36,8 @@ static int vsock_resolve(const struct tsync_endpoint *ep, int passive,
 	memset(&addrs[0], 0, sizeof(addrs[0]));
 	vm->svm_family = AF_VSOCK;
 	vm->svm_cid = ep->cid;
-	vm->svm_port = passive && ep->port == 0 ? VMADDR_PORT_ANY : ep->port;
+	vm->svm_port = passive && ep->port == 0 ? VMADDR_PORT_ANY :
+		       !passive && ep->vsock_port32 ? ep->vsock_port32 : ep->port;
 	lens[0] = sizeof(*vm);
 	families[0] = AF_VSOCK;
 	return 1;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <linux/vm_sockets.h>
 
 #include "common/transport.h"
 #include "host/tcmd_session.h"
@@ -15,11 +17,14 @@ static int connect_port(const struct tcmd_session *s, uint32_t port, int timeout
 {
 	struct tsync_endpoint ep = s->ep;
 
-	if (!port || port > 65535) {
+	/* over vsock its listeners take the kernel's pick: any 32-bit port */
+	if (!port || port == VMADDR_PORT_ANY ||
+	    (ep.kind != TSYNC_EP_VSOCK && port > 65535)) {
 		snprintf(err, errlen, "the trace-cmd agent gave port %u", port);
 		return -EPROTO;
 	}
-	ep.port = (uint16_t)port;
+	ep.port = port <= 65535 ? (uint16_t)port : 0;
+	ep.vsock_port32 = port > 65535 ? port : 0;
 	return tsync_connect(&ep, timeout_ms, NULL, err, errlen);
 }
 

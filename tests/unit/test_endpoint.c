@@ -315,6 +315,20 @@ static void test_format_tcp_v6(void **state)
 	assert_string_equal(tsync_endpoint_format(&ep, buf, 6), "tcp:1");
 }
 
+/* A vsock port above 65535 (vsock_port32, a peer's report) formats whole. */
+static void test_format_vsock_port32(void **state)
+{
+	struct tsync_endpoint ep = { .kind = TSYNC_EP_VSOCK, .cid = 3, .port = 823 };
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(tsync_endpoint_format(&ep, buf, sizeof(buf)), "vsock:3:823");
+	ep.port = 0;
+	ep.vsock_port32 = 1479105456u;
+	assert_string_equal(tsync_endpoint_format(&ep, buf, sizeof(buf)),
+			    "vsock:3:1479105456");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_host_length),
 		cmocka_unit_test(test_err_buffer),
 		cmocka_unit_test(test_format_tcp_v6),
+		cmocka_unit_test(test_format_vsock_port32),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
