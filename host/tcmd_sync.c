@@ -33,14 +33,18 @@ static void print_sample(const struct tcmd_sync_opts *o, int round,
 	fflush(stdout);
 }
 
-/* Runs the rounds over @cpus; returns 0 or 1 after saying why. */
+/* Runs the rounds over @cpus; returns 0 or 1 after saying why. A sample
+ * the agent found no usable probe for (-ERANGE: trace-cmd's own host
+ * drops it too) is said and counted in @failed, and the rounds go on, as
+ * failed rounds do with tsync's agents. */
 static int run(const struct host_agent_arg *a, const struct tcmd_sync_opts *o,
 	       struct tcmd_session *s, struct tsync_stamper *st, const uint32_t *cpus,
-	       uint32_t n)
+	       uint32_t n, int *failed)
 {
 	int nhost = tsync_cpu_count();
 	uint32_t round = 0;
 	char err[300];
+	int ret, printed = 0;
 
 	for (int r = 0; r < o->rounds; r++) {
 		if (r && o->interval_ms) {
@@ -52,13 +56,17 @@ static int run(const struct host_agent_arg *a, const struct tcmd_sync_opts *o,
 			struct tcmd_ptp_result res;
 			int hc = o->host_cpu >= 0 ? o->host_cpu : (int)(cpus[i] % (uint32_t)nhost);
 
-			if (tcmd_ptp_sample(&s->ts, st, ++round, cpus[i], hc, &res, err,
-					    sizeof(err))) {
+			ret = tcmd_ptp_sample(&s->ts, st, ++round, cpus[i], hc, &res, err,
+					      sizeof(err));
+			if (ret) {
 				fprintf(stderr, "tsync-host sync: %s: CPU %u: %s\n", a->name,
 					cpus[i], err);
-				return 1;
+				if (ret != -ERANGE)
+					return 1;
+				(*failed)++;
+				continue;
 			}
-			print_sample(o, r, &res, !r && !i);
+			print_sample(o, r, &res, !printed++);
 		}
 	}
 	return 0;
@@ -170,7 +178,7 @@ int tcmd_sync_agent(const struct host_agent_arg *a, const struct tcmd_sync_opts 
 	struct tcmd_session *s = NULL;
 	uint32_t *cpus = NULL, n;
 	char err[300];
-	int ret;
+	int ret, failed = 0;
 
 	ret = open_all(a, o, &st, &s);
 	if (ret)
@@ -204,11 +212,15 @@ int tcmd_sync_agent(const struct host_agent_arg *a, const struct tcmd_sync_opts 
 		       "%4s %6s %20s %20s %7s %9s\n", a->name, s->ncpus, o->clock,
 		       tsync_stamp_source_name(o->source), o->quickack ? "" : ", no quick ACK",
 		       "cpu", "round", "offset_ns", "guest_ts", "probes", "round_ms");
-	ret = run(a, o, s, st, cpus, n);
+	ret = run(a, o, s, st, cpus, n, &failed);
 	if (o->json)
 		printf("\n  ]}\n");
 	if (!ret)
 		ret = finish(a, s);
+	if (!ret && failed) {
+		fprintf(stderr, "tsync-host sync: %s: %d sample(s) failed\n", a->name, failed);
+		ret = 1;
+	}
 out:
 	free(cpus);
 	tcmd_session_free(s);
