@@ -118,7 +118,9 @@ int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_reco
  * Selects the tracer of @o (-p; read back: a tracer the kernel refuses
  * leaves nop). Call it after the pid filters (-F,
  * tsync_instance_hide_self()): pid files are written while the tracer is
- * still nop. Returns 0, or -errno with @err filled.
+ * still nop; and before anything opens the instance's trace_pipe_raw: the
+ * kernel refuses a tracer change while a reader has it open (EBUSY).
+ * Returns 0, or -errno with @err filled.
  */
 int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_recopt *o,
 				char *err, size_t errlen);

@@ -105,6 +105,16 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 			return snprintf(err, errlen, "-F: cannot trace process %d: %s",
 					(int)h->only_pid, strerror(-ret)), ret;
 	}
+	/* the tracer last: after the pid files (see instance.h), and before
+	 * the streamers open trace_pipe_raw, which makes the kernel refuse a
+	 * tracer change (EBUSY); our threads so far are left out of function
+	 * tracing now, the streamers by function-fork (host_start() adds them
+	 * to the event list once they run) */
+	if (!cfg->opt.no_filter)
+		tsync_instance_hide_self(h->ti, !cfg->opt.npids || cfg->opt.follow_children);
+	ret = tsync_instance_apply_tracer(h->ti, &cfg->opt, err, errlen);
+	if (ret)
+		return ret;
 	if (cfg->nevents)
 		return tsync_instance_enable_events(h->ti, h->events, err, errlen);
 	return 0;
@@ -161,9 +171,6 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
 					strerror(-ret)), ret;
 	}
-	ret = tsync_instance_apply_tracer(h->ti, &cfg->opt, err, errlen);
-	if (ret)
-		return ret;
 	if (tsync_instance_start(h->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;
