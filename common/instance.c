@@ -140,6 +140,22 @@ taken:
 	return 1;
 }
 
+/* Allocates an instance handle with no fd open, after checking that
+ * tracefs is there; returns 0 and *@out, -ENODEV or -ENOMEM. */
+static int inst_alloc(struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+
+	if (!tracefs_tracing_dir())
+		return -ENODEV;
+	ti = calloc(1, sizeof(*ti));
+	if (!ti)
+		return -ENOMEM;
+	ti->lock_fd = ti->marker_fd = -1;
+	*out = ti;
+	return 0;
+}
+
 /* Creates an instance; see instance.h. */
 int tsync_instance_create(const char *prefix, struct tsync_instance **out)
 {
@@ -148,12 +164,10 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out)
 
 	if (!prefix_ok(prefix) || !out)
 		return -EINVAL;
-	if (!tracefs_tracing_dir())
-		return -ENODEV;
-	ti = calloc(1, sizeof(*ti));
-	if (!ti)
-		return -ENOMEM;
-	ti->lock_fd = ti->marker_fd = -1;
+	ret = inst_alloc(&ti);
+	if (ret)
+		return ret;
+	ret = -EEXIST;
 	for (int n = 0; n < INSTANCE_TRIES; n++) {
 		snprintf(ti->name, sizeof(ti->name), "%s-%d-%d", prefix, (int)getpid(), n);
 		ret = try_create(ti);
@@ -218,12 +232,9 @@ int tsync_instance_create_top(struct tsync_instance **out)
 
 	if (!out)
 		return -EINVAL;
-	if (!tracefs_tracing_dir())
-		return -ENODEV;
-	ti = calloc(1, sizeof(*ti));
-	if (!ti)
-		return -ENOMEM;
-	ti->marker_fd = -1;
+	ret = inst_alloc(&ti);
+	if (ret)
+		return ret;
 	ti->top = true;
 	snprintf(ti->name, sizeof(ti->name), "top");
 	ti->lock_fd = lock_take(NULL);
