@@ -249,6 +249,20 @@ vm_send() {
 	printf '%s\n' "$*" >&"$VM_WFD"
 }
 
+# vm_share_run GUEST_SCRIPT TIMEOUT_S: boots the guest with a fresh host
+# share in VM_SHARE (mounted at /mnt/host; removed at exit unless KEEP),
+# runs GUEST_SCRIPT there, waits up to TIMEOUT_S for it and prints its
+# results. Returns 1 (said why) when it did not finish or failed.
+vm_share_run() {
+	local rc
+	VM_SHARE=$(mktemp -d /tmp/tsync-vm-share.XXXXXX) || return 1
+	vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$VM_SHARE"'
+	vm_boot -r "$1" -s "$VM_SHARE" || return 1
+	rc=$(vm_wait_exit "$2") || { vm_log "guest did not finish within $2 s"; return 1; }
+	vm_results
+	[ "$rc" = 0 ] || { vm_log "guest script $1: exit status $rc"; return 1; }
+}
+
 # vm_wait_exit TIMEOUT_S: waits for the guest's TSYNC-VM-DONE line and for
 # QEMU to exit; prints the guest script's status. Returns 1 on timeout.
 vm_wait_exit() {

@@ -12,14 +12,9 @@ B=${B:-build}
 	{ echo "SKIP: tsync-agent/tsync-host not built" >&2; exit 77; }
 command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; exit 77; }
 
-share=$(mktemp -d /tmp/tsync-vm-share.XXXXXX)
-vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$share"'
-vm_boot -r /tests/record-vsock.sh -s "$share" || exit 1
-rc=$(vm_wait_exit 300) || { echo "vm: guest did not finish within 300 s" >&2; exit 1; }
-vm_results
-[ "$rc" = 0 ] || { echo "FAIL: guest script exit status $rc" >&2; exit 1; }
-
 fail() { echo "FAIL: $*" >&2; exit 1; }
+vm_share_run /tests/record-vsock.sh 300 || fail "the guest's part failed"
+share=$VM_SHARE
 for f in trace.dat trace-g.dat; do
 	trace-cmd report -i "$share/$f" >"$share/$f.txt" 2>"$share/$f.err" ||
 		fail "trace-cmd report $f: $(cat "$share/$f.err")"

@@ -17,12 +17,8 @@ pass() { echo "ok: $*"; }
 command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; exit 77; }
 vm_use_dyn || { echo "SKIP: no guest image with trace-cmd" >&2; exit 77; }
 
-share=$(mktemp -d /tmp/tsync-vm-share.XXXXXX)
-vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$share"'
-vm_boot -r /tests/tcmd-agent.sh -s "$share" || exit 1
-rc=$(vm_wait_exit 400) || fail "guest did not finish within 400 s"
-vm_results
-[ "$rc" = 0 ] || fail "guest script exit status $rc"
+vm_share_run /tests/tcmd-agent.sh 400 || fail "the guest's part failed"
+share=$VM_SHARE
 
 ncpu=$(vm_guest_cpus)
 tcmd_check_sync "$share/sync.out" "$ncpu"

@@ -16,12 +16,8 @@ pass() { echo "ok: $*"; }
 command -v trace-cmd >/dev/null || { echo "SKIP: trace-cmd not installed" >&2; exit 77; }
 vm_use_dyn || { echo "SKIP: no guest image with trace-cmd" >&2; exit 77; }
 
-share=$(mktemp -d /tmp/tsync-vm-share.XXXXXX)
-vm_atexit '[ -n "${KEEP:-}" ] || rm -rf "$share"'
-vm_boot -r /tests/tcmd-record.sh -s "$share" || exit 1
-rc=$(vm_wait_exit 300) || fail "guest did not finish within 300 s"
-vm_results
-[ "$rc" = 0 ] || fail "guest script exit status $rc"
+vm_share_run /tests/tcmd-record.sh 300 || fail "the guest's part failed"
+share=$VM_SHARE
 
 # 50 us, the loopback tests' bound: in this guest the two copies of an
 # event are written a few us apart (TCG) and the PTP offsets are within
