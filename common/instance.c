@@ -224,6 +224,28 @@ static int top_save(struct tsync_instance *ti)
 	return 0;
 }
 
+/* Puts the top instance in the state trace-cmd records from and leaves
+ * it in: tracing off, no event enabled, the top_reset settings (nop
+ * tracer, no function or pid filters). A reset file the kernel lacks or
+ * refuses is skipped. */
+static void top_clean(void)
+{
+	tracefs_trace_off(NULL);
+	tracemeta_disable_events(NULL);
+	for (size_t i = 0; i < sizeof(top_reset) / sizeof(top_reset[0]); i++)
+		if (tracefs_file_exists(NULL, top_reset[i].file))
+			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
+}
+
+/* Frees a top handle whose settings were not changed yet. */
+static void top_free(struct tsync_instance *ti)
+{
+	for (size_t i = 0; i < TOP_SAVED; i++)
+		free(ti->saved[i]);
+	close(ti->lock_fd);
+	free(ti);
+}
+
 /* Creates the top-instance handle; see instance.h. */
 int tsync_instance_create_top(struct tsync_instance **out)
 {
@@ -244,11 +266,14 @@ int tsync_instance_create_top(struct tsync_instance **out)
 		return ret;
 	}
 	ret = top_save(ti);
-	if (!ret && tracefs_trace_off(NULL))
-		ret = errno ? -errno : -EIO;
-	if (ret)
-		goto fail;
-	/* unlike a new instance, the top one holds older events: drop them */
+	if (ret) {
+		top_free(ti);
+		return ret;
+	}
+	/* unlike a new instance, the top one may have a tracer, filters and
+	 * events someone set, and older events in its buffer: start clean, as
+	 * trace-cmd does (what top_save() kept is written back at the end) */
+	top_clean();
 	fd = tracefs_instance_file_open(NULL, "trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0) {
 		ret = errno ? -errno : -EIO;
@@ -354,16 +379,14 @@ static void switch_off(struct tracefs_instance *inst)
 	tracemeta_disable_events(inst);
 }
 
-/* Resets the top instance as trace-cmd leaves it after a recording and
- * writes back what @ti->saved holds; returns 0 or the first -errno of a
- * write back (a reset file the kernel lacks or refuses is no error). */
+/* Resets the top instance as trace-cmd leaves it after a recording
+ * (top_clean()) and writes back what @ti->saved holds; returns 0 or the
+ * first -errno of a write back. */
 static int top_restore(struct tsync_instance *ti)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < sizeof(top_reset) / sizeof(top_reset[0]); i++)
-		if (tracefs_file_exists(NULL, top_reset[i].file))
-			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
+	top_clean();
 	for (size_t i = 0; i < TOP_SAVED; i++) {
 		if (!ti->saved[i])
 			continue;
@@ -388,7 +411,6 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		return 0;
 	if (ti->marker_fd >= 0)
 		close(ti->marker_fd);
-	switch_off(ti->inst);
 	if (ti->top) {
 		ret = top_restore(ti);
 		close(ti->lock_fd);
@@ -396,6 +418,7 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		free(ti);
 		return ret;
 	}
+	switch_off(ti->inst);
 	if (ti->lock_fd >= 0)
 		close(ti->lock_fd);	/* an open file blocks rmdir */
 	ret = rmdir_instance(ti->inst);

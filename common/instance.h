@@ -55,10 +55,11 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out);
  * (function_graph on kernels whose instances lack it, as Debian 12's 6.1:
  * see tsync_instance_create_rec()). Takes the owner lock on its tracing_on
  * (one tsync recording at a time: -EBUSY), saves the settings tsync
- * changes, switches tracing off and drops the events the buffer holds.
- * tsync_instance_destroy() resets the tracer, function and pid filters
- * as trace-cmd does and writes back CPU mask, buffer_percent, buffer size,
- * clock and tracing_on. Returns 0 and *@out, or -errno.
+ * changes, and starts clean as trace-cmd does: tracing off, no event
+ * enabled, nop tracer, no function or pid filters, the buffer emptied.
+ * tsync_instance_destroy() cleans it the same way and writes back CPU
+ * mask, buffer_percent, buffer size, clock and tracing_on. Returns 0 and
+ * *@out, or -errno.
  */
 int tsync_instance_create_top(struct tsync_instance **out);
 

@@ -322,9 +322,9 @@ static const char *const top_files[] = {
 };
 #define NTOP (sizeof(top_files) / sizeof(top_files[0]))
 
-/* Borrowing the top instance: one tsync at a time, tracing off and the
- * old events dropped while borrowed, every setting tsync changed given
- * back by destroy. */
+/* Borrowing the top instance: one tsync at a time, a clean start (tracing
+ * off, no event enabled, the old events dropped), every setting tsync
+ * changed given back by destroy. */
 static void test_top(void **state)
 {
 	struct tsync_instance *ti, *again;
@@ -338,6 +338,10 @@ static void test_top(void **state)
 	assert_non_null(f);
 	fprintf(f, "tsync-test-top-%d\n", (int)getpid());
 	fclose(f);
+	f = fopen(TRACING "/events/sched/sched_switch/enable", "w");	/* someone's event */
+	assert_non_null(f);
+	fputs("1", f);
+	fclose(f);
 
 	assert_int_equal(tsync_instance_create_top(&ti), 0);
 	assert_true(tsync_instance_is_top(ti));
@@ -345,6 +349,8 @@ static void test_top(void **state)
 	assert_int_equal(tsync_instance_create_top(&again), -EBUSY);
 	read_top("tracing_on", val, sizeof(val));
 	assert_string_equal(val, "0");
+	read_top("events/sched/sched_switch/enable", val, sizeof(val));
+	assert_string_equal(val, "0");	/* a clean start, as trace-cmd's */
 	txt = tracefs_instance_file_read(NULL, "trace", NULL);
 	assert_non_null(txt);
 	snprintf(val, sizeof(val), "tsync-test-top-%d", (int)getpid());
