@@ -22,6 +22,8 @@
  *   --jump N,NS    from its round N on (counted from 0 over all CPUs) its
  *                  clock reads NS ns later, as if stepped: says "fake: clock
  *                  jumped by NS ns" at that round
+ *   --jump-ms T,NS the same from the first round T ms after its first one
+ *                  (a host that retries rounds does not move the step)
  *
  * It listens on tcp:127.0.0.1 (an ephemeral port), prints "listening on
  * ENDPOINT" on stdout when ready, serves one host, and logs each step on
@@ -61,6 +63,9 @@ struct fake {
 	uint32_t rounds;		/* rounds answered */
 	uint32_t jump_round;		/* --jump: from this round on ... */
 	int64_t jump_ns;		/* ... the clock reads this much later */
+	int64_t jump_after_ns;		/* --jump-ms: or from this long after ... */
+	int64_t first_round_ns;		/* ... the first round (0: none yet) */
+	bool jumped;			/* the step is in */
 	struct tsync_listener *l;
 	int ctl;
 	struct tsync_decode_ctx dctx;
@@ -183,7 +188,7 @@ static void *accept_streams(void *arg)
 static void do_round(struct fake *f, const struct tsync_sync_start *start)
 {
 	struct tsync_stamp *st = calloc(start->nprobes, sizeof(*st));
-	int64_t step = f->jump_ns && f->rounds >= f->jump_round ? f->jump_ns : 0;
+	int64_t now = tsync_now_ns(), step;
 	struct tsync_msg m;
 	char why[256];
 	uint32_t n = 0;
@@ -193,8 +198,14 @@ static void do_round(struct fake *f, const struct tsync_sync_start *start)
 	m.sync_ready.cpu = start->cpu;
 	send_or_die(f->ctl, &m);
 	say("round started on CPU %u", start->cpu);
-	if (step && f->rounds == f->jump_round)
+	if (!f->first_round_ns)
+		f->first_round_ns = now;
+	step = !f->jump_ns ? 0 : f->jump_after_ns ?
+	       (now - f->first_round_ns >= f->jump_after_ns ? f->jump_ns : 0) :
+	       (f->rounds >= f->jump_round ? f->jump_ns : 0);
+	if (step && !f->jumped)
 		say("clock jumped by %lld ns", (long long)step);
+	f->jumped = step != 0;
 	f->rounds++;
 	/* probes until SYNC_END: the host may stop before nprobes */
 	for (;;) {
@@ -400,6 +411,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--jump") &&
 			 sscanf(argv[i + 1], "%u,%" SCNd64, &f.jump_round, &f.jump_ns) == 2)
 			;
+		else if (!strcmp(argv[i], "--jump-ms") &&
+			 sscanf(argv[i + 1], "%" SCNd64 ",%" SCNd64, &f.jump_after_ns,
+				&f.jump_ns) == 2 && f.jump_after_ns > 0)
+			f.jump_after_ns *= NSEC_PER_MSEC;
 		else
 			return 2;
 	}
