@@ -105,13 +105,25 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 			return snprintf(err, errlen, "-F: cannot trace process %d: %s",
 					(int)h->only_pid, strerror(-ret)), ret;
 	}
+	/* our own threads are left out (trace-cmd does the same with its
+	 * own); the streamers, started later, by event-fork and function-fork
+	 * at their clone, and threads after them once the recording runs
+	 * (rec_run()). With -P but not -c the forks are not followed (they
+	 * would make -P follow the children its processes fork meanwhile, as
+	 * the agent does), and -P alone keeps the streamers out. */
+	if (!cfg->opt.no_filter) {
+		ret = tsync_instance_hide_self(h->ti, !cfg->opt.npids ||
+						   cfg->opt.follow_children);
+		if (ret == -EOPNOTSUPP)
+			log_warn("this kernel has no set_event_notrace_pid: tsync-host's own "
+				 "threads are recorded too");
+		else if (ret)
+			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
+					strerror(-ret)), ret;
+	}
 	/* the tracer last: after the pid files (see instance.h), and before
 	 * the streamers open trace_pipe_raw, which makes the kernel refuse a
-	 * tracer change (EBUSY); our threads so far are left out of function
-	 * tracing now, the streamers by function-fork (host_start() adds them
-	 * to the event list once they run) */
-	if (!cfg->opt.no_filter)
-		tsync_instance_hide_self(h->ti, !cfg->opt.npids || cfg->opt.follow_children);
+	 * tracer change (EBUSY) */
 	ret = tsync_instance_apply_tracer(h->ti, &cfg->opt, err, errlen);
 	if (ret)
 		return ret;
@@ -156,21 +168,6 @@ static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char 
 		}
 	}
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
-	/* our own threads, the streamers included, are left out (trace-cmd
-	 * does the same with its own); threads started later are added
-	 * once the recording runs (rec_run()), and by event-fork before
-	 * that - unless -P without -c, as event-fork would make -P follow
-	 * the children its processes fork meanwhile (as the agent does) */
-	if (!cfg->opt.no_filter) {
-		ret = tsync_instance_hide_self(h->ti, !cfg->opt.npids ||
-						   cfg->opt.follow_children);
-		if (ret == -EOPNOTSUPP)
-			log_warn("this kernel has no set_event_notrace_pid: tsync-host's own "
-				 "threads are recorded too");
-		else if (ret)
-			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
-					strerror(-ret)), ret;
-	}
 	if (tsync_instance_start(h->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;
