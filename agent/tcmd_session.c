@@ -183,9 +183,9 @@ static int setup(struct tcmd_session *s)
 		return -EINVAL;
 	}
 	snprintf(prefix, sizeof(prefix), TCMD_INST_PREFIX "%" PRIx64, s->base.id);
-	ret = tsync_instance_create_rec(prefix, &s->opts, &s->ti);
+	ret = tsync_instance_create_rec(prefix, &s->opts, &s->ti, err, sizeof(err));
 	if (ret) {
-		refuse(s, "cannot create a tracefs instance: %s", strerror(-ret));
+		refuse(s, "%s", err);
 		goto out;
 	}
 	ret = s->opts.clock ? tsync_instance_set_clock(s->ti, s->opts.clock) : 0;

@@ -74,10 +74,10 @@ bool tsync_instance_is_top(const struct tsync_instance *ti);
  * available_tracers (function_graph on Debian 12's 6.1), -g or
  * --max-graph-depth; trace-cmd records in the top instance always.
  * Returns 0 and *@out, or -errno (-EBUSY: the top instance is in use by
- * another tsync recording).
+ * another tsync recording) with @err saying what failed, whole.
  */
 int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
-			      struct tsync_instance **out);
+			      struct tsync_instance **out, char *err, size_t errlen);
 
 /*
  * Selects trace clock @clock (the kernel resets the buffer when it

@@ -224,21 +224,33 @@ static bool needs_top(struct tsync_instance *ti, const struct tsync_recopt *o)
 
 /* Creates the recording's instance, private or top; see instance.h. */
 int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
-			      struct tsync_instance **out)
+			      struct tsync_instance **out, char *err, size_t errlen)
 {
 	struct tsync_instance *ti;
+	const char *what;
 	int ret = tsync_instance_create(prefix, &ti);
 
-	if (ret || !needs_top(ti, o)) {
-		if (!ret)
-			*out = ti;
+	if (ret) {
+		tsync_set_err(err, errlen, "cannot create tracefs instance %s-*: %s", prefix,
+			      strerror(-ret));
 		return ret;
 	}
-	log_info("recording in the top tracefs instance: this kernel has %s there only",
-		 o->max_graph_depth >= 0 || o->graph_funcs.n ? "function_graph's files" :
-		 o->tracer);
+	if (!needs_top(ti, o)) {
+		*out = ti;
+		return 0;
+	}
+	what = o->max_graph_depth >= 0 || o->graph_funcs.n ? "function_graph's files" :
+	       o->tracer;
+	log_info("recording in the top tracefs instance: this kernel has %s there only", what);
 	tsync_instance_destroy(ti);
-	return tsync_instance_create_top(out);
+	ret = tsync_instance_create_top(out);
+	if (ret == -EBUSY)
+		tsync_set_err(err, errlen, "the top tracefs instance, where this kernel has "
+			      "%s, is in use by another tsync recording", what);
+	else if (ret)
+		tsync_set_err(err, errlen, "cannot borrow the top tracefs instance: %s",
+			      strerror(-ret));
+	return ret;
 }
 
 /* Selects the tracer of @o; see instance.h. */

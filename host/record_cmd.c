@@ -76,11 +76,9 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	/* Instances of killed recorders: their owner lock is free. */
 	if (tsync_instance_cleanup_stale("tsync-host") > 0)
 		log_info("removed instances of killed recorders");
-	ret = tsync_instance_create_rec("tsync-host", &cfg->opt, &h->ti);
-	if (ret) {
-		snprintf(err, errlen, "cannot create tracefs instance: %s", strerror(-ret));
+	ret = tsync_instance_create_rec("tsync-host", &cfg->opt, &h->ti, err, errlen);
+	if (ret)
 		return ret;
-	}
 	if (tsync_instance_set_clock(h->ti, cfg->opt.clock)) {
 		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->opt.clock);
 		return -EINVAL;

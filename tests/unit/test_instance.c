@@ -380,14 +380,14 @@ static void test_top(void **state)
  * a tracer only the top one lists (here "blk", where the kernel has it). */
 static void test_create_rec(void **state)
 {
-	struct tsync_instance *ti;
+	struct tsync_instance *ti, *held;
 	struct tsync_recopt o;
-	char prefix[64], *top, *inst;
+	char prefix[64], err[256] = "", *top, *inst;
 
 	(void)state;
 	prefix_of(prefix, sizeof(prefix), "r");
 	tsync_recopt_init(&o);
-	assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti), 0);
+	assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti, err, sizeof(err)), 0);
 	assert_false(tsync_instance_is_top(ti));
 	inst = tracefs_instance_file_read(tsync_instance_tracefs(ti), "available_tracers",
 					  NULL);
@@ -397,8 +397,14 @@ static void test_create_rec(void **state)
 	assert_non_null(inst);
 	if (strstr(top, "blk") && !strstr(inst, "blk")) {
 		o.tracer = strdup("blk");
-		assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti), 0);
+		assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti, err, sizeof(err)),
+				 0);
 		assert_true(tsync_instance_is_top(ti));
+		/* a second recording that needs it is told who has it */
+		assert_int_equal(tsync_instance_create_rec(prefix, &o, &held, err, sizeof(err)),
+				 -EBUSY);
+		assert_non_null(strstr(err, "top tracefs instance, where this kernel has blk, "
+				       "is in use by another tsync recording"));
 		assert_int_equal(tsync_instance_destroy(ti), 0);
 	} else {
 		fprintf(stderr, "no tracer in the top instance only: fallback unchecked\n");
