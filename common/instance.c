@@ -57,6 +57,11 @@ struct tsync_instance {
 	int marker_fd;		/* trace_marker_raw, -1 until asked for */
 	bool top;		/* the top instance, borrowed */
 	char *saved[TOP_SAVED];	/* top: the values of top_saved_files */
+	struct kept {		/* tsync_instance_keep_setting(), in order */
+		char *file, *val;
+		bool global;	/* the kernel's file, not the instance's */
+	} *kept;
+	size_t nkept;
 };
 
 /* Returns true if @prefix is "tsync-" followed by [A-Za-z0-9_-]. */
@@ -237,6 +242,65 @@ static void top_clean(void)
 			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
 }
 
+/* Remembers a setting to write back; see instance.h. */
+int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global)
+{
+	struct tracefs_instance *inst = global ? NULL : ti->inst;
+	struct kept *k;
+	char *txt, *val;
+
+	if (!global && !ti->top)
+		return 0;	/* removed with the instance */
+	txt = tracefs_instance_file_read(inst, file, NULL);
+	if (!txt)
+		return errno ? -errno : -EIO;
+	val = top_value(file, txt);
+	k = realloc(ti->kept, (ti->nkept + 1) * sizeof(*k));
+	if (!k) {
+		free(txt);
+		return -ENOMEM;
+	}
+	ti->kept = k;
+	k += ti->nkept;
+	k->file = strdup(file);
+	k->val = strdup(val);
+	k->global = global;
+	free(txt);
+	if (!k->file || !k->val) {
+		free(k->file);
+		free(k->val);
+		return -ENOMEM;
+	}
+	ti->nkept++;
+	return 0;
+}
+
+/* Writes back what tsync_instance_keep_setting() kept (of the instance's
+ * own files too when @own), last kept first: a file kept twice gets its
+ * first value. Frees the list. Returns 0 or the first -errno. */
+static int kept_restore(struct tsync_instance *ti, bool own)
+{
+	int ret = 0;
+
+	while (ti->nkept--) {
+		struct kept *k = &ti->kept[ti->nkept];
+
+		errno = 0;
+		if ((own || k->global) &&
+		    tracefs_instance_file_write(k->global ? NULL : ti->inst, k->file,
+						k->val) < 0 && !ret) {
+			ret = errno ? -errno : -EIO;
+			log_err("cannot write back %s: %s", k->file, strerror(-ret));
+		}
+		free(k->file);
+		free(k->val);
+	}
+	free(ti->kept);
+	ti->kept = NULL;
+	ti->nkept = 0;
+	return ret;
+}
+
 /* Frees a top handle whose settings were not changed yet. */
 static void top_free(struct tsync_instance *ti)
 {
@@ -384,9 +448,10 @@ static void switch_off(struct tracefs_instance *inst)
  * first -errno of a write back. */
 static int top_restore(struct tsync_instance *ti)
 {
-	int ret = 0;
+	int ret;
 
 	top_clean();
+	ret = kept_restore(ti, true);
 	for (size_t i = 0; i < TOP_SAVED; i++) {
 		if (!ti->saved[i])
 			continue;
@@ -426,6 +491,8 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		log_err("cannot remove tracefs instance %s: %s", ti->name, strerror(-ret));
 	else
 		log_debug("removed tracefs instance %s", ti->name);
+	if (kept_restore(ti, false) && !ret)
+		ret = -EIO;
 	tracefs_instance_free(ti->inst);
 	free(ti);
 	return ret;

@@ -86,6 +86,16 @@ int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
  */
 int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock);
 
+/*
+ * Reads @file now (the kernel's top-level file when @global, else @ti's)
+ * for tsync_instance_destroy() to write back, as trace-cmd restores what
+ * it changed: call it before changing a setting that outlives @ti (a
+ * trace option of the borrowed top instance, saved_cmdlines_size). A
+ * private instance's own files go with it: nothing kept. Returns 0 or
+ * -errno.
+ */
+int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global);
+
 /* Sets the ring buffer to @kb KiB per CPU. Returns 0 or -errno. */
 int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb);
 

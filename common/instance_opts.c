@@ -172,7 +172,9 @@ static int set_options(struct tsync_instance *ti, const struct tsync_recopt_list
 			tsync_set_err(err, errlen, "no trace option '%s' in this kernel", o);
 			return -ENOENT;
 		}
-		ret = inst_write(ti, path, off ? "0" : "1");
+		ret = tsync_instance_keep_setting(ti, path, false);
+		if (!ret)
+			ret = inst_write(ti, path, off ? "0" : "1");
 		if (ret) {
 			tsync_set_err(err, errlen, "trace option '%s' refused: %s", o,
 				      strerror(-ret));
@@ -307,9 +309,10 @@ int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_reco
 	/* saved_cmdlines is the kernel's, not an instance's (trace-cmd sets it
 	 * the same way) */
 	snprintf(buf, sizeof(buf), "%d", o->cmdlines_size);
+	ret = tsync_instance_keep_setting(ti, "saved_cmdlines_size", true);
 	errno = 0;
-	if (tracefs_instance_file_write(NULL, "saved_cmdlines_size", buf) < 0) {
-		ret = errno ? -errno : -EIO;
+	if (ret || tracefs_instance_file_write(NULL, "saved_cmdlines_size", buf) < 0) {
+		ret = ret ? ret : errno ? -errno : -EIO;
 		tsync_set_err(err, errlen, "--cmdlines-size %d refused: %s", o->cmdlines_size,
 			      strerror(-ret));
 	}

@@ -318,9 +318,43 @@ static void read_top(const char *file, char *buf, size_t len)
 static const char *const top_files[] = {
 	"tracing_on", "trace_clock", "buffer_size_kb", "buffer_percent",
 	"tracing_cpumask", "current_tracer", "set_event_notrace_pid",
-	"options/event-fork",
+	"options/event-fork", "options/print-parent", "saved_cmdlines_size",
 };
 #define NTOP (sizeof(top_files) / sizeof(top_files[0]))
+
+/* Parses record options @argv (after the program name) into @o. */
+static void parse_opts(struct tsync_recopt *o, int argc, char **argv)
+{
+	char err[256];
+
+	tsync_recopt_init(o);
+	if (tsync_recopt_parse(o, TSYNC_RECOPT_AGENT, argc, argv, NULL, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+}
+
+/* Applies -O (print-parent flipped from @parent) and --cmdlines-size (16
+ * more than @size: a change, the kernel rounds up) to @ti and checks the
+ * kernel took them. */
+static void change_kept(struct tsync_instance *ti, const char *parent, const char *size)
+{
+	struct tsync_recopt o;
+	char flip[32], more[32], err[256], val[64];
+	char *argv[] = { "test", "-O", flip, "--cmdlines-size", more };
+
+	snprintf(flip, sizeof(flip), "%s", strcmp(parent, "1") ? "print-parent" :
+		 "noprint-parent");
+	snprintf(more, sizeof(more), "%d", atoi(size) + 16);
+	parse_opts(&o, 5, argv);
+	if (tsync_instance_apply_opts(ti, &o, err, sizeof(err)))
+		fail_msg("%s", err);
+	read_top("saved_cmdlines_size", val, sizeof(val));
+	assert_true(atoi(val) >= atoi(more));	/* the kernel rounds up to its pages */
+	if (tsync_instance_is_top(ti)) {
+		read_top("options/print-parent", val, sizeof(val));
+		assert_string_equal(val, strcmp(parent, "1") ? "1" : "0");
+	}
+	tsync_recopt_free(&o);
+}
 
 /* Borrowing the top instance: one tsync at a time, a clean start (tracing
  * off, no event enabled, the old events dropped), every setting tsync
@@ -365,6 +399,7 @@ static void test_top(void **state)
 	assert_int_equal(tsync_instance_hide_self(ti, true), 0);
 	read_top("set_event_notrace_pid", val, sizeof(val));
 	assert_string_not_equal(val, "");
+	change_kept(ti, before[8], before[9]);	/* -O, --cmdlines-size */
 	assert_int_equal(tsync_instance_start(ti), 0);
 
 	assert_int_equal(tsync_instance_destroy(ti), 0);
@@ -374,6 +409,24 @@ static void test_top(void **state)
 	}
 	assert_int_equal(tsync_instance_create_top(&again), 0);	/* lock given back */
 	assert_int_equal(tsync_instance_destroy(again), 0);
+}
+
+/* --cmdlines-size changes the kernel's saved_cmdlines_size: a private
+ * instance gives it back too, as trace-cmd does. */
+static void test_cmdlines_kept(void **state)
+{
+	struct tsync_instance *ti;
+	char prefix[64], before[64], parent[64], val[64];
+
+	(void)state;
+	read_top("saved_cmdlines_size", before, sizeof(before));
+	read_top("options/print-parent", parent, sizeof(parent));
+	prefix_of(prefix, sizeof(prefix), "k");
+	assert_int_equal(tsync_instance_create(prefix, &ti), 0);
+	change_kept(ti, parent, before);
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+	read_top("saved_cmdlines_size", val, sizeof(val));
+	assert_string_equal(val, before);
 }
 
 /* A recording asks for the top instance only for what instances lack:
@@ -436,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_cleanup_stale),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_create_rec),
+		cmocka_unit_test(test_cmdlines_kept),
 		cmocka_unit_test_setup_teardown(test_cleanup_lock_held, lock_slot_new,
 						lock_slot_free),
 	};
