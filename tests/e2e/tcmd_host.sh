@@ -12,7 +12,8 @@
 #     instance and the agent's (the top instance) come out alternating;
 #   - the guest's options go to the agent as trace-cmd record words: one it
 #     refuses (an event it lacks) ends the run with a message naming the
-#     options, and -i (skip a missing event) makes the same run work.
+#     options, and -i (skip a missing event) makes the same run work;
+#   - --ts-offset after -A lands once in the guest file, as OFFSET.
 . "$(dirname "$0")/lib.inc"
 . "$(dirname "$0")/tcmd_checks.inc"
 need_root_tracefs
@@ -127,6 +128,15 @@ timeout 60 "$HOST" record -o "$out/opt.dat" -A "$EP" --name g -i -e sched:sched_
 trace-cmd report -i "$out/opt-g.dat" 2>/dev/null | grep -q "sched_switch:" ||
 	fail "the guest file of the -i run has no sched_switch"
 pass "-i reaches trace-cmd's agent: the missing event is skipped, sched_switch recorded"
+tc_idle
+# --ts-offset after -A: the guest file holds it once, as OFFSET (tsync-host
+# writes it; trace-cmd's agent is not asked to, or report would add it twice)
+timeout 60 "$HOST" record -o "$out/off.dat" -A "$EP" --name g --ts-offset 1000000000 \
+	-e sched:sched_switch -- sleep 0.2 > "$E2E_TMP/off.out" 2>&1 ||
+	fail "record with --ts-offset failed: $(cat "$E2E_TMP/off.out")"
+offs=$(trace-cmd dump --options -i "$out/off-g.dat" 2>&1 | awk '/\[Option OFFSET,/ { getline; print }')
+[ "$offs" = 1000000000 ] || fail "--ts-offset 1000000000: the guest file's OFFSET options: '$offs'"
+pass "--ts-offset after -A: one OFFSET 1000000000 in the guest file"
 tc_idle
 "$HOST" record --key-file /dev/null -A "$EP" --name g -e sched:sched_switch -- true \
 	> "$E2E_TMP/key.out" 2>&1 && fail "record --key-file with a trace-cmd agent succeeded"
