@@ -7,6 +7,7 @@
 #ifndef TSYNC_HOST_CLIENT_PRIV_H
 #define TSYNC_HOST_CLIENT_PRIV_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/stamp_round.h"
@@ -22,6 +23,7 @@ struct tsync_client {
 	struct tsync_session_reply session;
 	struct tsync_decode_ctx dctx;
 	uint32_t next_round;
+	bool rt_warned;		/* said once that probes run at normal priority */
 
 	struct tsync_stamp_cache stamps;	/* host stamps, kept across rounds */
 };
