@@ -132,6 +132,27 @@ static void write_round_record(const struct guest *g, const struct round_result 
 		log_debug("round record: %s", strerror(errno));
 }
 
+/* Appends (@ts, @offset) to @g's TIME_SHIFT samples of CPU @cpu. Returns
+ * 0, or -ENOMEM, said: the file then lacks that sample, not the others. */
+static int samples_push(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
+{
+	struct guest_samples *gs = &g->samples[cpu];
+
+	if (gs->count == gs->cap) {
+		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
+		void *p = realloc(gs->s, cap * sizeof(*gs->s));
+
+		if (!p) {
+			log_err("%s: CPU %u: no memory for a TIME_SHIFT sample", g->name, cpu);
+			return -ENOMEM;
+		}
+		gs->s = p;
+		gs->cap = cap;
+	}
+	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset };
+	return 0;
+}
+
 /* Appends a TIME_SHIFT sample for CPU @cpu from round result @r. */
 static void add_sample(struct guest *g, const struct round_result *r)
 {
@@ -142,18 +163,9 @@ static void add_sample(struct guest *g, const struct round_result *r)
 		gs->failed++;
 		return;
 	}
-	if (tsync_estimate_shift_sample(&r->est, &s))
+	if (tsync_estimate_shift_sample(&r->est, &s) ||
+	    samples_push(g, r->cpu, s.guest_ts, s.offset_ns))
 		return;
-	if (gs->count == gs->cap) {
-		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
-		void *p = realloc(gs->s, cap * sizeof(*gs->s));
-
-		if (!p)
-			return;
-		gs->s = p;
-		gs->cap = cap;
-	}
-	gs->s[gs->count++] = (struct tracedat_ts_sample){ s.guest_ts, s.offset_ns };
 	atomic_store(&g->live_offset_ns, s.offset_ns);
 	atomic_store(&g->live_error_ns, r->est.error_ns);
 	atomic_fetch_add(&g->live_rounds, 1);
@@ -167,22 +179,13 @@ static void add_sample(struct guest *g, const struct round_result *r)
  * error bound, so the adaptive interval sees 0. */
 static void add_tcmd_sample(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
 {
-	struct guest_samples *gs = &g->samples[cpu];
 	struct tsync_shift_sample s = { ts, offset };
 
-	if (gs->count == gs->cap) {
-		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
-		void *p = realloc(gs->s, cap * sizeof(*gs->s));
-
-		if (!p)
-			return;
-		gs->s = p;
-		gs->cap = cap;
-	}
-	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset };
+	if (samples_push(g, cpu, ts, offset))
+		return;
 	atomic_store(&g->live_offset_ns, offset);
 	atomic_fetch_add(&g->live_rounds, 1);
-	tsync_interval_add(gs->iv, &s, 0, NULL);
+	tsync_interval_add(g->samples[cpu].iv, &s, 0, NULL);
 }
 
 /* One PTP sample per CPU of a trace-cmd agent; 0 or -errno (broken). */
