@@ -255,10 +255,10 @@ int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, boo
 	if (!txt)
 		return errno ? -errno : -EIO;
 	val = top_value(file, txt);
-	k = realloc(ti->kept, (ti->nkept + 1) * sizeof(*k));
+	k = val ? realloc(ti->kept, (ti->nkept + 1) * sizeof(*k)) : NULL;
 	if (!k) {
 		free(txt);
-		return -ENOMEM;
+		return val ? -ENOMEM : -EINVAL;
 	}
 	ti->kept = k;
 	k += ti->nkept;
