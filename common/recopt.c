@@ -341,7 +341,9 @@ static int add_func(struct tsync_recopt *r, struct tsync_recopt_list *l, const c
 	return list_add(l, f, err, errlen);
 }
 
-/* --verbose[=LEVEL]: trace-cmd's names or numbers; alone: info. */
+/* --verbose[=LEVEL]: trace-cmd's names or numbers, as trace-cmd reads
+ * them: a name by its first letters ("warning" is warn), a number of any
+ * size ("all" above 6); alone: info. */
 static int set_verbose(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
 {
 	static const char *const names[] = { "none", "crit", "err", "warn", "info", "debug",
@@ -351,13 +353,14 @@ static int set_verbose(struct tsync_recopt *r, const char *s, char *err, size_t 
 		r->verbose = TSYNC_RECOPT_LOG_INFO;
 		return 0;
 	}
-	if (isdigit((unsigned char)s[0]) && !s[1]) {
-		/* trace-cmd: a number above "all" means all */
-		r->verbose = s[0] - '0' > TSYNC_RECOPT_LOG_ALL ? TSYNC_RECOPT_LOG_ALL : s[0] - '0';
+	if (isdigit((unsigned char)s[0])) {
+		unsigned long n = strtoul(s, NULL, 10);	/* ULONG_MAX when huge */
+
+		r->verbose = n > TSYNC_RECOPT_LOG_ALL ? TSYNC_RECOPT_LOG_ALL : (int)n;
 		return 0;
 	}
 	for (int i = 0; names[i]; i++) {
-		if (!strcmp(s, names[i])) {
+		if (!strncmp(s, names[i], strlen(names[i]))) {
 			r->verbose = i;
 			return 0;
 		}

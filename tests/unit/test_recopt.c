@@ -197,6 +197,27 @@ static void test_host_defaults_and_globals(void **state)
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--verbose=9", err, sizeof(err)), 2);
 	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_ALL);
 	tsync_recopt_free(&r);
+	/* trace-cmd takes a level by its first letters ("warning" is "warn",
+	 * as its man page spells them) and a number of any size */
+	{
+		static const struct { const char *arg; int want; } lv[] = {
+			{ "--verbose=warning", TSYNC_RECOPT_LOG_WARN },
+			{ "--verbose=critical", TSYNC_RECOPT_LOG_CRIT },
+			{ "--verbose=error", TSYNC_RECOPT_LOG_ERR },
+			{ "--verbose=12", TSYNC_RECOPT_LOG_ALL },
+			{ "--verbose=0", TSYNC_RECOPT_LOG_NONE },
+		};
+
+		for (size_t i = 0; i < sizeof(lv) / sizeof(lv[0]); i++) {
+			assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, lv[i].arg, err,
+					       sizeof(err)), 2);
+			assert_int_equal(r.verbose, lv[i].want);
+			tsync_recopt_free(&r);
+		}
+	}
+	assert_true(parse(&r, TSYNC_RECOPT_HOST, "--verbose=bogus", err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "expected none, crit, err, warn, info, debug, all"));
+	tsync_recopt_free(&r);
 
 	/* trace-cmd: a negative interval means no synchronization at all */
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--tsync-interval -1", err, sizeof(err)), 3);
