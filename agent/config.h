@@ -30,7 +30,10 @@ struct agent_cfg {
 	struct tsync_key *key;	/* --key-file (common/auth.h) or NULL; owned by main */
 	bool daemonize;
 	const char *pidfile;
-	int verbose;
+	int log_level;		/* enum tsync_log_level: -v, --verbose[=LEVEL] */
+	const char *tcmd_client;	/* trace-cmd agent's -N HOST, or NULL */
+	uint32_t tcmd_port;	/* trace-cmd agent's -p (default 823) */
+	bool tcmd_port_set;	/* -p given */
 };
 
 #endif

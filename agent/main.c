@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
 #include "agent/agent.h"
 #include "common/log.h"
 #include "common/opt.h"
+#include "common/recopt.h"
 #include "common/version.h"
 #include "proto/tcmd.h"
 #include "proto/proto.h"
@@ -23,7 +26,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-enum { O_LISTEN = 1, O_TCMD_LISTEN, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
+enum { O_LISTEN = 1, O_TCMD_LISTEN, O_TCMD_CLIENT, O_TCMD_PORT, O_PROXY, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
        O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE,
        O_VERSION, O_HELP };
 
@@ -43,6 +46,17 @@ static const struct tsync_opt agent_opts[] = {
 	  .def_text = "vsock:any:823 when listening on vsock",
 	  .help = "one more endpoint, for trace-cmd hosts (every endpoint serves both "
 		  "protocols); none: no extra one" },
+	{ .id = O_TCMD_CLIENT, .name = "tcmd-client", .short_name = 'N',
+	  .type = TSYNC_OPT_STRING, .arg = "HOST", .def_text = "none",
+	  .help = "trace-cmd agent's -N: listen on TCP (port -p) instead of vsock, for "
+		  "HOST only (its addresses join --allow)" },
+	{ .id = O_TCMD_PORT, .name = "tcmd-port", .short_name = 'p', .type = TSYNC_OPT_INT,
+	  .arg = "PORT", .def = "823", .min = 1, .max = 4294967294.0,
+	  .help = "trace-cmd agent's -p: the port for trace-cmd hosts, on vsock (or TCP "
+		  "with -N)" },
+	{ .id = O_PROXY, .short_name = 'P', .type = TSYNC_OPT_STRING,
+	  .flags = TSYNC_OPT_UNSUPPORTED,
+	  .help = "trace-cmd's proxy mode is not part of tsync-agent" },
 	{ .id = O_DAEMON, .name = "daemon", .short_name = 'D', .type = TSYNC_OPT_FLAG,
 	  .help = "run in the background, log to syslog" },
 	{ .id = O_PIDFILE, .name = "pidfile", .type = TSYNC_OPT_STRING, .arg = "FILE",
@@ -83,8 +97,10 @@ static const struct tsync_opt agent_opts[] = {
 	{ .id = O_MSGKB, .name = "max-message-kb", .type = TSYNC_OPT_INT, .arg = "KB",
 	  .def = "1024", .min = 4, .max = TSYNC_MSG_MAX / 1024.0,
 	  .help = "largest message a host may send" },
-	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
-	  .help = "debug logging (every message sent and received)" },
+	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_STRING,
+	  .flags = TSYNC_OPT_OPTIONAL, .arg = "LEVEL",
+	  .help = "debug logging (every message sent and received); LEVEL: trace-cmd's "
+		  "(none, crit, err, warn, info, debug, all or 0-6)" },
 	{ .id = O_VERSION, .name = "version", .type = TSYNC_OPT_FLAG,
 	  .help = "print the version and exit" },
 	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
@@ -94,7 +110,9 @@ static const struct tsync_opt agent_opts[] = {
 
 static const struct tsync_opt_cmd agent_cmd = {
 	.prog = "tsync-agent",
-	.synopsis = "usage: tsync-agent [-l ENDPOINT]... [-D] [--pidfile FILE] [-v] [OPTIONS]\n",
+	.synopsis = "usage: tsync-agent [-l ENDPOINT]... [-D] [--pidfile FILE] [-v] [OPTIONS]\n"
+		    "       tsync-agent [-N HOST] [-p PORT] [-D] [--verbose[=LEVEL]] "
+		    "(trace-cmd agent's)\n",
 	.opts = agent_opts,
 };
 
@@ -119,7 +137,15 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 
 	switch (o->id) {
 	case O_LISTEN:
+		/* trace-cmd's -N: TCP instead of the default vsock */
+		if (v->is_default && cfg->tcmd_client)
+			return 0;
 		return add_listen(cfg, v->str, err, errlen);
+	case O_TCMD_CLIENT: cfg->tcmd_client = v->str; return 0;
+	case O_TCMD_PORT:
+		cfg->tcmd_port = (uint32_t)v->num;
+		cfg->tcmd_port_set = !v->is_default;
+		return 0;
 	case O_TCMD_LISTEN:
 		cfg->tcmd_listen_set = true;
 		return strcmp(v->str, "none") ? add_listen(cfg, v->str, err, errlen) : 0;
@@ -137,7 +163,13 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_BUFKB: cfg->max_buffer_kb = (uint32_t)v->num; return 0;
 	case O_TRACEMB: cfg->max_trace_mb = (uint32_t)v->num; return 0;	/* 0: RAM / 4 */
 	case O_MSGKB: cfg->max_msg_kb = (uint32_t)v->num; return 0;
-	case O_VERBOSE: cfg->verbose++; return 0;
+	case O_VERBOSE:
+		/* alone: tsync's debug; a LEVEL: trace-cmd's meaning */
+		cfg->log_level = v->str ? tsync_recopt_verbose_level(v->str) : TSYNC_RECOPT_LOG_DEBUG;
+		if (cfg->log_level < 0)
+			return snprintf(err, errlen, "%s", TSYNC_RECOPT_VERBOSE_EXPECTED), -1;
+		cfg->log_level = tsync_recopt_log_level(cfg->log_level);
+		return 0;
 	case O_VERSION:
 		printf("tsync-agent %s\n", TSYNC_VERSION);
 		exit(0);
@@ -145,26 +177,67 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	return snprintf(err, errlen, "not handled"), -1;
 }
 
-_Static_assert(TCMD_VSOCK_PORT == 823, "--tcmd-listen default");
+_Static_assert(TCMD_VSOCK_PORT == 823, "--tcmd-listen and -p default");
 
 /* Without --tcmd-listen, an agent on vsock also listens on trace-cmd's
- * agent port, where `trace-cmd record -A CID` looks for it. */
-static void add_tcmd_default(struct agent_cfg *cfg)
+ * agent port (-p, default 823), where `trace-cmd record -A CID` looks for
+ * it. Returns true if it does. */
+static bool add_tcmd_default(struct agent_cfg *cfg)
 {
 	int n = cfg->nlisten;
 
 	if (cfg->tcmd_listen_set || n >= AGENT_MAX_LISTEN)
-		return;
+		return false;
 	for (int i = 0; i < n; i++) {
 		if (cfg->listen[i].kind != TSYNC_EP_VSOCK)
 			continue;
-		if (cfg->listen[i].port == TCMD_VSOCK_PORT)
-			return;
+		if (cfg->listen[i].port == cfg->tcmd_port)
+			return true;
 		cfg->listen[n] = cfg->listen[i];
-		cfg->listen[n].port = TCMD_VSOCK_PORT;
+		cfg->listen[n].port = cfg->tcmd_port;
 		cfg->nlisten++;
-		return;
+		return true;
 	}
+	return false;
+}
+
+/*
+ * trace-cmd agent's -N HOST: listens on TCP port -p of every address, and
+ * lets HOST's addresses in (trace-cmd's agent admits that host alone too;
+ * every other limit of the agent still applies). Returns 0, or -1 with
+ * @err set.
+ */
+static int add_tcmd_client(struct agent_cfg *cfg, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	char addr[INET6_ADDRSTRLEN], ep[64];
+	bool v4 = false;
+	int ret;
+
+	if (cfg->tcmd_port > 65535)
+		return snprintf(err, errlen, "-p %u: a TCP port (-N) is 1-65535",
+				cfg->tcmd_port), -1;
+	ret = getaddrinfo(cfg->tcmd_client, NULL, &hints, &res);
+	if (ret)
+		return snprintf(err, errlen, "-N %s: %s", cfg->tcmd_client,
+				gai_strerror(ret)), -1;
+	for (ai = res, ret = 0; ai && !ret; ai = ai->ai_next) {
+		ret = getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr), NULL, 0,
+				  NI_NUMERICHOST);
+		if (ret) {
+			snprintf(err, errlen, "-N %s: %s", cfg->tcmd_client, gai_strerror(ret));
+			break;
+		}
+		v4 |= ai->ai_family == AF_INET;
+		ret = tsync_acl_add_ip(cfg->acl, addr, err, errlen);
+	}
+	freeaddrinfo(res);
+	if (ret)
+		return -1;
+	/* both families: 0.0.0.0 (an IPv6 listener would clash on the port) */
+	snprintf(ep, sizeof(ep), "tcp:%s:%u", v4 ? "0.0.0.0" : "[::]", cfg->tcmd_port);
+	return add_listen(cfg, ep, err, errlen);
 }
 
 /* Parses the command line into @cfg; exits on error. */
@@ -177,7 +250,17 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 		fprintf(stderr, "tsync-agent: unexpected argument '%s'\n", argv[first]);
 		exit(2);
 	}
-	add_tcmd_default(cfg);
+	if (cfg->tcmd_client && add_tcmd_client(cfg, err, sizeof(err))) {
+		fprintf(stderr, "tsync-agent: %s\n", err);
+		exit(2);
+	}
+	if (!cfg->tcmd_client && !add_tcmd_default(cfg) && cfg->tcmd_port_set) {
+		fprintf(stderr, "tsync-agent: -p %u has no endpoint to apply to: it is the "
+			"port for trace-cmd hosts on vsock (a vsock -l), or on TCP with -N "
+			"HOST%s\n", cfg->tcmd_port,
+			cfg->tcmd_listen_set ? "; --tcmd-listen names that endpoint whole" : "");
+		exit(2);
+	}
 	/* Whoever connects controls kernel tracing as root: vsock admits only
 	 * the host unless told otherwise (--allow-cid's default), TCP nobody
 	 * unless told whom. */
@@ -206,7 +289,7 @@ static int write_pidfile(const char *path)
 
 int main(int argc, char **argv)
 {
-	struct agent_cfg cfg = { 0 };	/* defaults: agent_opts[] */
+	struct agent_cfg cfg = { .log_level = TSYNC_LOG_INFO };	/* the rest: agent_opts[] */
 	struct agent *a;
 	sigset_t mask;
 	char rules[512];
@@ -218,8 +301,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	parse_args(argc, argv, &cfg);
-	tsync_log_init("tsync-agent", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO,
-		       cfg.daemonize);
+	tsync_log_init("tsync-agent", cfg.log_level, cfg.daemonize);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* SIGTERM/SIGINT arrive through a signalfd polled by the accept loop,

@@ -341,32 +341,44 @@ static int add_func(struct tsync_recopt *r, struct tsync_recopt_list *l, const c
 	return list_add(l, f, err, errlen);
 }
 
-/* --verbose[=LEVEL]: trace-cmd's names or numbers, as trace-cmd reads
- * them: a name by its first letters ("warning" is warn), a number of any
- * size ("all" above 6); alone: info. */
-static int set_verbose(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+/* Reads trace-cmd's --verbose LEVEL; see recopt.h. */
+int tsync_recopt_verbose_level(const char *s)
 {
 	static const char *const names[] = { "none", "crit", "err", "warn", "info", "debug",
 					     "all", NULL };
 
-	if (!s) {
-		r->verbose = TSYNC_RECOPT_LOG_INFO;
-		return 0;
-	}
+	if (!s)
+		return TSYNC_RECOPT_LOG_INFO;
 	if (isdigit((unsigned char)s[0])) {
 		unsigned long n = strtoul(s, NULL, 10);	/* ULONG_MAX when huge */
 
-		r->verbose = n > TSYNC_RECOPT_LOG_ALL ? TSYNC_RECOPT_LOG_ALL : (int)n;
+		return n > TSYNC_RECOPT_LOG_ALL ? TSYNC_RECOPT_LOG_ALL : (int)n;
+	}
+	for (int i = 0; names[i]; i++)
+		if (!strncmp(s, names[i], strlen(names[i])))
+			return i;
+	return -EINVAL;
+}
+
+/* Maps trace-cmd's level onto tsync's; see recopt.h. */
+enum tsync_log_level tsync_recopt_log_level(int verbose)
+{
+	switch (verbose) {
+	case TSYNC_RECOPT_LOG_NONE: case TSYNC_RECOPT_LOG_CRIT: case TSYNC_RECOPT_LOG_ERR:
+		return TSYNC_LOG_ERR;
+	case TSYNC_RECOPT_LOG_WARN: return TSYNC_LOG_WARN;
+	case TSYNC_RECOPT_LOG_DEBUG: case TSYNC_RECOPT_LOG_ALL: return TSYNC_LOG_DEBUG;
+	}
+	return TSYNC_LOG_INFO;
+}
+
+/* --verbose[=LEVEL]: trace-cmd's levels; alone: info. */
+static int set_verbose(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+{
+	r->verbose = tsync_recopt_verbose_level(s);
+	if (r->verbose >= 0)
 		return 0;
-	}
-	for (int i = 0; names[i]; i++) {
-		if (!strncmp(s, names[i], strlen(names[i]))) {
-			r->verbose = i;
-			return 0;
-		}
-	}
-	return snprintf(err, errlen, "expected none, crit, err, warn, info, debug, all or "
-			"a number"), -1;
+	return snprintf(err, errlen, "%s", TSYNC_RECOPT_VERBOSE_EXPECTED), -1;
 }
 
 /* -M: a hex CPU mask as trace-cmd takes it (commas allowed, as tracing_cpumask

@@ -40,6 +40,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/log.h"
+
 enum tsync_recopt_scope {
 	TSYNC_RECOPT_HOST,
 	TSYNC_RECOPT_GUEST,
@@ -174,6 +176,21 @@ bool tsync_recopt_plain_events(const struct tsync_recopt *r);
 
 /* Prints the usage of `tsync-host record`, generated from the table. */
 void tsync_recopt_usage(FILE *f);
+
+/*
+ * Reads trace-cmd's --verbose LEVEL as trace-cmd reads it: a name by its
+ * first letters (none, crit, err, warn, info, debug, all: "warning" is
+ * warn), or a number of any size (above 6: all); NULL: info. Returns the
+ * level (TSYNC_RECOPT_LOG_*) or -EINVAL.
+ */
+int tsync_recopt_verbose_level(const char *s);
+/* What tsync_recopt_verbose_level() refuses gets this message. */
+#define TSYNC_RECOPT_VERBOSE_EXPECTED \
+	"expected none, crit, err, warn, info, debug, all or a number"
+
+/* tsync's log level for trace-cmd's @verbose (none, crit and err: errors
+ * only; debug and all: debug; unset: info). */
+enum tsync_log_level tsync_recopt_log_level(int verbose);
 
 /* The choices of --stamp, NULL-terminated (index = tsync_recopt.stamp). */
 extern const char *const tsync_recopt_stamps[];

@@ -155,15 +155,7 @@ static bool at_agent(int argc, char **argv, int at)
 /* Maps trace-cmd's --verbose levels and -q onto ours. */
 static int log_level(const struct tsync_recopt *o)
 {
-	if (o->quiet)
-		return TSYNC_LOG_ERR;
-	switch (o->verbose) {
-	case TSYNC_RECOPT_LOG_NONE: case TSYNC_RECOPT_LOG_CRIT: case TSYNC_RECOPT_LOG_ERR:
-		return TSYNC_LOG_ERR;
-	case TSYNC_RECOPT_LOG_WARN: return TSYNC_LOG_WARN;
-	case TSYNC_RECOPT_LOG_DEBUG: case TSYNC_RECOPT_LOG_ALL: return TSYNC_LOG_DEBUG;
-	}
-	return TSYNC_LOG_INFO;
+	return o->quiet ? TSYNC_LOG_ERR : tsync_recopt_log_level(o->verbose);
 }
 
 /* Parses the command line into @cfg or exits; see record_args.h. */
