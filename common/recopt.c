@@ -80,20 +80,22 @@ static const struct tsync_opt rec_opts[] = {
 	{ .id = R_CPUMASK, .short_name = 'M', .type = STRV, .arg = "CPUMASK",
 	  .flags = TSYNC_OPT_SCOPED, .def_text = "all CPUs", .help = "trace these CPUs (hex)" },
 	{ .id = R_BUFKB, .short_name = 'b', .type = TSYNC_OPT_INT, .arg = "KB",
-	  .flags = TSYNC_OPT_SCOPED, .min = 1, .max = 16 * 1024 * 1024,
-	  .def_text = "the kernel's default", .help = "per-CPU buffer size in KiB" },
+	  .flags = TSYNC_OPT_SCOPED, .min = 0, .max = 16 * 1024 * 1024,
+	  .def_text = "the kernel's default",
+	  .help = "per-CPU buffer size in KiB (0: the default, as trace-cmd)" },
 	{ .id = R_IGNORE, .short_name = 'i', .type = FLAG,
 	  .help = "skip an -e that matches no event instead of failing" },
 	{ .id = R_NOFILTER, .name = "no-filter", .type = FLAG,
 	  .help = "also record tsync's own threads" },
 	{ .id = R_CMDLINES, .name = "cmdlines-size", .type = TSYNC_OPT_INT, .arg = "N",
-	  .flags = TSYNC_OPT_SCOPED, .min = 1, .max = 32768, .def_text = "the kernel's",
-	  .help = "saved_cmdlines entries (pid to comm)" },
+	  .flags = TSYNC_OPT_SCOPED, .min = 0, .max = 32768, .def_text = "the kernel's",
+	  .help = "saved_cmdlines entries (pid to comm; 0: the kernel's)" },
 	{ .id = R_SLEEP, .short_name = 's', .type = TSYNC_OPT_INT, .arg = "USECS",
-	  .min = 0, .max = 10000000, .def = "50000",
+	  .min = 0, .max = INT_MAX, .def = "50000",
 	  .help = "the recorders look for new data every USECS (and at 10% fill)" },
 	{ .id = R_PRIO, .short_name = 'r', .type = TSYNC_OPT_INT, .arg = "PRIO",
-	  .min = 1, .max = 99, .help = "run tsync-host's threads at SCHED_FIFO PRIO" },
+	  .min = 0, .max = 99,
+	  .help = "run tsync-host's threads at SCHED_FIFO PRIO (0: normal priority)" },
 	{ .id = R_VERBOSE, .name = "verbose", .type = STRV, .arg = "LEVEL",
 	  .flags = TSYNC_OPT_OPTIONAL, .def_text = "info",
 	  .help = "none, crit, err, warn, info, debug, all or 0-6; alone: info" },
@@ -313,7 +315,8 @@ static int add_pids(struct tsync_recopt *r, const char *s, char *err, size_t err
 
 		errno = 0;
 		v = strtol(p, &end, 10);
-		if (errno || end == p || v <= 0 || v > INT_MAX || (*end && *end != ','))
+		/* 0 is the idle task, as trace-cmd takes it */
+		if (errno || end == p || v < 0 || v > INT_MAX || (*end && *end != ','))
 			return snprintf(err, errlen, "expected process ids separated by ','"), -1;
 		nv = realloc(r->pids, sizeof(*nv) * (size_t)(r->npids + 1));
 		if (!nv)
