@@ -194,11 +194,10 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out)
 	return 0;
 }
 
-/* Returns what to write back to the top instance's @file, read as @txt
- * (modified): trace_clock's selected name, buffer_size_kb's first number
- * (the kernel says "7 (expanded: 1408)" before the first use). */
-static char *top_value(const char *file, char *txt)
+/* The value to write back to tracefs @file read as @txt; see instance.h. */
+char *tsync_instance_file_value(const char *file, char *txt)
 {
+	static const char expanded[] = "(expanded: ";
 	char *p, *end;
 
 	if (!strcmp(file, "trace_clock")) {
@@ -209,8 +208,11 @@ static char *top_value(const char *file, char *txt)
 		*end = '\0';
 		return p + 1;
 	}
+	p = strstr(txt, expanded);
+	if (p && !strcmp(file, "buffer_size_kb"))
+		txt = p + sizeof(expanded) - 1;
 	p = txt + strspn(txt, " ");
-	p[strcspn(p, " \n")] = '\0';
+	p[strcspn(p, " )\n")] = '\0';
 	return p;
 }
 
@@ -219,7 +221,7 @@ static int top_save(struct tsync_instance *ti)
 {
 	for (size_t i = 0; i < TOP_SAVED; i++) {
 		char *txt = tracefs_instance_file_read(NULL, top_saved_files[i], NULL);
-		char *val = txt ? top_value(top_saved_files[i], txt) : NULL;
+		char *val = txt ? tsync_instance_file_value(top_saved_files[i], txt) : NULL;
 
 		ti->saved[i] = val ? strdup(val) : NULL;
 		free(txt);
@@ -254,7 +256,7 @@ int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, boo
 	txt = tracefs_instance_file_read(inst, file, NULL);
 	if (!txt)
 		return errno ? -errno : -EIO;
-	val = top_value(file, txt);
+	val = tsync_instance_file_value(file, txt);
 	k = val ? realloc(ti->kept, (ti->nkept + 1) * sizeof(*k)) : NULL;
 	if (!k) {
 		free(txt);

@@ -96,6 +96,15 @@ int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock);
  */
 int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global);
 
+/*
+ * The value to write back to tracefs @file read as @txt (modified; the
+ * result points into it, or NULL): trace_clock's selected clock;
+ * buffer_size_kb's size, which before the top buffer's first use the
+ * kernel shows as "7 (expanded: 1408)" (1408 is the size it will have:
+ * writing 7 back would make it 7 KiB for real); else the first word.
+ */
+char *tsync_instance_file_value(const char *file, char *txt);
+
 /* Sets the ring buffer to @kb KiB per CPU. Returns 0 or -errno. */
 int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb);
 

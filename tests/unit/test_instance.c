@@ -411,6 +411,28 @@ static void test_top(void **state)
 	assert_int_equal(tsync_instance_destroy(again), 0);
 }
 
+/* What is written back of a file read as text: an unused top buffer
+ * reads "7 (expanded: 1408)" and must get 1408 back, not 7 KiB. */
+static void test_file_value(void **state)
+{
+	static const struct { const char *file, *txt, *want; } rows[] = {
+		{ "buffer_size_kb", "7 (expanded: 1408)\n", "1408" },
+		{ "buffer_size_kb", "1410\n", "1410" },
+		{ "trace_clock", "local [global] counter\n", "global" },
+		{ "options/print-parent", "1\n", "1" },
+		{ "saved_cmdlines_size", "6552\n", "6552" },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", rows[i].txt);
+		assert_string_equal(tsync_instance_file_value(rows[i].file, buf), rows[i].want);
+	}
+	snprintf(buf, sizeof(buf), "local global\n");	/* no clock selected */
+	assert_null(tsync_instance_file_value("trace_clock", buf));
+}
+
 /* --cmdlines-size changes the kernel's saved_cmdlines_size: a private
  * instance gives it back too, as trace-cmd does. */
 static void test_cmdlines_kept(void **state)
@@ -490,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_create_rec),
 		cmocka_unit_test(test_cmdlines_kept),
+		cmocka_unit_test(test_file_value),
 		cmocka_unit_test_setup_teardown(test_cleanup_lock_held, lock_slot_new,
 						lock_slot_free),
 	};
