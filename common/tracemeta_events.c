@@ -146,17 +146,97 @@ static bool tracer_event(const char *ev, char *err, size_t errlen)
 	return true;
 }
 
-/* Resolves one spec into @e. Returns 0 or -errno with @err set. */
+/* True if @s has glob characters. */
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/*
+ * "SYS:EV": the events matching @ev (a glob; empty: all) of system @sys, or
+ * of every system matching @sys when it is a glob, as trace-cmd globs
+ * events/SYS/EV. Returns 0 or -errno with @err set (@spec names it).
+ */
+static int resolve_sys_ev(struct tracemeta_events *e, char **systems, const char *sys,
+			  const char *ev, const char *filter, const char *spec, char *err,
+			  size_t errlen)
+{
+	int ret = 0;
+
+	if (!*ev)
+		ev = "*";	/* trace-cmd: "sched:" is all of sched */
+	if (!strcmp(sys, "ftrace") && tracer_event(ev, err, errlen))
+		return -EINVAL;
+	if (!is_glob(sys)) {
+		if (!is_system(systems, sys)) {
+			tsync_set_err(err, errlen, "unknown event '%s' (no system '%s')",
+				      spec, sys);
+			return -ENOENT;
+		}
+		ret = add_matching(e, sys, ev, filter);
+	} else {
+		/* the kernel's systems (ftrace, written by tracers, not among
+		 * them): a glob cannot name a path of its own */
+		for (int i = 0; systems[i] && ret >= 0; i++) {
+			int n = fnmatch(sys, systems[i], 0) ? 0 :
+				add_matching(e, systems[i], ev, filter);
+
+			ret = n < 0 ? n : ret + n;
+		}
+	}
+	if (ret == 0) {
+		tsync_set_err(err, errlen, "unknown event '%s'", spec);
+		return -ENOENT;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * A spec without ':': whole systems matching it and events of that name
+ * (or glob) in every system, as trace-cmd takes them. Returns 0 or -errno
+ * with @err set.
+ */
+static int resolve_name(struct tracemeta_events *e, char **systems, const char *spec,
+			const char *filter, char *err, size_t errlen)
+{
+	int first = e->n, ret = 0;
+
+	if (!is_glob(spec) && is_system(systems, spec))
+		return add_sel(e, strcmp(spec, "ftrace") ? SEL_SYSTEM : SEL_FTRACE, spec, NULL,
+			       filter);
+	for (int i = 0; is_glob(spec) && systems[i] && !ret; i++)
+		if (!fnmatch(spec, systems[i], 0))
+			ret = add_sel(e, SEL_SYSTEM, systems[i], NULL, filter);
+	if (ret)
+		return ret;
+	/* an event name alone, as trace-cmd accepts: look in every system */
+	ret = add_matching(e, "ftrace", spec, filter);
+	for (int i = 0; systems[i] && ret >= 0; i++) {
+		int n = add_matching(e, systems[i], spec, filter);
+
+		ret = n < 0 ? n : ret + n;
+	}
+	if (ret < 0)
+		return ret;
+	if (e->n == first) {
+		tsync_set_err(err, errlen, "unknown event or system '%s'", spec);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Resolves one spec into @e: "all", "SYS:EV", "SYS/EV" (trace-cmd takes
+ * both), "SYS" or "EV", globs allowed in SYS and EV. Returns 0 or -errno
+ * with @err set. */
 static int resolve_one(struct tracemeta_events *e, char **systems,
 		       const struct tracemeta_event_spec *sp, char *err,
 		       size_t errlen)
 {
-	const char *spec = sp->spec, *colon;
+	const char *spec = sp->spec, *sep;
 	char sys[256];
-	int ret = 0;
 
-	if (!spec || !*spec || strlen(spec) >= sizeof(sys) ||
-	    strpbrk(spec, "/ \t\n")) {
+	if (!spec || !*spec || strlen(spec) >= sizeof(sys) || strpbrk(spec, " \t\n") ||
+	    strstr(spec, "..")) {
 		tsync_set_err(err, errlen, "malformed event '%s'", spec ? spec : "");
 		return -EINVAL;
 	}
@@ -168,45 +248,17 @@ static int resolve_one(struct tracemeta_events *e, char **systems,
 		}
 		return add_sel(e, SEL_ALL, NULL, NULL, NULL);
 	}
-	colon = strchr(spec, ':');
-	if (colon) {
-		memcpy(sys, spec, (size_t)(colon - spec));
-		sys[colon - spec] = '\0';
-		if (!sys[0] || !colon[1] || strchr(colon + 1, ':')) {
-			tsync_set_err(err, errlen, "malformed event '%s'", spec);
-			return -EINVAL;
-		}
-		if (!strcmp(sys, "ftrace") && tracer_event(colon + 1, err, errlen))
-			return -EINVAL;
-		if (!is_system(systems, sys)) {
-			tsync_set_err(err, errlen, "unknown event '%s' (no system '%s')",
-			       spec, sys);
-			return -ENOENT;
-		}
-		ret = add_matching(e, sys, colon + 1, sp->filter);
-		if (ret == 0) {
-			tsync_set_err(err, errlen, "unknown event '%s'", spec);
-			return -ENOENT;
-		}
-		return ret < 0 ? ret : 0;
+	/* one separator, ':' or '/' (not both, never a second one) */
+	sep = strpbrk(spec, ":/");
+	if (sep && (sep == spec || strpbrk(sep + 1, ":/") || (*sep == '/' && !sep[1]))) {
+		tsync_set_err(err, errlen, "malformed event '%s'", spec);
+		return -EINVAL;
 	}
-	if (is_system(systems, spec))
-		return add_sel(e, strcmp(spec, "ftrace") ? SEL_SYSTEM :
-			       SEL_FTRACE, spec, NULL, sp->filter);
-	/* an event name alone, as trace-cmd accepts: look in every system */
-	ret = add_matching(e, "ftrace", spec, sp->filter);
-	for (int i = 0; systems[i] && ret >= 0; i++) {
-		int n = add_matching(e, systems[i], spec, sp->filter);
-
-		ret = n < 0 ? n : ret + n;
-	}
-	if (ret < 0)
-		return ret;
-	if (!ret) {
-		tsync_set_err(err, errlen, "unknown event or system '%s'", spec);
-		return -ENOENT;
-	}
-	return 0;
+	if (!sep)
+		return resolve_name(e, systems, spec, sp->filter, err, errlen);
+	memcpy(sys, spec, (size_t)(sep - spec));
+	sys[sep - spec] = '\0';
+	return resolve_sys_ev(e, systems, sys, sep + 1, sp->filter, spec, err, errlen);
 }
 
 int tracemeta_resolve_events(const struct tracemeta_event_spec *specs, int n,

@@ -3,7 +3,8 @@
 # record (with the `-d -k --no-filter` it needs here) and to tsync-host
 # record on the same command line: what trace-cmd accepts, tsync accepts
 # (0 for -b, -r and --cmdlines-size means "leave it", -P 0 is the idle
-# task, -s may be long), and what trace-cmd refuses tsync refuses too.
+# task, -s may be long; events as SYS/EV, "SYS:", glob systems), and what
+# trace-cmd refuses tsync refuses too.
 # Exit 0 pass, 77 skip, 1 fail.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
@@ -16,9 +17,11 @@ rows=(
 	"ok -b 0" "ok -b 1" "ok -r 0" "ok --cmdlines-size 0" "ok -s 0"
 	"ok -s 1000000000" "ok -m 0" "ok -P 0" "ok -P 1,2" "ok -M 0x3"
 	"ok --tsync-interval 0" "ok --compression any" "ok --verbose=warning"
+	"ok -e sched/sched_wakeup" "ok -e sched:" "ok -e *:*wakeup*" "ok -e sche?"
 	"no -b -5" "no --file-version 5" "no --compression ZSTD" "no -C LOCAL"
-	"no --verbose=bogus"
+	"no --verbose=bogus" "no -e nosuch:event" "no -e zz*:sched_switch"
 )
+set -f	# the globs above go to the programs as they are
 n=0
 for row in "${rows[@]}"; do
 	want=${row%% *} opts=${row#* }

@@ -418,10 +418,16 @@ static void test_resolve(void **state)
 	assert_non_null(strstr(err, "sched:zz*"));
 	assert_int_equal(resolve1("all", "pid == 1", &n, err, sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(resolve1("sched:", NULL, &n, err, sizeof(err)), -EINVAL);
 	assert_int_equal(resolve1(":x", NULL, &n, err, sizeof(err)), -EINVAL);
 	assert_int_equal(resolve1("../sched", NULL, &n, err, sizeof(err)),
 			 -EINVAL);
+	assert_int_equal(resolve1("sched/", NULL, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(resolve1("sched/sched_switch/x", NULL, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(resolve1("sched:sched_switch/x", NULL, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(resolve1("zz*:sched_switch", NULL, &n, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "'zz*:sched_switch'"));
 	assert_int_equal(tracemeta_resolve_events(two, 2, &ev, err, sizeof(err)),
 			 -ENOENT);
 	assert_null(ev);
@@ -438,6 +444,18 @@ static void test_resolve(void **state)
 	assert_int_equal(resolve1("sched:sched_switch", "prev_pid != 0", &n, err,
 				  sizeof(err)), 0);
 	assert_int_equal(n, 1);
+	/* trace-cmd's other forms: SYS/EV, "SYS:" for all of SYS, a glob
+	 * system, a glob without ':' matching systems and event names */
+	assert_int_equal(resolve1("sched/sched_switch", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("sched:", NULL, &n, err, sizeof(err)), 0);
+	assert_true(n > 1);
+	assert_int_equal(resolve1("sch*:sched_switch", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("*:sched_switch", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(resolve1("sche?", NULL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);		/* the sched system, whole */
 }
 
 /* Enabling with filters; a rejected filter names its event. */
