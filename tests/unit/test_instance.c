@@ -405,6 +405,15 @@ static void test_top(void **state)
 	assert_int_equal(tsync_instance_destroy(ti), 0);
 	for (size_t i = 0; i < NTOP; i++) {
 		read_top(top_files[i], val, sizeof(val));
+		if (strstr(before[i], "(expanded: ")) {
+			/* a top buffer unused since boot: it cannot go back to
+			 * unused; its size is the expanded one, in the kernel's
+			 * 4080-byte pages (1408 reads back as 1410) */
+			int want = atoi(strstr(before[i], "(expanded: ") + 11);
+
+			assert_in_range(atoi(val), want, want + 4);
+			continue;
+		}
 		assert_string_equal(val, before[i]);
 	}
 	assert_int_equal(tsync_instance_create_top(&again), 0);	/* lock given back */
