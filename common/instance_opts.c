@@ -224,12 +224,35 @@ static bool needs_top(struct tsync_instance *ti, const struct tsync_recopt *o)
 	       (o->max_graph_depth >= 0 && only_top_has(ti, "max_graph_depth"));
 }
 
+/*
+ * Without -b, gives the borrowed top instance @def_kb KiB per CPU (a new
+ * instance's size) when it has less: a kernel that marks every buffer
+ * expanded once any instance is used (Debian 12's 6.1) leaves the unused
+ * top buffer at its boot size, 7 KiB, which loses nearly every event
+ * (check-vm's function_graph recording: 1200 of them on one CPU in 2 s).
+ * The top buffer's size is written back at the end.
+ */
+static void top_default_size(struct tsync_instance *top, ssize_t def_kb)
+{
+	ssize_t kb = tracefs_instance_get_buffer_size(NULL, 0);
+
+	if (def_kb <= 0 || kb < 0 || kb >= def_kb)
+		return;
+	if (tsync_instance_set_buffer_kb(top, (uint32_t)def_kb))
+		log_warn("the top tracefs buffer is %zd KiB and cannot grow to %zd: events "
+			 "will be lost (-b sets it)", kb, def_kb);
+	else
+		log_info("the top tracefs buffer was %zd KiB (left so since boot): recording "
+			 "with a new instance's %zd KiB (-b sets it)", kb, def_kb);
+}
+
 /* Creates the recording's instance, private or top; see instance.h. */
 int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
 			      struct tsync_instance **out, char *err, size_t errlen)
 {
 	struct tsync_instance *ti;
 	const char *what;
+	ssize_t def_kb;
 	int ret = tsync_instance_create(prefix, &ti);
 
 	if (ret) {
@@ -244,6 +267,8 @@ int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
 	what = o->max_graph_depth >= 0 || o->graph_funcs.n ? "function_graph's files" :
 	       o->tracer;
 	log_info("recording in the top tracefs instance: this kernel has %s there only", what);
+	/* a new instance's buffer has the kernel's default size */
+	def_kb = tracefs_instance_get_buffer_size(tsync_instance_tracefs(ti), 0);
 	tsync_instance_destroy(ti);
 	ret = tsync_instance_create_top(out);
 	if (ret == -EBUSY)
@@ -252,6 +277,8 @@ int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
 	else if (ret)
 		tsync_set_err(err, errlen, "cannot borrow the top tracefs instance: %s",
 			      strerror(-ret));
+	else if (!o->buffer_kb)
+		top_default_size(*out, def_kb);
 	return ret;
 }
 

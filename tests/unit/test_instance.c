@@ -460,6 +460,27 @@ static void test_cmdlines_kept(void **state)
 	assert_string_equal(val, before);
 }
 
+/* A top buffer left at 7 KiB (6.1 after any instance was used) records,
+ * without -b, with a new instance's size, and is 7 KiB again after. */
+static void check_top_small_buffer(const char *prefix, const struct tsync_recopt *o)
+{
+	ssize_t was = tracefs_instance_get_buffer_size(NULL, 0), def;
+	struct tsync_instance *ti;
+	char err[256], val[64];
+
+	assert_true(was > 0);
+	assert_int_equal(tracefs_instance_set_buffer_size(NULL, 7, -1), 0);
+	assert_int_equal(tsync_instance_create(prefix, &ti), 0);
+	def = tracefs_instance_get_buffer_size(tsync_instance_tracefs(ti), 0);
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+	assert_int_equal(tsync_instance_create_rec(prefix, o, &ti, err, sizeof(err)), 0);
+	assert_int_equal(tracefs_instance_get_buffer_size(NULL, 0), def);
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+	read_top("buffer_size_kb", val, sizeof(val));
+	assert_string_equal(val, "7");		/* as it found it */
+	assert_int_equal(tracefs_instance_set_buffer_size(NULL, (size_t)was, -1), 0);
+}
+
 /* A recording asks for the top instance only for what instances lack:
  * a tracer only the top one lists (here "blk", where the kernel has it). */
 static void test_create_rec(void **state)
@@ -490,6 +511,7 @@ static void test_create_rec(void **state)
 		assert_non_null(strstr(err, "top tracefs instance, where this kernel has blk, "
 				       "is in use by another tsync recording"));
 		assert_int_equal(tsync_instance_destroy(ti), 0);
+		check_top_small_buffer(prefix, &o);
 	} else {
 		fprintf(stderr, "no tracer in the top instance only: fallback unchecked\n");
 	}

@@ -45,6 +45,17 @@ top=$(tr -d '\r' <"$VM_RUN/serial.log" | grep '^TSYNC-VM-TOP ')
 echo "guest's top instance after the recordings: ${top#TSYNC-VM-TOP }"
 [ "$top" = "TSYNC-VM-TOP tracer=nop on=1 graph=0 depth=0" ] ||
 	fail "the guest's top instance is not as at boot: ${top:-no TSYNC-VM-TOP line}"
+# its buffer, as the agent found it: as at boot ("7 (expanded: N)"), or
+# N (borrowed while unused: N is its size, in the kernel's 4080-byte
+# pages) or 7 (6.1 marks every buffer expanded once an instance is used,
+# as the first recording's was, and the unused top one stays 7 KiB)
+kb=$(tr -d '\r' <"$VM_RUN/serial.log" | grep -m1 '^TSYNC-VM-TOP-KB ')
+echo "guest's top buffer (KiB): ${kb#TSYNC-VM-TOP-KB }"
+boot=$(sed -E 's/.*boot=(.*) after=.*/\1/' <<<"$kb") after=${kb##*after=}
+n=$(sed -nE 's/.*\(expanded: ([0-9]+)\).*/\1/p' <<<"$boot")
+[ -n "$kb" ] && { [ "$after" = "$boot" ] || [ "$after" = "${boot%% *}" ] ||
+	{ [ -n "$n" ] && [ "$after" -ge "$n" ] 2>/dev/null && [ "$after" -le $((n + 4)) ]; }; } ||
+	fail "the guest's top buffer is not as the agent found it: ${kb:-no TSYNC-VM-TOP-KB line}"
 [ -s "$tmp/trace-vm.dat" ] || fail "no trace-vm.dat: $(ls "$tmp"; cat "$tmp/rec.out")"
 trace-cmd report -i "$tmp/trace-vm.dat" >"$tmp/vm.txt" 2>"$tmp/vm.err" ||
 	fail "trace-cmd report: $(cat "$tmp/vm.err")"

@@ -6,6 +6,8 @@
 . /lib/tsync-vm.sh
 
 [ -x /bin/tsync-agent ] || exit 77
+# the top buffer's size before anything used it: "7 (expanded: N)"
+kb_boot=$(cat /sys/kernel/tracing/buffer_size_kb)
 /bin/tsync-agent -l tcp:0.0.0.0:8823 --allow 10.0.2.2 >/tmp/agent.out 2>/tmp/agent.err &
 agent=$!
 /bin/pingpong_net serve 7000 /sys/kernel/tracing/instances tsync-r \
@@ -28,6 +30,7 @@ wait $agent
 t=/sys/kernel/tracing
 echo "TSYNC-VM-TOP tracer=$(cat $t/current_tracer) on=$(cat $t/tracing_on)" \
 	"graph=$(grep -cv '^#' $t/set_graph_function) depth=$(cat $t/max_graph_depth)"
+echo "TSYNC-VM-TOP-KB boot=$kb_boot after=$(cat $t/buffer_size_kb)"
 echo "host said: $line; ping-pong server exit status $prc:"
 cat /tmp/pp.out /tmp/pp.err
 echo "agent log (last lines):"
