@@ -10,9 +10,11 @@
 # schedule --max-graph-depth 2`: the guest file must hold graph events of
 # schedule() and its direct callees, at depth 0 and 1 only, and the
 # guest's top instance (function_graph is there only, on its 6.1 kernel)
-# must be given back. Not in `make check-vm`: under TCG this kernel hung
-# in about 1 of 5 runs (soft lockup of the agent for minutes, while
-# function_graph's call sites were unpatched), after correct recordings.
+# must be given back. Not in `make check-vm`: under TCG this kernel hangs
+# or panics now and then with function_graph (2 of 11 runs; a soft lockup
+# of the agent for minutes in earlier ones), and did so with Debian's own
+# `trace-cmd record -b 1408 -p function_graph -g schedule` in the guest
+# too (1 of 13 runs): the guest kernel's, not tsync's.
 set -u
 . "$(dirname "$0")/lib.sh"
 B=${B:-build}
