@@ -31,12 +31,7 @@ pass "-P and a -p with nothing to apply to are refused: $out"
 # listener, TCP on every address
 agent_N() {
 	local name=$1 host=$2 line; shift 2
-	port=
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 30000))
-		ss -ltnH "sport = :$p" | grep -q . || { port=$p; break; }
-	done
-	[ -n "$port" ] || fail "no free port"
+	port=$(free_tcp_port) || exit 1
 	mkfifo "$name.ready"
 	"$AGENT" -N "$host" -p "$port" "$@" >"$name.ready" 2>"$name.log" &
 	pid=$!

@@ -19,13 +19,7 @@
 need_root_tracefs
 tracecmd_lock
 
-# a free TCP port on 127.0.0.1 for the agent
-port=
-for _ in $(seq 50); do
-	p=$((20000 + RANDOM % 30000))
-	ss -ltnH "sport = :$p" | grep -q . || { port=$p; break; }
-done
-[ -n "$port" ] || fail "no free port"
+port=$(free_tcp_port) || exit 1
 # its own process group: the agent forks one child per session
 setsid trace-cmd agent -N 127.0.0.1 -p "$port" > "$E2E_TMP/tcagent.log" 2>&1 &
 TC_PID=$!
