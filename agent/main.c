@@ -26,9 +26,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-enum { O_LISTEN = 1, O_TCMD_LISTEN, O_TCMD_CLIENT, O_TCMD_PORT, O_PROXY, O_DAEMON, O_PIDFILE, O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS,
-       O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO, O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE,
-       O_VERSION, O_HELP };
+enum { O_LISTEN = 1, O_TCMD_LISTEN, O_TCMD_CLIENT, O_TCMD_PORT, O_PROXY, O_DAEMON, O_PIDFILE,
+       O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO,
+       O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE, O_VERSION, O_HELP };
 
 /* The defaults of the two limits below are their maximum, the protocol's. */
 _Static_assert(TSYNC_MAX_PROBES == 4096, "--max-probes default");
@@ -98,7 +98,7 @@ static const struct tsync_opt agent_opts[] = {
 	  .def = "1024", .min = 4, .max = TSYNC_MSG_MAX / 1024.0,
 	  .help = "largest message a host may send" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_STRING,
-	  .flags = TSYNC_OPT_OPTIONAL, .arg = "LEVEL",
+	  .flags = TSYNC_OPT_OPTIONAL | TSYNC_OPT_REPEAT, .arg = "LEVEL",
 	  .help = "debug logging (every message sent and received); LEVEL: trace-cmd's "
 		  "(none, crit, err, warn, info, debug, all or 0-6)" },
 	{ .id = O_VERSION, .name = "version", .type = TSYNC_OPT_FLAG,
