@@ -23,12 +23,13 @@
 #define RMDIR_TRIES 100
 #define RMDIR_WAIT_US 1000
 
-/* The top instance's settings tsync_instance_create_top() keeps and
+/* The top instance's settings tsync_instance_create_top() saves and
  * tsync_instance_destroy() writes back, in this order (tracing_on last). */
 static const char *const top_saved_files[] = {
 	"tracing_cpumask", "buffer_percent", "buffer_size_kb", "trace_clock",
 	"tracing_on",
 };
+#define TOP_SAVED (sizeof(top_saved_files) / sizeof(top_saved_files[0]))
 
 /* The top instance's settings tsync may have written and resets at the end,
  * as trace-cmd does (empty: the file truncated; it may be missing). */
@@ -55,6 +56,7 @@ struct tsync_instance {
 	int lock_fd;		/* its tracing_on, flock'd: the owner lock */
 	int marker_fd;		/* trace_marker_raw, -1 until asked for */
 	bool top;		/* the top instance, borrowed */
+	char *saved[TOP_SAVED];	/* top: the values of top_saved_files */
 	struct kept {		/* tsync_instance_keep_setting(), in order */
 		char *file, *val;
 		bool global;	/* the kernel's file, not the instance's */
@@ -214,6 +216,20 @@ char *tsync_instance_file_value(const char *file, char *txt)
 	return p;
 }
 
+/* Saves the top instance's settings tsync changes into @ti->saved. */
+static int top_save(struct tsync_instance *ti)
+{
+	for (size_t i = 0; i < TOP_SAVED; i++) {
+		char *txt = tracefs_instance_file_read(NULL, top_saved_files[i], NULL);
+		char *val = txt ? tsync_instance_file_value(top_saved_files[i], txt) : NULL;
+
+		ti->saved[i] = val ? strdup(val) : NULL;
+		free(txt);
+		if (!ti->saved[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
 
 /* Puts the top instance in the state trace-cmd records from and leaves
  * it in: tracing off, no event enabled, the top_reset settings (nop
@@ -261,29 +277,6 @@ int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, boo
 	return 0;
 }
 
-/* Keeps the top instance's settings tsync changes (top_saved_files), the
- * last listed first: written back last kept first, tracing_on comes last. */
-static int top_save(struct tsync_instance *ti)
-{
-	int ret = 0;
-
-	for (size_t i = sizeof(top_saved_files) / sizeof(top_saved_files[0]); i-- && !ret;)
-		ret = tsync_instance_keep_setting(ti, top_saved_files[i], false);
-	return ret;
-}
-
-/* Frees what tsync_instance_keep_setting() kept, writing nothing. */
-static void kept_free(struct tsync_instance *ti)
-{
-	for (size_t i = 0; i < ti->nkept; i++) {
-		free(ti->kept[i].file);
-		free(ti->kept[i].val);
-	}
-	free(ti->kept);
-	ti->kept = NULL;
-	ti->nkept = 0;
-}
-
 /* Writes back what tsync_instance_keep_setting() kept (of the instance's
  * own files too when @own), last kept first: a file kept twice gets its
  * first value. Frees the list. Returns 0 or the first -errno. */
@@ -291,26 +284,30 @@ static int kept_restore(struct tsync_instance *ti, bool own)
 {
 	int ret = 0;
 
-	for (size_t i = ti->nkept; i--;) {
-		const struct kept *k = &ti->kept[i];
+	while (ti->nkept--) {
+		struct kept *k = &ti->kept[ti->nkept];
 
 		errno = 0;
 		if ((own || k->global) &&
 		    tracefs_instance_file_write(k->global ? NULL : ti->inst, k->file,
 						k->val) < 0 && !ret) {
 			ret = errno ? -errno : -EIO;
-			log_err("cannot write back %s of tracefs instance %s: %s", k->file,
-				k->global ? "(the kernel's)" : ti->name, strerror(-ret));
+			log_err("cannot write back %s: %s", k->file, strerror(-ret));
 		}
+		free(k->file);
+		free(k->val);
 	}
-	kept_free(ti);
+	free(ti->kept);
+	ti->kept = NULL;
+	ti->nkept = 0;
 	return ret;
 }
 
 /* Frees a top handle whose settings were not changed yet. */
 static void top_free(struct tsync_instance *ti)
 {
-	kept_free(ti);
+	for (size_t i = 0; i < TOP_SAVED; i++)
+		free(ti->saved[i]);
 	close(ti->lock_fd);
 	free(ti);
 }
@@ -449,12 +446,27 @@ static void switch_off(struct tracefs_instance *inst)
 }
 
 /* Resets the top instance as trace-cmd leaves it after a recording
- * (top_clean()) and writes back what was kept (top_save() and the
- * settings changed since); returns 0 or the first -errno of a write back. */
+ * (top_clean()) and writes back what @ti->saved holds; returns 0 or the
+ * first -errno of a write back. */
 static int top_restore(struct tsync_instance *ti)
 {
+	int ret;
+
 	top_clean();
-	return kept_restore(ti, true);
+	ret = kept_restore(ti, true);
+	for (size_t i = 0; i < TOP_SAVED; i++) {
+		if (!ti->saved[i])
+			continue;
+		errno = 0;
+		if (tracefs_instance_file_write(NULL, top_saved_files[i], ti->saved[i]) < 0 &&
+		    !ret) {
+			ret = errno ? -errno : -EIO;
+			log_err("cannot write back %s of the top tracefs instance: %s",
+				top_saved_files[i], strerror(-ret));
+		}
+		free(ti->saved[i]);
+	}
+	return ret;
 }
 
 /* Removes an instance; see instance.h. */
