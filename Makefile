@@ -1,13 +1,14 @@
 # tsync top-level Makefile.
 #
-# Sources are discovered by directory, so adding a module means adding a
-# file, not editing this file:
-#   common/*.c proto/*.c        -> $(B)/libtsync.a   (shared, no main)
-#   host/*.c  (minus main.c)    -> $(B)/libhost.a
-#   agent/*.c (minus main.c)    -> $(B)/libagent.a
+# Sources are discovered by directory, sub-folders included, so adding a
+# module (or a sub-folder) means adding files, not editing this file:
+#   common/**.c proto/**.c      -> $(B)/libtsync.a   (shared, no main)
+#   host/**.c  (minus main.c)   -> $(B)/libhost.a
+#   agent/**.c (minus main.c)   -> $(B)/libagent.a
 #   host/main.c, agent/main.c   -> $(B)/tsync-host, $(B)/tsync-agent
 #   plugin/plugin_*.c           -> $(B)/plugin_*.so  (libtraceevent plugins)
-#   tests/unit/test_*.c         -> $(B)/tests/test_*  (one cmocka binary each)
+#   tests/unit/**/test_*.c      -> $(B)/tests/**/test_* (one cmocka binary
+#                                  each; tests/unit mirrors the source tree)
 #   tests/helpers/*.c           -> $(B)/helpers/*     (programs tests use)
 #   tests/bench/bench_*.c       -> $(B)/bench/bench_* (run by `make bench`;
 #                                  bench_lib.c is linked into each)
@@ -64,11 +65,13 @@ ALL_CFLAGS = $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -D_GNU_SOURCE -pthread -MMD 
 	     -I. $(PKG_CFLAGS)
 LIBS     = $(PKG_LIBS) $(CRYPTO_LIBS) $(ZIP_LIBS) -pthread -lm
 
-LIB_SRC   := $(wildcard common/*.c proto/*.c)
-HOST_SRC  := $(filter-out host/main.c,$(wildcard host/*.c))
-AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
+# srcs DIRS PATTERN: the files under DIRS (sub-folders too) named PATTERN
+srcs = $(sort $(shell find $(1) -name '$(2)' -type f 2>/dev/null))
+LIB_SRC   := $(call srcs,common proto,*.c)
+HOST_SRC  := $(filter-out host/main.c,$(call srcs,host,*.c))
+AGENT_SRC := $(filter-out agent/main.c,$(call srcs,agent,*.c))
 PLUGIN_SRC := $(wildcard plugin/plugin_*.c)
-UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_SRC  := $(call srcs,tests/unit,test_*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 BENCH_LIB := tests/bench/bench_lib.c
 BENCH_SRC := $(filter-out $(BENCH_LIB),$(wildcard tests/bench/bench_*.c))
@@ -171,7 +174,7 @@ check-asan:
 
 # test_splice is left out: it asserts stall timings (a ~200 ms stall or
 # none) that valgrind's slowdown breaks; check-asan covers its memory.
-VALGRIND_UNITS = $(filter-out $(B)/tests/test_splice,$(UNITS))
+VALGRIND_UNITS = $(filter-out %/test_splice,$(UNITS))
 check-valgrind: build-tests
 	B=$(B) VALGRIND=1 E2E=0 tests/run-tests.sh $(VALGRIND_UNITS)
 
