@@ -43,7 +43,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_CFLAGS := $(shell pkg-config --cflags cmocka libtracecmd 2>/dev/null)
 TEST_LIBS   := $(shell pkg-config --libs cmocka libtracecmd 2>/dev/null)
 CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
-# trace.dat version 7 compression (common/tracedat_zip.c), as trace-cmd's
+# trace.dat version 7 compression (common/tracedat/tracedat_zip.c), as trace-cmd's
 ZIP_LIBS    := $(shell pkg-config --libs libzstd zlib 2>/dev/null)
 
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror

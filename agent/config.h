@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "common/acl.h"
-#include "common/auth.h"
-#include "common/endpoint.h"
+#include "common/wire/auth.h"
+#include "common/net/endpoint.h"
 
 #define AGENT_MAX_LISTEN 8
 
@@ -27,7 +27,7 @@ struct agent_cfg {
 	uint32_t max_trace_mb;	/* trace buffers of all sessions; 0: RAM / 4 */
 	uint32_t max_msg_kb;	/* largest message payload a host may send */
 	struct tsync_acl *acl;	/* who may connect (common/acl.h); owned by main */
-	struct tsync_key *key;	/* --key-file (common/auth.h) or NULL; owned by main */
+	struct tsync_key *key;	/* --key-file (common/wire/auth.h) or NULL; owned by main */
 	bool daemonize;
 	const char *pidfile;
 	int log_level;		/* enum tsync_log_level: -v, --verbose[=LEVEL] */

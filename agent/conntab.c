@@ -20,8 +20,8 @@
 
 #include "agent/conntab.h"
 #include "agent/ratelimit.h"
-#include "common/log.h"
-#include "common/timeutil.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
 
 struct agent_conn {
 	int fd;

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "common/transport.h"
+#include "common/net/transport.h"
 
 struct agent_conntab;
 struct agent_conn;

@@ -4,8 +4,8 @@
 #include <stdio.h>
 
 #include "agent/control.h"
-#include "common/msgio.h"
-#include "common/timeutil.h"
+#include "common/wire/msgio.h"
+#include "common/base/timeutil.h"
 
 /* Sends @m with the I/O deadline. */
 int agent_session_send(struct agent_session *s, const struct tsync_msg *m)

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "agent/context.h"
-#include "common/stamp_round.h"
-#include "common/transport.h"
+#include "common/stamp/stamp_round.h"
+#include "common/net/transport.h"
 #include "proto/proto.h"
 
 struct agent_trace;

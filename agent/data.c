@@ -8,9 +8,9 @@
 #include "agent/ratelimit.h"
 #include "agent/record.h"
 #include "agent/registry.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/timeutil.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/base/timeutil.h"
 
 /* Compares two secrets in time independent of where they differ. */
 static bool secret_equal(const uint8_t *a, const uint8_t *b)

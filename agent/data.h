@@ -8,7 +8,7 @@
 #define TSYNC_AGENT_DATA_H
 
 #include "agent/context.h"
-#include "common/transport.h"
+#include "common/net/transport.h"
 #include "proto/proto.h"
 
 struct agent_session;

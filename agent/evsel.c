@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "agent/evsel.h"
-#include "common/recopt.h"
+#include "common/cli/recopt.h"
 
 /*
  * Copies the distinct (name, filter) pairs of @events into @specs (an

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "common/tracemeta.h"
+#include "common/tracemeta/tracemeta.h"
 #include "proto/proto.h"
 
 /* More than 3x the 2305 events of a distribution kernel: every event, one

@@ -24,11 +24,11 @@
 #include "agent/ratelimit.h"
 #include "agent/session.h"
 #include "agent/tcmd_session.h"
-#include "common/io.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/base/io.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "proto/proto.h"
 
 /* One connection's handshake. */
@@ -120,7 +120,7 @@ static int build_reply(struct hello *hs, struct tsync_msg *reply)
 
 	/* With a key, control connections must prove they hold it; a data
 	 * stream may (if it offers to), else its session secret vouches for
-	 * it (common/auth.h). */
+	 * it (common/wire/auth.h). */
 	hs->auth = cfg->key && (hs->h.kind == TSYNC_CONN_CONTROL ||
 				(hs->h.caps & TSYNC_CAP_AUTH_HMAC));
 	if (hs->auth && !(hs->h.caps & TSYNC_CAP_AUTH_HMAC)) {

@@ -4,7 +4,7 @@
 #define TSYNC_AGENT_HELLO_H
 
 #include "agent/context.h"
-#include "common/transport.h"
+#include "common/net/transport.h"
 
 struct agent_conn;
 

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "agent/instopts.h"
-#include "common/instance.h"
-#include "common/log.h"
-#include "common/recopt.h"
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/cli/recopt.h"
 
 /* Applies @o to @ti; see instopts.h. */
 int agent_instopts_apply(struct tsync_instance *ti, const struct tsync_recopt *o,

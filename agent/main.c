@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 
 #include "agent/agent.h"
-#include "common/log.h"
-#include "common/opt.h"
-#include "common/recopt.h"
-#include "common/version.h"
+#include "common/base/log.h"
+#include "common/cli/opt.h"
+#include "common/cli/recopt.h"
+#include "common/base/version.h"
 #include "proto/tcmd.h"
 #include "proto/proto.h"
 

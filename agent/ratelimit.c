@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "agent/ratelimit.h"
-#include "common/log.h"
-#include "common/timeutil.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
 
 /* One kind's window: at most AGENT_RL_BURST lines from @start on. */
 struct rl_window {

@@ -14,7 +14,7 @@
  * agent_trace_claim() claims the CPU under the state's lock; a refusal is
  * an ERROR in place of HELLO_REPLY. After the reply, agent_trace_stream()
  * starts a streamer
- * (common/streamer.h: its own thread moves the pages) and sleeps until the
+ * (common/stream/streamer.h: its own thread moves the pages) and sleeps until the
  * control side asks the streams to stop. It then stops its streamer
  * itself, so all CPUs flush in parallel, shuts the socket's sending side
  * (EOF: the host knows the stream is complete), records its result and
@@ -47,13 +47,13 @@
 #include "agent/instopts.h"
 #include "agent/ratelimit.h"
 #include "agent/record.h"
-#include "common/streamer.h"
-#include "common/instance.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/recopt.h"
-#include "common/timeutil.h"
-#include "common/tracemeta.h"
+#include "common/stream/streamer.h"
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/cli/recopt.h"
+#include "common/base/timeutil.h"
+#include "common/tracemeta/tracemeta.h"
 #include "proto/tsync_record.h"
 
 /* What a trace without a buffer size takes per CPU: the kernel's default

@@ -42,7 +42,7 @@
 #include "agent/control.h"
 
 /* Prefix of the agent's recording instances, named
- * tsync-r<sid hex>-<pid>-<n> by common/instance.h. */
+ * tsync-r<sid hex>-<pid>-<n> by common/tracefs/instance.h. */
 #define AGENT_RECORD_INST_PREFIX "tsync-r"
 
 /* Each returns 0 when the session goes on, -errno when it must close. */

@@ -41,7 +41,7 @@
  *
  * Priority: when the host's probe loop runs at a real-time priority it sets
  * TSYNC_SYNC_F_RT, and this thread sleeps through its probe loop at
- * SCHED_FIFO too (common/cpu.h says why; not when busy-polling, which
+ * SCHED_FIFO too (common/base/cpu.h says why; not when busy-polling, which
  * would starve the CPU's other tasks). If it may not, the round goes on at
  * normal priority.
  */
@@ -55,12 +55,12 @@
 
 #include "agent/round.h"
 #include "agent/ratelimit.h"
-#include "common/cpu.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/probeio.h"
-#include "common/stamp_round.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/wire/probeio.h"
+#include "common/stamp/stamp_round.h"
+#include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 
 /* Sends SYNC_READY with @status. */

@@ -29,11 +29,11 @@
 #include "agent/registry.h"
 #include "agent/tcmd_session.h"
 #include "agent/tracefs_check.h"
-#include "common/cpu.h"
-#include "common/log.h"
-#include "common/instance.h"
-#include "common/timeutil.h"
-#include "common/transport.h"
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/tracefs/instance.h"
+#include "common/base/timeutil.h"
+#include "common/net/transport.h"
 
 /* How long shutdown waits for the connection threads. */
 #define SHUTDOWN_WAIT_MS 10000

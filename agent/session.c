@@ -22,7 +22,7 @@
  *   any        other type     ERROR UNEXPECTED                end
  *
  * Every wait is bounded: between requests by the idle timeout, inside a
- * message by the I/O timeout (common/msgio.h). A malformed message is
+ * message by the I/O timeout (common/wire/msgio.h). A malformed message is
  * answered with ERROR PROTOCOL and ends the session; a refused request
  * (unknown clock, no trace, ...) is answered with ERROR and the session
  * goes on. An agent without tracefs (tracefs_check.h) refuses that way
@@ -46,12 +46,12 @@
 #include "agent/round.h"
 #include "agent/session.h"
 #include "agent/tracefs_check.h"
-#include "common/instance.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
-#include "common/trace_clock.h"
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
+#include "common/base/trace_clock.h"
 
 /* What the loop does after a request. */
 enum next { NEXT_GO_ON, NEXT_END };

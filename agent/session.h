@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "agent/context.h"
-#include "common/transport.h"
+#include "common/net/transport.h"
 
 /* Serves one authenticated control connection on @fd, which negotiated
  * protocol @version, until it ends (BYE, an error, the idle timeout or

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "agent/tcmd_io.h"
-#include "common/io.h"
-#include "common/log.h"
-#include "common/timeutil.h"
+#include "common/base/io.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
 
 /* Waits until @fd is readable (or closed, or shut down by the agent's
  * shutdown): the wait for a peer that may rightly be silent for hours. */

@@ -20,9 +20,9 @@
 #include "agent/conntab.h"
 #include "agent/ratelimit.h"
 #include "agent/tcmd_ports.h"
-#include "common/log.h"
-#include "common/streamer.h"
-#include "common/timeutil.h"
+#include "common/base/log.h"
+#include "common/stream/streamer.h"
+#include "common/base/timeutil.h"
 
 struct tcmd_port {
 	struct tsync_listener *l;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "agent/context.h"
-#include "common/transport.h"
+#include "common/net/transport.h"
 
 struct tcmd_ports;
 struct tracefs_instance;

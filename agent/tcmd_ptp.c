@@ -18,7 +18,7 @@
  * offset = host stamp - (send + recv) / 2 and ts = that midpoint, both in
  * the session's trace clock: the host stores the pair in the guest file's
  * TIME_SHIFT. Stale host stamps are skipped and a sample never goes out
- * empty (tcmd_ptp_calc.h says why). The stamps come from common/stamp.h (markers in a private
+ * empty (tcmd_ptp_calc.h says why). The stamps come from common/stamp/stamp.h (markers in a private
  * instance of this session, or the clock itself), never from trace-cmd's
  * fixed clock_synch-* instances, so concurrent sessions cannot read each
  * other's markers. The series ids start at a random base per session for
@@ -48,10 +48,10 @@
 #include "agent/tcmd_io.h"
 #include "agent/tcmd_ptp.h"
 #include "agent/tcmd_ptp_calc.h"
-#include "common/cpu.h"
-#include "common/log.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 
 struct tcmd_ptp {

@@ -22,7 +22,7 @@ struct tcmd_ptp_cfg {
 };
 
 /*
- * Opens the timestamp source for @cfg->clock (common/stamp.h: markers in
+ * Opens the timestamp source for @cfg->clock (common/stamp/stamp.h: markers in
  * a private instance, or the clock itself) and starts the thread that
  * answers the host: one sample per none/PROBE(cpu), pinned to that CPU,
  * until STOP. Returns 0 and *@out, or -errno (logged).

@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/stamp.h"
+#include "common/stamp/stamp.h"
 #include "proto/tcmd.h"
 
 /* What a session's earlier samples leave for the next ones. */

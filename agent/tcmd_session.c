@@ -55,12 +55,12 @@
 #include "agent/tcmd_ptp.h"
 #include "agent/tcmd_session.h"
 #include "agent/tracefs_check.h"
-#include "common/instance.h"
-#include "common/log.h"
-#include "common/recopt.h"
-#include "common/timeutil.h"
-#include "common/tracedat.h"
-#include "common/tracemeta.h"
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/cli/recopt.h"
+#include "common/base/timeutil.h"
+#include "common/tracedat/tracedat.h"
+#include "common/tracemeta/tracemeta.h"
 
 #define TCMD_INST_PREFIX "tsync-t"
 /* Per-CPU buffer when the host gives no -b (the kernel's default). */

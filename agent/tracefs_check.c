@@ -11,8 +11,8 @@
 #include <tracefs.h>
 
 #include "agent/tracefs_check.h"
-#include "common/stamp.h"
-#include "common/trace_clock.h"
+#include "common/stamp/stamp.h"
+#include "common/base/trace_clock.h"
 #include "proto/proto.h"
 
 #ifndef TRACEFS_MAGIC

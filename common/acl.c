@@ -10,7 +10,7 @@
 #include <string.h>
 #include <linux/vm_sockets.h>
 
-#include "common/errbuf.h"
+#include "common/base/errbuf.h"
 #include "common/acl.h"
 
 struct ip_rule {

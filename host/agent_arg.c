@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/errbuf.h"
+#include "common/base/errbuf.h"
 #include "host/agent_arg.h"
 #include "host/qemu.h"
 #include "proto/tcmd.h"

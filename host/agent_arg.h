@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/endpoint.h"
+#include "common/net/endpoint.h"
 
 /* Most agents one command takes. */
 #define HOST_MAX_AGENTS 16

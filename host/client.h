@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/endpoint.h"
-#include "common/transport.h"
+#include "common/net/endpoint.h"
+#include "common/net/transport.h"
 #include "host/estimate.h"
 #include "host/round_stop.h"
 #include "proto/proto.h"
@@ -36,7 +36,7 @@ struct client_opts {
 	int io_timeout_ms;
 	uint64_t host_trace_id;
 	const char *host_name;
-	const char *key_file;	/* shared key (common/auth.h); NULL: none */
+	const char *key_file;	/* shared key (common/wire/auth.h); NULL: none */
 	int meta_timeout_ms;	/* whole metadata transfer; 0: CLIENT_META_DEADLINE_MS */
 	uint32_t meta_max_chunks;	/* 0: CLIENT_META_MAX_CHUNKS */
 	/* How connections are made; NULL: tsync_connect() (tests pass
@@ -75,7 +75,7 @@ struct round_opts {
 	int host_cpu;			/* -1: same number as the guest CPU */
 	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
 	/* probe loops of both ends at normal priority even when the host may
-	 * raise its own (common/cpu.h; bench_06_adaptive compares) */
+	 * raise its own (common/base/cpu.h; bench_06_adaptive compares) */
 	bool normal_prio;
 	/* clock source: stamp the clocks as each side's time namespace
 	 * shows them (`--stamp clock` given), not in trace clock terms */

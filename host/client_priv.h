@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/stamp_round.h"
-#include "common/timeutil.h"
-#include "common/transport.h"
+#include "common/stamp/stamp_round.h"
+#include "common/base/timeutil.h"
+#include "common/net/transport.h"
 #include "host/client.h"
 
 struct tsync_client {

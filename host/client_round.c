@@ -22,12 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cpu.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/probeio.h"
-#include "common/stamp_round.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/wire/probeio.h"
+#include "common/stamp/stamp_round.h"
+#include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 #include "host/client.h"
 #include "host/client_priv.h"
@@ -246,7 +246,7 @@ static int round_run(struct tsync_client *c, struct round_ctx *rc,
 		return ret;
 	}
 	/* A sleeping probe loop runs at a real-time priority on both ends when
-	 * the host may (root): see common/cpu.h. Without it the guest stays at
+	 * the host may (root): see common/base/cpu.h. Without it the guest stays at
 	 * its priority too, or the ends of a loopback round, on one CPU,
 	 * would take lopsided paths. */
 	rc->rt = false;

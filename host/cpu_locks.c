@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "common/cpu.h"
+#include "common/base/cpu.h"
 #include "host/cpu_locks.h"
 
 /* Makes one lock per host CPU; see cpu_locks.h. */

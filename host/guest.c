@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "common/log.h"
-#include "common/timeutil.h"
-#include "common/tracemeta.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
+#include "common/tracemeta/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/guest.h"
 #include "host/qemu.h"

@@ -12,7 +12,7 @@
 
 #include "host/client.h"
 #include "host/sync_interval.h"
-#include "common/tracedat.h"
+#include "common/tracedat/tracedat.h"
 #include "proto/proto.h"
 
 struct tracemeta;
@@ -47,7 +47,7 @@ struct guest {
 	uint32_t buffer_kb;
 	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
 	uint32_t max_kb;		/* -m: each CPU keeps the newest half to all
-					 * of it (common/maxkb.h); 0: all */
+					 * of it (common/base/maxkb.h); 0: all */
 	const char *ts_offset;		/* --ts-offset after its -A: the file's
 					 * OFFSET option; or NULL */
 	bool unsynced;			/* --tsync-interval < 0: no sync rounds,

@@ -33,10 +33,10 @@
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 
-#include "common/errbuf.h"
-#include "common/log.h"
-#include "common/maxkb.h"
-#include "common/timeutil.h"
+#include "common/base/errbuf.h"
+#include "common/base/log.h"
+#include "common/base/maxkb.h"
+#include "common/base/timeutil.h"
 #include "host/client.h"
 #include "host/guest_rx.h"
 

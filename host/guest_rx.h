@@ -33,7 +33,7 @@ enum rx_end {
  */
 int rx_group_new(const struct page_format *f, uint64_t max_bytes, struct rx_group **out);
 /* trace-cmd's -m: each receiver of @grp keeps only the newest half to
- * all of @max_kb KiB in its file (common/maxkb.h), giving the older data
+ * all of @max_kb KiB in its file (common/base/maxkb.h), giving the older data
  * back to the file system; the cap then counts what is kept. Call before
  * rx_start(). */
 void rx_group_keep_newest(struct rx_group *grp, uint32_t max_kb);

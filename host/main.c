@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/version.h"
+#include "common/base/version.h"
 #include "host/commands.h"
 
 /* Prints the top-level usage to @f. */

@@ -4,7 +4,7 @@
  * names them: the host's file is -o FILE (default trace.dat); each
  * guest's is FILE with "-NAME" put before its extension (-o run.dat -A g
  * gives run-g.dat; the default gives trace-NAME.dat). An existing file is
- * overwritten, as trace-cmd does, but atomically (common/tracedat.h), so
+ * overwritten, as trace-cmd does, but atomically (common/tracedat/tracedat.h), so
  * an interrupted run leaves the previous file whole.
  */
 #ifndef TSYNC_HOST_OUTFILE_H

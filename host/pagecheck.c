@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/errbuf.h"
+#include "common/base/errbuf.h"
 #include "host/pagecheck.h"
 
 #define TYPE_PADDING		29

@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include <tracefs.h>
 
-#include "common/errbuf.h"
-#include "common/instance.h"
-#include "common/stamp.h"
+#include "common/base/errbuf.h"
+#include "common/tracefs/instance.h"
+#include "common/stamp/stamp.h"
 #include "host/preflight.h"
 
 /* Writes the @n names of @names to @buf as "a, b, c". */

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/trace_clock.h"
+#include "common/base/trace_clock.h"
 #include "proto/proto.h"
 
 /* What a command needs and what this machine has. */

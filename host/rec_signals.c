@@ -11,7 +11,7 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
-#include "common/timeutil.h"
+#include "common/base/timeutil.h"
 #include "host/cancel.h"
 #include "host/rec_signals.h"
 

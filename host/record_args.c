@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/log.h"
+#include "common/base/log.h"
 #include "host/record_args.h"
 
 /* Exits 2 with @err (and 0 after --help) for a tsync_recopt_parse() result. */

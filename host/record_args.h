@@ -7,11 +7,11 @@
 #ifndef TSYNC_HOST_RECORD_ARGS_H
 #define TSYNC_HOST_RECORD_ARGS_H
 
-#include "common/recopt.h"
-#include "common/stamp.h"
-#include "common/tracedat.h"
-#include "common/tracemeta.h"
-#include "common/tsc2nsec.h"
+#include "common/cli/recopt.h"
+#include "common/stamp/stamp.h"
+#include "common/tracedat/tracedat.h"
+#include "common/tracemeta/tracemeta.h"
+#include "common/tracedat/tsc2nsec.h"
 #include "host/agent_arg.h"
 #include "host/guest.h"
 

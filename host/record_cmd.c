@@ -32,15 +32,15 @@
 #include <stdbool.h>
 #include <tracefs.h>
 
-#include "common/streamer.h"
-#include "common/cpu.h"
-#include "common/instance.h"
-#include "common/log.h"
-#include "common/recopt.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
-#include "common/tsc2nsec.h"
-#include "common/tracemeta.h"
+#include "common/stream/streamer.h"
+#include "common/base/cpu.h"
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/cli/recopt.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
+#include "common/tracedat/tsc2nsec.h"
+#include "common/tracemeta/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/agent_arg.h"
 #include "host/commands.h"
@@ -672,7 +672,7 @@ static int rec_run(struct recorder *r)
 int host_cmd_record(int argc, char **argv)
 {
 	/* interval_ms 0: adaptive unless --tsync-interval */
-	struct recorder rec = { 0 };	/* option defaults: common/recopt.c */
+	struct recorder rec = { 0 };	/* option defaults: common/cli/recopt.c */
 	struct recorder *r = &rec;
 	char err[512];
 	int ret;

@@ -23,7 +23,7 @@
  * protocol.md (SYNC_END) says how a round ends early on the wire.
  *
  * Under load the rule needs probe loops at a real-time priority on both
- * ends (common/cpu.h, Documentation/design.md, The sync round). At normal
+ * ends (common/base/cpu.h, Documentation/design.md, The sync round). At normal
  * priority, with a busy loop on the CPUs of host and guest, the fastest
  * way out and the fastest way back took different scheduler paths for
  * milliseconds at a time while the round trips stayed as fast: a short

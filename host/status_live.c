@@ -11,8 +11,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
-#include "common/timeutil.h"
-#include "common/tracemeta.h"
+#include "common/base/timeutil.h"
+#include "common/tracemeta/tracemeta.h"
 #include "host/guest.h"
 #include "host/guest_rx.h"
 #include "host/status.h"

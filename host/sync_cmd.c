@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cpu.h"
-#include "common/log.h"
-#include "common/opt.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/cli/opt.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "host/agent_arg.h"
 #include "host/client.h"
 #include "host/commands.h"

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cpu.h"
-#include "common/stamp.h"
-#include "common/tracemeta.h"
+#include "common/base/cpu.h"
+#include "common/stamp/stamp.h"
+#include "common/tracemeta/tracemeta.h"
 #include "host/tcmd_guest.h"
 #include "host/tcmd_meta.h"
 #include "host/tcmd_ptp.h"

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/endpoint.h"
+#include "common/net/endpoint.h"
 #include "proto/proto.h"
 
 struct tcmd_guest;

@@ -8,8 +8,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include "common/io.h"
-#include "common/timeutil.h"
+#include "common/base/io.h"
+#include "common/base/timeutil.h"
 #include "host/tcmd_io.h"
 #include "proto/proto.h"
 

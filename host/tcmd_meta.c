@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/tracemeta.h"
+#include "common/tracemeta/tracemeta.h"
 #include "host/tcmd_meta.h"
 
-#define OPT_UNAME 5	/* trace.dat option id of UNAME, as common/tracedat.c writes it */
+#define OPT_UNAME 5	/* trace.dat option id of UNAME, as common/tracedat/tracedat.c writes it */
 #define MAX_CPUS 4096	/* a plausible CPU count, for the cmdlines repair */
 
 /* A cursor over the buffer; the first fault sticks in @why. */

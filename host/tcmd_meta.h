@@ -2,14 +2,14 @@
 /*
  * The trace.dat metadata a stock `trace-cmd agent` sends (SEND_DATA ...
  * FIN_DATA), read into a struct tracemeta so that tsync-host writes the
- * guest's file with its own writer (common/tracemeta.h, host/tracedat.h),
+ * guest's file with its own writer (common/tracemeta/tracemeta.h, host/tracedat.h),
  * as for its own agents. Pure: no I/O.
  *
  * tsync-host asks the agent for file version 6 (--file-version 6 in the
  * guest argv): one linear layout, headers, formats, kallsyms, printk
  * formats, saved cmdlines, the CPU count and an options block ended by
  * option 0, and no flyrecord (the host appends that). Every length is
- * checked against the buffer and the limits of common/tracemeta.h; the
+ * checked against the buffer and the limits of common/tracemeta/tracemeta.h; the
  * file must be in this host's byte order (trace-cmd writes option
  * payloads in host order, so a foreign one could not be read anyway).
  * Version 7 is refused with a message that says how to avoid it.

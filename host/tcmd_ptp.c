@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cpu.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "host/tcmd_ptp.h"
 #include "proto/tsync_record.h"
 

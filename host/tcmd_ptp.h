@@ -20,7 +20,7 @@
  *
  * The guest does the arithmetic; the host only stamps each probe it
  * receives, in the trace clock, with tsync's stamp sources
- * (common/stamp.h), pinned to one host CPU for the whole sample so that
+ * (common/stamp/stamp.h), pinned to one host CPU for the whole sample so that
  * marker stamps can be read back. Every message is checked: the probe
  * numbers must count up from 1, at most 339 of them, and the OFFSET must
  * come within the connection's timeout.

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <linux/vm_sockets.h>
 
-#include "common/transport.h"
+#include "common/net/transport.h"
 #include "host/tcmd_session.h"
 
 /* Connects to port @port of the agent's machine; fd or -errno. */

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/endpoint.h"
+#include "common/net/endpoint.h"
 #include "host/tcmd_io.h"
 
 /* trace-cmd's agent listens on vsock port 823 by default. */

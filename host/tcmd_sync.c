@@ -7,10 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cpu.h"
-#include "common/io.h"
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/io.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "host/tcmd_ptp.h"
 #include "host/tcmd_session.h"
 #include "host/tcmd_sync.h"

@@ -28,11 +28,11 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "common/endpoint.h"
-#include "common/io.h"
-#include "common/timeutil.h"
-#include "common/tcp.h"
-#include "common/transport.h"
+#include "common/net/endpoint.h"
+#include "common/base/io.h"
+#include "common/base/timeutil.h"
+#include "common/net/tcp.h"
+#include "common/net/transport.h"
 
 #define ROUNDS_TSYNC 339	/* PTP_SYNC_LOOP: probes per CPU in a sync round */
 #define ROUNDS_NAIVE 40		/* ~88 ms each: 339 would take ~30 s per run */

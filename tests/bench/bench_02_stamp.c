@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Benchmark of the timestamp sources (common/stamp.c), pinned to CPU 0:
+ * Benchmark of the timestamp sources (common/stamp/stamp.c), pinned to CPU 0:
  *   - cost of one take() for clock (mono), tsc, and marker (mono, local),
  *     with the clock source as the baseline;
  *   - cost of resolve() for 339 and 678 markers (one round, one and two
@@ -20,8 +20,8 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 
 #define REPS 30

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Benchmark of the bulk data path (common/splice.c), all over loopback:
+ * Benchmark of the bulk data path (common/stream/splice.c), all over loopback:
  *
  *  1. 1 GiB sender -> forwarder -> receiver through the splice forwarder
  *     with 64 KiB and 1 MiB pipes, through the forwarder's own read/write
@@ -24,9 +24,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
-#include "common/log.h"
-#include "common/splice.h"
-#include "common/timeutil.h"
+#include "common/base/log.h"
+#include "common/stream/splice.h"
+#include "common/base/timeutil.h"
 #include "tests/helpers/splice_rig.h"
 
 #define TOTAL		(1ull << 30)

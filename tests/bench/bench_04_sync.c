@@ -26,12 +26,12 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "common/cpu.h"
-#include "common/endpoint.h"
-#include "common/io.h"
-#include "common/log.h"
-#include "common/timeutil.h"
-#include "common/transport.h"
+#include "common/base/cpu.h"
+#include "common/net/endpoint.h"
+#include "common/base/io.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
+#include "common/net/transport.h"
 #include "host/client.h"
 #include "tests/bench/bench_lib.h"
 

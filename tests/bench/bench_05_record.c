@@ -66,8 +66,8 @@
 #include <trace-cmd.h>
 #include <tracefs.h>
 
-#include "common/cpu.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/timeutil.h"
 
 #define MAX_CPUS	64
 #define MAX_REPS	9

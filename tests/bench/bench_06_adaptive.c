@@ -11,7 +11,7 @@
  * source the truth is 0 (trace buffers are not namespaced). A third rule,
  * a fixed count equal to the adaptive rule's floor (min_probes, 16), shows
  * what stopping early without looking costs. The probe loops of these
- * three run at a real-time priority on both ends (common/cpu.h); two
+ * three run at a real-time priority on both ends (common/base/cpu.h); two
  * more rules, fixed 339 and adaptive marked "/n", run at normal priority
  * as before, to show what that changes in the same run.
  *
@@ -38,10 +38,10 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "common/cpu.h"
-#include "common/endpoint.h"
-#include "common/log.h"
-#include "common/stamp.h"
+#include "common/base/cpu.h"
+#include "common/net/endpoint.h"
+#include "common/base/log.h"
+#include "common/stamp/stamp.h"
 #include "host/client.h"
 #include "tests/bench/bench_lib.h"
 
@@ -59,7 +59,7 @@ struct rule {
 
 /* The third is set to the adaptive rule's floor in main(); the last two
  * are the first two as they ran before probe loops were raised to a
- * real-time priority (common/cpu.h). */
+ * real-time priority (common/base/cpu.h). */
 static struct rule rules[NRULES] = {
 	{ "fixed 339", MAXP, true, false },
 	{ "adaptive", MAXP, false, false },

@@ -38,8 +38,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "common/cpu.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/timeutil.h"
 #include "tests/bench/bench_lib.h"
 
 #define MAXA 16

@@ -68,7 +68,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "common/timeutil.h"
+#include "common/base/timeutil.h"
 #include "tests/bench/bench_lib.h"
 
 #define LOCK "/run/lock/tsync-trace-cmd.lock"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "common/endpoint.h"
+#include "common/net/endpoint.h"
 
 /* Starts @b/tsync-agent under @b/helpers/timens_exec with CLOCK_MONOTONIC
  * shifted by @shift_ns, listening on a free loopback TCP port for 127.0.0.1

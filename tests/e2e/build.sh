@@ -16,8 +16,8 @@ fi
 pass "make build-tests is up to date: nothing to do"
 
 # 2. the compile line: hardening, PIE, and gcc unless CC was chosen
-line=$(make -n -W common/log.c B="$B" "$B/obj/common/log.o" 2>&1 | grep -- ' -c ')
-[ -n "$line" ] || fail "no compile line for common/log.c"
+line=$(make -n -W common/base/log.c B="$B" "$B/obj/common/base/log.o" 2>&1 | grep -- ' -c ')
+[ -n "$line" ] || fail "no compile line for common/base/log.c"
 for f in -fstack-protector-strong -fPIE; do
 	grep -qe " $f " <<<"$line" || fail "compile line lacks $f: $line"
 done

@@ -15,9 +15,9 @@ mkdir -p "$t/scripts"
 cp -r proto common agent host plugin "$t/"
 cp scripts/check-includes "$t/scripts/"
 echo '#include "agent/agent.h"' >> "$t/host/sync_cmd.c"
-echo '#include "common/log.h"' >> "$t/proto/proto.h"
+echo '#include "common/base/log.h"' >> "$t/proto/proto.h"
 echo '#include "proto/proto.h"' >> "$t/plugin/plugin_tsync.c"
-echo '#include "log.h"' >> "$t/common/log.c"
+echo '#include "log.h"' >> "$t/common/base/log.c"
 echo '#include "proto/proto.h"' >> "$t/proto/tsync_record.h"
 printf '#include "common/zz_b.h"\n' > "$t/common/zz_a.h"
 printf '#include "common/zz_a.h"\n' > "$t/common/zz_b.c"
@@ -25,9 +25,9 @@ printf '#include "common/zz_a.h"\n' > "$t/common/zz_b.c"
 out=$("$t/scripts/check-includes" 2>&1) && fail "planted violations passed: $out"
 for want in \
 	'host/sync_cmd.c:[0-9]*: #include "agent/agent.h": host/ may not include agent/' \
-	'proto/proto.h:[0-9]*: #include "common/log.h": proto/ may not include common/' \
+	'proto/proto.h:[0-9]*: #include "common/base/log.h": proto/ may not include common/' \
 	'plugin/plugin_tsync.c:[0-9]*: #include "proto/proto.h": plugin/ may not include proto/' \
-	'common/log.c:[0-9]*: #include "log.h" without its folder' \
+	'common/base/log.c:[0-9]*: #include "log.h" without its folder' \
 	'proto/tsync_record.h:[0-9]*: #include "proto/proto.h": the record format header stands alone' \
 	'common/: modules include each other in a loop: zz_[ab] zz_[ab]$'; do
 	grep -q "$want" <<<"$out" || fail "not reported: $want; got:"$'\n'"$out"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/tracemeta.h"
+#include "common/tracemeta/tracemeta.h"
 #include "host/tcmd_meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/tracemeta.h"
-#include "common/tracedat.h"
+#include "common/tracemeta/tracemeta.h"
+#include "common/tracedat/tracedat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/tracemeta.h"
+#include "common/tracemeta/tracemeta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -45,10 +45,10 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 
-#include "common/msgio.h"
-#include "common/timeutil.h"
-#include "common/tracemeta.h"
-#include "common/transport.h"
+#include "common/wire/msgio.h"
+#include "common/base/timeutil.h"
+#include "common/tracemeta/tracemeta.h"
+#include "common/net/transport.h"
 #include "proto/proto.h"
 
 #define PAGE 4096

@@ -69,12 +69,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
-#include "common/auth.h"
-#include "common/endpoint.h"
-#include "common/io.h"
-#include "common/msgio.h"
-#include "common/timeutil.h"
-#include "common/transport.h"
+#include "common/wire/auth.h"
+#include "common/net/endpoint.h"
+#include "common/base/io.h"
+#include "common/wire/msgio.h"
+#include "common/base/timeutil.h"
+#include "common/net/transport.h"
 #include "proto/proto.h"
 
 /* Slack on top of the agent's timeouts for a loaded 2-CPU machine. */

@@ -28,8 +28,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
-#include "common/splice.h"
-#include "common/timeutil.h"
+#include "common/stream/splice.h"
+#include "common/base/timeutil.h"
 
 struct splice_rig {
 	int snd;		/* sender end */

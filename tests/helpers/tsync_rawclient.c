@@ -56,11 +56,11 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "common/endpoint.h"
-#include "common/io.h"
-#include "common/msgio.h"
-#include "common/timeutil.h"
-#include "common/transport.h"
+#include "common/net/endpoint.h"
+#include "common/base/io.h"
+#include "common/wire/msgio.h"
+#include "common/base/timeutil.h"
+#include "common/net/transport.h"
 #include "proto/proto.h"
 
 #define MAX_CONNS	64

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "common/auth.h"
+#include "common/wire/auth.h"
 
 struct fx {
 	char dir[64];

@@ -26,11 +26,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "common/auth.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/timeutil.h"
-#include "common/tracemeta.h"
+#include "common/wire/auth.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/base/timeutil.h"
+#include "common/tracemeta/tracemeta.h"
 #include "host/client.h"
 
 #define IO_MS 1000		/* the client's I/O timeout in these tests */

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "agent/conntab.h"
-#include "common/log.h"
-#include "common/timeutil.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
 
 /* Adds a new connection (the agent's end of a socketpair) to @t; the
  * peer's end in *@peer_fd. Returns what agent_conntab_add() returns. */

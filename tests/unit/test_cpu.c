@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/cpu.h"
+#include "common/base/cpu.h"
 
 /* Lists come back sorted, each CPU once, CPUs past 1024 included. */
 static void test_list_parse(void **state)

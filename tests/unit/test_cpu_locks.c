@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common/cpu.h"
+#include "common/base/cpu.h"
 #include "host/cpu_locks.h"
 
 /* Tries lock @arg from another thread; returns pthread_mutex_trylock's. */

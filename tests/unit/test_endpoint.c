@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <linux/vm_sockets.h>
 
-#include "common/endpoint.h"
+#include "common/net/endpoint.h"
 
 #define ANY 0xffffffffu
 #define P0 TSYNC_EP_ALLOW_PORT0

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "agent/evsel.h"
-#include "common/recopt.h"
+#include "common/cli/recopt.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "common/timeutil.h"
+#include "common/base/timeutil.h"
 #include "host/guest_rx.h"
 
 #define PS 4096

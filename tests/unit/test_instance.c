@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of common/instance.c against the real tracefs at
+ * Unit tests of common/tracefs/instance.c against the real tracefs at
  * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
  * Every instance a test makes carries its pid; the group teardown removes
  * what a failed test left.
@@ -23,9 +23,9 @@
 
 #include <tracefs.h>
 
-#include "common/instance.h"
-#include "common/recopt.h"
-#include "common/tracemeta.h"
+#include "common/tracefs/instance.h"
+#include "common/cli/recopt.h"
+#include "common/tracemeta/tracemeta.h"
 
 #define TRACING "/sys/kernel/tracing"
 #define INSTANCES TRACING "/instances"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "common/maxkb.h"
+#include "common/base/maxkb.h"
 
 #define PAGE 4096
 

@@ -18,13 +18,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "common/endpoint.h"
-#include "common/io.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/probeio.h"
-#include "common/timeutil.h"
-#include "common/transport.h"
+#include "common/net/endpoint.h"
+#include "common/base/io.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/wire/probeio.h"
+#include "common/base/timeutil.h"
+#include "common/net/transport.h"
 #include "tests/unit/proto_samples.h"
 
 struct pair {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/opt.h"
+#include "common/cli/opt.h"
 
 enum { O_NUM = 1, O_DBL, O_STR, O_LIST, O_POLL, O_OPT, O_SCOPE, O_SIZE, O_FLAG, O_HELP };
 

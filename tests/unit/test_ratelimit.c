@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "agent/ratelimit.h"
-#include "common/log.h"
+#include "common/base/log.h"
 
 /* Runs @n warnings of @kind through @rl with stderr captured; returns how
  * many lines came out. */

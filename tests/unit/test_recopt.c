@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/recopt.h"
+#include "common/cli/recopt.h"
 
 /* Splits @line at spaces into a writable argv (argv[0] "record"). */
 struct args {

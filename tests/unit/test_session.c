@@ -28,12 +28,12 @@
 #include "agent/registry.h"
 #include "agent/session.h"
 #include "agent/tracefs_check.h"
-#include "common/cpu.h"
-#include "common/io.h"
-#include "common/log.h"
-#include "common/msgio.h"
-#include "common/probeio.h"
-#include "common/timeutil.h"
+#include "common/base/cpu.h"
+#include "common/base/io.h"
+#include "common/base/log.h"
+#include "common/wire/msgio.h"
+#include "common/wire/probeio.h"
+#include "common/base/timeutil.h"
 #include "tests/unit/proto_samples.h"
 
 /* Generous bound for anything the agent must do promptly (a loaded
@@ -761,7 +761,7 @@ static void trace_start(struct fx *f, const char *const *names, int nnames,
 }
 
 /* Returns true if a tracefs instance of session @id of this process is
- * left ("tsync-r<id hex>-<pid>-<n>", common/instance.h). */
+ * left ("tsync-r<id hex>-<pid>-<n>", common/tracefs/instance.h). */
 static bool instance_left(uint64_t id)
 {
 	char prefix[96];

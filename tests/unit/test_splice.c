@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Tests of the splice forwarder and pipe sizing (common/splice.c,
- * common/pipe.c) with real pipes, files and loopback TCP sockets.
+ * Tests of the splice forwarder and pipe sizing (common/stream/splice.c,
+ * common/stream/pipe.c) with real pipes, files and loopback TCP sockets.
  *
  * The regression sweep sends messages of k * 8192 + r bytes through a
  * forwarder with an 8 KiB pipe; with the corrected flush each must arrive
@@ -39,11 +39,11 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "common/io.h"
-#include "common/log.h"
-#include "common/pipe.h"
-#include "common/splice.h"
-#include "common/timeutil.h"
+#include "common/base/io.h"
+#include "common/base/log.h"
+#include "common/stream/pipe.h"
+#include "common/stream/splice.h"
+#include "common/base/timeutil.h"
 #include "tests/helpers/splice_rig.h"
 
 #define BOUND_MS	150	/* a held tail takes >= 200 ms (see above) */

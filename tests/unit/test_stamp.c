@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of common/stamp.c against the real tracefs at
+ * Unit tests of common/stamp/stamp.c against the real tracefs at
  * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
  */
 #include <errno.h>
@@ -20,8 +20,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "common/stamp.h"
-#include "common/timeutil.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 
 #define NPROBES 339

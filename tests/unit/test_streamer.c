@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Tests of the per-CPU trace streamer (common/streamer.c) against the real
+ * Tests of the per-CPU trace streamer (common/stream/streamer.c) against the real
  * tracefs: a private instance, N markers written to its trace_marker_raw
  * by a thread pinned to one CPU, that CPU's trace_pipe_raw streamed to a
  * loopback socket, and every marker decoded back from the received pages
@@ -36,9 +36,9 @@
 #include <kbuffer.h>
 #include <tracefs.h>
 
-#include "common/streamer.h"
-#include "common/log.h"
-#include "common/timeutil.h"
+#include "common/stream/streamer.h"
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
 #include "tests/helpers/splice_rig.h"
 
 /* Deadline of a wait for something that takes milliseconds when all is

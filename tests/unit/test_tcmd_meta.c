@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/tracemeta.h"
+#include "common/tracemeta/tracemeta.h"
 #include "host/tcmd_meta.h"
 
 static const char HP[] =

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests of common/trace_clock.c: synthetic trace_clock texts. */
+/* Unit tests of common/base/trace_clock.c: synthetic trace_clock texts. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "common/trace_clock.h"
+#include "common/base/trace_clock.h"
 
 /* The list keeps the order, strips the brackets and finds the selected. */
 static void test_list(void **state)

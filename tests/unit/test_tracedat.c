@@ -31,7 +31,7 @@
 #include <trace-cmd.h>
 #include <tracefs.h>
 
-#include "common/tracedat.h"
+#include "common/tracedat/tracedat.h"
 #include "tests/unit/tmp_fixture.h"
 
 #define TRACING "/sys/kernel/tracing"

@@ -26,8 +26,8 @@
 #include <trace-cmd.h>
 #include <tracefs.h>
 
-#include "common/tracemeta.h"
-#include "common/tracedat.h"
+#include "common/tracemeta/tracemeta.h"
+#include "common/tracedat/tracedat.h"
 #include "tests/unit/tmp_fixture.h"
 
 #define MAXCPU 64

@@ -27,11 +27,11 @@
 #include <linux/vm_sockets.h>
 #include <cmocka.h>
 
-#include "common/endpoint.h"
-#include "common/io.h"
-#include "common/timeutil.h"
-#include "common/tcp.h"
-#include "common/transport.h"
+#include "common/net/endpoint.h"
+#include "common/base/io.h"
+#include "common/base/timeutil.h"
+#include "common/net/tcp.h"
+#include "common/net/transport.h"
 
 /*
  * A call with a deadline must not return before it (checked exactly) and

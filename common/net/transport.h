@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The transport layer: listen, accept and connect for TCP (v4/v6) and vsock
+ * behind one small ops table per backend, in the manner of linuxptp's
+ * transport.h. Connections are plain file descriptors so that the splice
+ * path and poll() work on them directly.
+ *
+ * The generic part (transport.c) knows no address family: everything
+ * family-specific (resolving, socket options, ports, names) is an op of
+ * the backend (tcp.c, vsock.c), found by endpoint kind or by the address
+ * family of a socket.
+ *
+ * Every socket a backend creates or accepts goes through its ->setup op
+ * before it carries a byte; for TCP that sets TCP_NODELAY and fails the
+ * whole operation if it cannot (Documentation/protocol.md, section 1).
+ */
+#ifndef TSYNC_TRANSPORT_H
+#define TSYNC_TRANSPORT_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "common/net/endpoint.h"
+
+#define TSYNC_PEER_NAME_MAX 96
+
+/* Who is at the other end of a connection. */
+struct tsync_peer {
+	enum tsync_ep_kind kind;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char name[TSYNC_PEER_NAME_MAX];	/* "tcp:[::1]:41234", "vsock:3:1024" */
+};
+
+struct tsync_transport_ops {
+	enum tsync_ep_kind kind;
+	const char *name;
+	/* Resolves @ep into socket addresses: fills up to @max entries of
+	 * @addrs/@lens and their families, returns how many or -errno. */
+	int (*resolve)(const struct tsync_endpoint *ep, int passive,
+		       struct sockaddr_storage *addrs, socklen_t *lens,
+		       int *families, int max, char *err, size_t errlen);
+	/* Per-socket setup applied to every socket before its first byte;
+	 * returns 0 or -errno. */
+	int (*setup)(int fd);
+	/* Options a listening socket needs before bind() (TCP:
+	 * SO_REUSEADDR); NULL if none. Returns 0 or -errno. */
+	int (*listen_setup)(int fd);
+	/* Formats a socket address of this family for logs. */
+	void (*format)(const struct sockaddr_storage *addr, socklen_t len,
+		       char *buf, size_t buflen);
+	/* Returns 1 if sockets of address @family belong to this backend. */
+	int (*has_family)(int family);
+	/* Returns the port of a bound or peer address of this backend. */
+	uint32_t (*port)(const struct sockaddr_storage *addr);
+	/* Returns what to do about a socket() or connect() failure with
+	 * errno @err (vsock's "No such device": no transport), or NULL. */
+	const char *(*hint)(int err);
+};
+
+extern const struct tsync_transport_ops tsync_tcp_ops;
+extern const struct tsync_transport_ops tsync_vsock_ops;
+
+/* Returns the ops of the backend for @kind, or NULL. */
+const struct tsync_transport_ops *tsync_transport_ops(enum tsync_ep_kind kind);
+
+struct tsync_listener;
+
+/*
+ * Listens on @ep (SO_REUSEADDR, close-on-exec). Returns 0 and a listener in
+ * @out, or -errno with a reason in @err.
+ */
+int tsync_listen(const struct tsync_endpoint *ep, int backlog,
+		 struct tsync_listener **out, char *err, size_t errlen);
+/* Returns the listening file descriptor (for poll). */
+int tsync_listener_fd(const struct tsync_listener *l);
+/* Returns the bound endpoint as a string, with the real port if 0 was
+ * asked for. */
+const char *tsync_listener_name(const struct tsync_listener *l);
+/* Returns the bound port. */
+uint32_t tsync_listener_port(const struct tsync_listener *l);
+/* Closes and frees @l (NULL is fine). */
+void tsync_listener_close(struct tsync_listener *l);
+
+/*
+ * Accepts one connection, set up by the backend (TCP_NODELAY for TCP).
+ * Returns the connected fd (close-on-exec, blocking) or -errno; @peer is
+ * filled in if not NULL. A connection whose setup fails is closed and
+ * -errno returned.
+ */
+int tsync_accept(struct tsync_listener *l, struct tsync_peer *peer);
+
+/*
+ * Connects to @ep, giving up after @timeout_ms. Returns the connected fd
+ * (close-on-exec, blocking, set up by the backend) or -errno with a reason
+ * in @err: -ETIMEDOUT, -ECONNREFUSED, ...
+ */
+int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
+		  struct tsync_peer *peer, char *err, size_t errlen);
+
+/* Fills @peer from a connected @fd's remote address; returns 0 or -errno. */
+int tsync_peer_from_fd(int fd, struct tsync_peer *peer);
+
+#endif

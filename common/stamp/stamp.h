@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Timestamp sources for sync rounds, in the trace clock of the buffers.
+ * Used by both sides: the host stamps t1/t4, the agent t2/t3.
+ *
+ *   marker  each stamp is a struct tsync_rec_probe written to
+ *           trace_marker_raw of a private tracefs instance whose trace_clock
+ *           is the chosen clock; the kernel timestamps it. resolve() reads
+ *           the records back from that instance's per-CPU ring buffer
+ *           (a consuming read of per_cpu/cpuN/trace_pipe_raw) and fills the
+ *           timestamps in. Works for every trace clock (the only way for
+ *           local, global, counter, perf, uptime).
+ *   clock   clock_gettime() of the POSIX clock behind the trace clock:
+ *           mono, mono_raw, boot, tai, minus this process's time-namespace
+ *           offset of that clock (unless TSYNC_STAMP_NS_CLOCK): the kernel
+ *           stamps trace events without it. Filled at once.
+ *   tsc     rdtsc (x86 only), for x86-tsc. Filled at once.
+ *
+ * The marker instance is created once by tsync_stamp_open() (a
+ * common/tracefs/instance.h instance with prefix "tsync-<tag>", named
+ * "tsync-<tag>-<pid>-<n>", unique even for concurrent opens in one process),
+ * its ring buffer sized to TSYNC_STAMP_BUFFER_KB per CPU, and removed by
+ * tsync_stamp_close(). Nothing is cleared or created per round: the records
+ * carry the round id, and records of other rounds are skipped.
+ *
+ * Threads: take() may be called from several threads at once; resolve()
+ * for different CPUs too, but not twice at once for the same CPU.
+ */
+#ifndef TSYNC_STAMP_H
+#define TSYNC_STAMP_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/proto.h"
+
+/* Ring-buffer size per CPU of a marker instance: room for a round of 4096
+ * probes, two stamps each, on one CPU (40 bytes per record). */
+#define TSYNC_STAMP_BUFFER_KB 512
+
+/* Longest instance tag accepted by tsync_stamp_open(). */
+#define TSYNC_STAMP_TAG_MAX 32
+
+/* One timestamp resolve() must find: probe seq, direction, result. */
+struct tsync_stamp_slot {
+	uint32_t seq;
+	uint8_t dir;		/* enum tsync_probe_dir */
+	int64_t ts;		/* filled by resolve() */
+};
+
+struct tsync_stamper;
+
+/*
+ * The source used for trace clock @clock_name when none is asked for (the
+ * only place this is decided): clock for mono, mono_raw, boot and tai, tsc
+ * for x86-tsc on x86, marker otherwise (and for NULL).
+ */
+enum tsync_stamp_source tsync_stamp_default(const char *clock_name);
+
+/* Returns true if this machine can stamp with the TSC (x86: rdtsc); what
+ * the agent announces as TSYNC_CAP_STAMP_TSC. */
+bool tsync_stamp_tsc_available(void);
+
+/*
+ * Checks that @source (a wire value, enum tsync_stamp_source) can stamp in
+ * trace clock @clock_name. Returns 0, or -EINVAL (unknown source, empty
+ * clock name, clock or tsc source not possible for that clock).
+ */
+int tsync_stamp_check(unsigned int source, const char *clock_name);
+
+/*
+ * tsync_stamp_open() flag: the clock source reads the clock as this
+ * process's time namespace shows it. Without it, the clock source removes
+ * the namespace's offset (/proc/self/timens_offsets): its stamps are in the
+ * kernel trace clock's terms, as marker stamps and recorded events are.
+ */
+#define TSYNC_STAMP_NS_CLOCK	0x1u
+
+/*
+ * Opens a timestamp source @source for trace clock @clock_name (checked
+ * with tsync_stamp_check()), with TSYNC_STAMP_* @flags. For marker, @tag
+ * (letters, digits, '_', at most TSYNC_STAMP_TAG_MAX) names the private
+ * instance. Returns 0 and *@out, or -errno (-EINVAL bad arguments or
+ * unknown clock, -ENODEV no tracefs).
+ */
+int tsync_stamp_open(unsigned int source, const char *clock_name,
+		     const char *tag, unsigned int flags,
+		     struct tsync_stamper **out);
+
+/* Returns the source an open @s (not NULL) uses. */
+enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s);
+
+/* Returns the name of the marker instance, or NULL for other kinds. */
+const char *tsync_stamp_instance(const struct tsync_stamper *s);
+
+/*
+ * Takes a timestamp now, for probe @seq, direction @dir of @round, syncing
+ * CPU @cpu (recorded in the marker). clock and tsc: sets *@ts. marker:
+ * writes the record, sets *@ts to 0 (pending until resolve()); the caller
+ * must stay on one CPU for the whole round. Returns 0 or -errno.
+ */
+int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
+		     uint8_t dir, uint32_t cpu, int64_t *ts);
+
+/*
+ * marker: reads back everything written on CPU @cpu since the last resolve
+ * of that CPU (consuming it), and fills the ts of each of the @n slots from
+ * the record of @round with the same seq and dir. Returns 0, -ENOENT if any
+ * slot found no record (ts of those left 0), or -errno. clock and tsc:
+ * returns 0 and leaves the slots alone.
+ */
+int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
+			struct tsync_stamp_slot *slots, size_t n);
+
+/* Closes @s and removes its instance (NULL is fine). */
+void tsync_stamp_close(struct tsync_stamper *s);
+
+#endif

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tsync's private tracefs instances and their owner locks; see instance.h. */
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+
+#include <tracefs.h>
+
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/tracemeta/tracemeta.h"
+
+/* How many "-<n>" suffixes tsync_instance_create() tries. */
+#define INSTANCE_TRIES 10000
+/* rmdir of an instance someone has a file of open: retries, pause. */
+#define RMDIR_TRIES 100
+#define RMDIR_WAIT_US 1000
+
+/* The top instance's settings tsync_instance_create_top() saves and
+ * tsync_instance_destroy() writes back, in this order (tracing_on last). */
+static const char *const top_saved_files[] = {
+	"tracing_cpumask", "buffer_percent", "buffer_size_kb", "trace_clock",
+	"tracing_on",
+};
+#define TOP_SAVED (sizeof(top_saved_files) / sizeof(top_saved_files[0]))
+
+/* The top instance's settings tsync may have written and resets at the end,
+ * as trace-cmd does (empty: the file truncated; it may be missing). */
+static const struct {
+	const char *file, *val;
+} top_reset[] = {
+	{ "current_tracer", "nop" },
+	{ "set_ftrace_filter", "" },
+	{ "set_ftrace_notrace", "" },
+	{ "set_graph_function", "" },
+	{ "set_graph_notrace", "" },
+	{ "max_graph_depth", "0" },
+	{ "set_event_pid", "" },
+	{ "set_ftrace_pid", "" },
+	{ "set_event_notrace_pid", "" },
+	{ "set_ftrace_notrace_pid", "" },
+	{ "options/event-fork", "0" },
+	{ "options/function-fork", "0" },
+};
+
+struct tsync_instance {
+	struct tracefs_instance *inst;	/* NULL: the top instance */
+	char name[TSYNC_INSTANCE_PREFIX_MAX + 32];
+	int lock_fd;		/* its tracing_on, flock'd: the owner lock */
+	int marker_fd;		/* trace_marker_raw, -1 until asked for */
+	bool top;		/* the top instance, borrowed */
+	char *saved[TOP_SAVED];	/* top: the values of top_saved_files */
+	struct kept {		/* tsync_instance_keep_setting(), in order */
+		char *file, *val;
+		bool global;	/* the kernel's file, not the instance's */
+	} *kept;
+	size_t nkept;
+};
+
+/* Returns true if @prefix is "tsync-" followed by [A-Za-z0-9_-]. */
+static bool prefix_ok(const char *prefix)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+
+	if (n < 6 || n > TSYNC_INSTANCE_PREFIX_MAX || strncmp(prefix, "tsync-", 6))
+		return false;
+	return strspn(prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			      "0123456789_-") == n;
+}
+
+/*
+ * Takes the owner lock of @inst without waiting: an flock on its
+ * tracing_on file. Returns the fd (the lock lives while it is open), or
+ * -EWOULDBLOCK (someone holds it) or -errno (-ENOENT: instance gone).
+ */
+static int lock_take(struct tracefs_instance *inst)
+{
+	int fd, ret;
+
+	fd = tracefs_instance_file_open(inst, "tracing_on", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno ? -errno : -ENOENT;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * Removes instance @inst, which must have no open file of ours: an open
+ * file makes rmdir fail with EBUSY, so a cleaner probing the lock at this
+ * moment is waited for (a few ms at most). Returns 0 (also when it is
+ * gone already) or -errno.
+ */
+static int rmdir_instance(struct tracefs_instance *inst)
+{
+	for (int i = 0; i < RMDIR_TRIES; i++) {
+		if (!tracefs_instance_destroy(inst) || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			break;
+		usleep(RMDIR_WAIT_US);
+	}
+	return errno ? -errno : -EIO;
+}
+
+/*
+ * Tries to create instance @ti->name and take its lock. Returns 0, 1 when
+ * the name is taken (try the next one) or -errno.
+ */
+static int try_create(struct tsync_instance *ti)
+{
+	if (tracefs_instance_exists(ti->name))
+		return 1;	/* another owner's, or a dead one's */
+	ti->inst = tracefs_instance_create(ti->name);
+	if (!ti->inst)
+		return errno ? -errno : -ENODEV;
+	if (!tracefs_instance_is_new(ti->inst))	/* lost a race */
+		goto taken;
+	ti->lock_fd = lock_take(ti->inst);
+	if (ti->lock_fd >= 0)
+		return 0;
+	/* EWOULDBLOCK: a cleaner in another PID namespace took our fresh
+	 * instance for dead in the instant before we locked it and is
+	 * removing it; ENOENT: it has done so. Both: use another name. */
+	if (ti->lock_fd == -EWOULDBLOCK || ti->lock_fd == -ENOENT)
+		goto taken;
+	rmdir_instance(ti->inst);
+	tracefs_instance_free(ti->inst);
+	ti->inst = NULL;
+	return ti->lock_fd;
+taken:
+	tracefs_instance_free(ti->inst);
+	ti->inst = NULL;
+	ti->lock_fd = -1;
+	return 1;
+}
+
+/* Allocates an instance handle with no fd open, after checking that
+ * tracefs is there; returns 0 and *@out, -ENODEV or -ENOMEM. */
+static int inst_alloc(struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+
+	if (!tracefs_tracing_dir())
+		return -ENODEV;
+	ti = calloc(1, sizeof(*ti));
+	if (!ti)
+		return -ENOMEM;
+	ti->lock_fd = ti->marker_fd = -1;
+	*out = ti;
+	return 0;
+}
+
+/* Creates an instance; see instance.h. */
+int tsync_instance_create(const char *prefix, struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+	int ret = -EEXIST;
+
+	if (!prefix_ok(prefix) || !out)
+		return -EINVAL;
+	ret = inst_alloc(&ti);
+	if (ret)
+		return ret;
+	ret = -EEXIST;
+	for (int n = 0; n < INSTANCE_TRIES; n++) {
+		snprintf(ti->name, sizeof(ti->name), "%s-%d-%d", prefix, (int)getpid(), n);
+		ret = try_create(ti);
+		if (ret <= 0)
+			break;
+		ret = -EEXIST;
+	}
+	if (ret) {
+		free(ti);
+		return ret;
+	}
+	/* a new instance records at once: off until it is configured */
+	if (tracefs_trace_off(ti->inst)) {
+		ret = errno ? -errno : -EIO;
+		tsync_instance_destroy(ti);
+		return ret;
+	}
+	*out = ti;
+	return 0;
+}
+
+/* The value to write back to tracefs @file read as @txt; see instance.h. */
+char *tsync_instance_file_value(const char *file, char *txt)
+{
+	static const char expanded[] = "(expanded: ";
+	char *p, *end;
+
+	if (!strcmp(file, "trace_clock")) {
+		p = strchr(txt, '[');
+		end = p ? strchr(p, ']') : NULL;
+		if (!end)
+			return NULL;
+		*end = '\0';
+		return p + 1;
+	}
+	p = strstr(txt, expanded);
+	if (p && !strcmp(file, "buffer_size_kb"))
+		txt = p + sizeof(expanded) - 1;
+	p = txt + strspn(txt, " ");
+	p[strcspn(p, " )\n")] = '\0';
+	return p;
+}
+
+/* Saves the top instance's settings tsync changes into @ti->saved. */
+static int top_save(struct tsync_instance *ti)
+{
+	for (size_t i = 0; i < TOP_SAVED; i++) {
+		char *txt = tracefs_instance_file_read(NULL, top_saved_files[i], NULL);
+		char *val = txt ? tsync_instance_file_value(top_saved_files[i], txt) : NULL;
+
+		ti->saved[i] = val ? strdup(val) : NULL;
+		free(txt);
+		if (!ti->saved[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Puts the top instance in the state trace-cmd records from and leaves
+ * it in: tracing off, no event enabled, the top_reset settings (nop
+ * tracer, no function or pid filters). A reset file the kernel lacks or
+ * refuses is skipped. */
+static void top_clean(void)
+{
+	tracefs_trace_off(NULL);
+	tracemeta_disable_events(NULL);
+	for (size_t i = 0; i < sizeof(top_reset) / sizeof(top_reset[0]); i++)
+		if (tracefs_file_exists(NULL, top_reset[i].file))
+			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
+}
+
+/* Remembers a setting to write back; see instance.h. */
+int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global)
+{
+	struct tracefs_instance *inst = global ? NULL : ti->inst;
+	struct kept *k;
+	char *txt, *val;
+
+	if (!global && !ti->top)
+		return 0;	/* removed with the instance */
+	txt = tracefs_instance_file_read(inst, file, NULL);
+	if (!txt)
+		return errno ? -errno : -EIO;
+	val = tsync_instance_file_value(file, txt);
+	k = val ? realloc(ti->kept, (ti->nkept + 1) * sizeof(*k)) : NULL;
+	if (!k) {
+		free(txt);
+		return val ? -ENOMEM : -EINVAL;
+	}
+	ti->kept = k;
+	k += ti->nkept;
+	k->file = strdup(file);
+	k->val = strdup(val);
+	k->global = global;
+	free(txt);
+	if (!k->file || !k->val) {
+		free(k->file);
+		free(k->val);
+		return -ENOMEM;
+	}
+	ti->nkept++;
+	return 0;
+}
+
+/* Writes back what tsync_instance_keep_setting() kept (of the instance's
+ * own files too when @own), last kept first: a file kept twice gets its
+ * first value. Frees the list. Returns 0 or the first -errno. */
+static int kept_restore(struct tsync_instance *ti, bool own)
+{
+	int ret = 0;
+
+	while (ti->nkept--) {
+		struct kept *k = &ti->kept[ti->nkept];
+
+		errno = 0;
+		if ((own || k->global) &&
+		    tracefs_instance_file_write(k->global ? NULL : ti->inst, k->file,
+						k->val) < 0 && !ret) {
+			ret = errno ? -errno : -EIO;
+			log_err("cannot write back %s: %s", k->file, strerror(-ret));
+		}
+		free(k->file);
+		free(k->val);
+	}
+	free(ti->kept);
+	ti->kept = NULL;
+	ti->nkept = 0;
+	return ret;
+}
+
+/* Frees a top handle whose settings were not changed yet. */
+static void top_free(struct tsync_instance *ti)
+{
+	for (size_t i = 0; i < TOP_SAVED; i++)
+		free(ti->saved[i]);
+	close(ti->lock_fd);
+	free(ti);
+}
+
+/* Creates the top-instance handle; see instance.h. */
+int tsync_instance_create_top(struct tsync_instance **out)
+{
+	struct tsync_instance *ti;
+	int fd, ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = inst_alloc(&ti);
+	if (ret)
+		return ret;
+	ti->top = true;
+	snprintf(ti->name, sizeof(ti->name), "top");
+	ti->lock_fd = lock_take(NULL);
+	if (ti->lock_fd < 0) {
+		ret = ti->lock_fd == -EWOULDBLOCK ? -EBUSY : ti->lock_fd;
+		free(ti);
+		return ret;
+	}
+	ret = top_save(ti);
+	if (ret) {
+		top_free(ti);
+		return ret;
+	}
+	/* unlike a new instance, the top one may have a tracer, filters and
+	 * events someone set, and older events in its buffer: start clean, as
+	 * trace-cmd does (what top_save() kept is written back at the end) */
+	top_clean();
+	fd = tracefs_instance_file_open(NULL, "trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		ret = errno ? -errno : -EIO;
+		goto fail;
+	}
+	close(fd);
+	*out = ti;
+	return 0;
+fail:
+	tsync_instance_destroy(ti);
+	return ret;
+}
+
+/* Returns true if @ti is the top instance. */
+bool tsync_instance_is_top(const struct tsync_instance *ti)
+{
+	return ti->top;
+}
+
+/* Selects the trace clock; see instance.h. */
+int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock)
+{
+	char *cur = tracefs_get_clock(ti->inst);
+	bool same = cur && clock && !strcmp(cur, clock);
+
+	free(cur);
+	if (!clock || !*clock)
+		return -EINVAL;
+	if (same)
+		return 0;
+	if (tracefs_instance_file_write(ti->inst, "trace_clock", clock) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Sets the buffer size; see instance.h. */
+int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb)
+{
+	if (tracefs_instance_set_buffer_size(ti->inst, kb, -1) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Sets buffer_percent; see instance.h. */
+int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent)
+{
+	char val[16];
+
+	if (percent < 0 || percent > 100)
+		return -EINVAL;
+	snprintf(val, sizeof(val), "%d", percent);
+	if (tracefs_instance_file_write(ti->inst, "buffer_percent", val) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Enables events; see instance.h. */
+int tsync_instance_enable_events(struct tsync_instance *ti,
+				 const struct tracemeta_events *ev, char *err,
+				 size_t errlen)
+{
+	return tracemeta_enable_events(ti->inst, ev, err, errlen);
+}
+
+/* Turns tracing on; see instance.h. */
+int tsync_instance_start(struct tsync_instance *ti)
+{
+	return tracefs_trace_on(ti->inst) ? (errno ? -errno : -EIO) : 0;
+}
+
+/* Turns tracing off; see instance.h. */
+int tsync_instance_stop(struct tsync_instance *ti)
+{
+	return tracefs_trace_off(ti->inst) ? (errno ? -errno : -EIO) : 0;
+}
+
+/* Returns the marker fd; see instance.h. */
+int tsync_instance_marker_fd(struct tsync_instance *ti)
+{
+	if (ti->marker_fd < 0)
+		ti->marker_fd = tracefs_instance_file_open(ti->inst, "trace_marker_raw",
+							   O_WRONLY | O_CLOEXEC);
+	return ti->marker_fd >= 0 ? ti->marker_fd : (errno ? -errno : -ENOENT);
+}
+
+/* Returns the libtracefs handle; see instance.h. */
+struct tracefs_instance *tsync_instance_tracefs(const struct tsync_instance *ti)
+{
+	return ti->inst;
+}
+
+/* Returns the name; see instance.h. */
+const char *tsync_instance_name(const struct tsync_instance *ti)
+{
+	return ti->name;
+}
+
+/* Switches @inst off and disables its events (failures are harmless:
+ * the removal that follows reports what matters). */
+static void switch_off(struct tracefs_instance *inst)
+{
+	tracefs_trace_off(inst);
+	tracemeta_disable_events(inst);
+}
+
+/* Resets the top instance as trace-cmd leaves it after a recording
+ * (top_clean()) and writes back what @ti->saved holds; returns 0 or the
+ * first -errno of a write back. */
+static int top_restore(struct tsync_instance *ti)
+{
+	int ret;
+
+	top_clean();
+	ret = kept_restore(ti, true);
+	for (size_t i = 0; i < TOP_SAVED; i++) {
+		if (!ti->saved[i])
+			continue;
+		errno = 0;
+		if (tracefs_instance_file_write(NULL, top_saved_files[i], ti->saved[i]) < 0 &&
+		    !ret) {
+			ret = errno ? -errno : -EIO;
+			log_err("cannot write back %s of the top tracefs instance: %s",
+				top_saved_files[i], strerror(-ret));
+		}
+		free(ti->saved[i]);
+	}
+	return ret;
+}
+
+/* Removes an instance; see instance.h. */
+int tsync_instance_destroy(struct tsync_instance *ti)
+{
+	int ret;
+
+	if (!ti)
+		return 0;
+	if (ti->marker_fd >= 0)
+		close(ti->marker_fd);
+	if (ti->top) {
+		ret = top_restore(ti);
+		close(ti->lock_fd);
+		log_debug("gave back the top tracefs instance");
+		free(ti);
+		return ret;
+	}
+	switch_off(ti->inst);
+	if (ti->lock_fd >= 0)
+		close(ti->lock_fd);	/* an open file blocks rmdir */
+	ret = rmdir_instance(ti->inst);
+	if (ret)
+		log_err("cannot remove tracefs instance %s: %s", ti->name, strerror(-ret));
+	else
+		log_debug("removed tracefs instance %s", ti->name);
+	if (kept_restore(ti, false) && !ret)
+		ret = -EIO;
+	tracefs_instance_free(ti->inst);
+	free(ti);
+	return ret;
+}
+
+/*
+ * Returns the pid in instance name @name ("...-<pid>-<n>" or "...-<pid>"),
+ * or -1.
+ */
+static long name_pid(const char *name)
+{
+	const char *p = name + strlen(name), *num[2] = { NULL, NULL };
+	int found = 0;
+
+	/* the last two dash-separated words, if numeric */
+	while (found < 2 && p > name) {
+		const char *end = p;
+
+		while (p > name && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		if (p == end || p == name || p[-1] != '-')
+			break;
+		num[found++] = p;
+		p--;		/* the dash */
+	}
+	if (!found)
+		return -1;
+	p = num[found - 1];
+	return strtol(p, NULL, 10);
+}
+
+/* Returns true if process @pid may be alive in our PID namespace. */
+static bool pid_alive_here(long pid)
+{
+	if (pid <= 0 || pid > INT_MAX)
+		return false;
+	return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+struct stale_ctx {
+	const char *prefix;
+	int removed;
+};
+
+/*
+ * Removes instance @name if its owner is known dead; walk callback. Dead
+ * means: its owner lock is free, the only proof that holds across PID
+ * namespaces, and - because a tsync without owner locks (an older version)
+ * or a human leaves instances with a free lock too - no process with the
+ * pid in the name exists in our own PID namespace.
+ */
+static int stale_one(const char *name, void *arg)
+{
+	struct stale_ctx *c = arg;
+	struct tracefs_instance *inst;
+	int fd, ret;
+
+	if (strncmp(name, c->prefix, strlen(c->prefix)) ||
+	    pid_alive_here(name_pid(name)))
+		return 0;
+	inst = tracefs_instance_alloc(NULL, name);
+	if (!inst)
+		return 0;
+	fd = lock_take(inst);
+	if (fd < 0) {
+		if (fd == -EWOULDBLOCK)
+			log_debug("instance %s: its owner lives (lock held)", name);
+		tracefs_instance_free(inst);
+		return 0;
+	}
+	switch_off(inst);	/* the owner is dead: nobody records here */
+	close(fd);
+	ret = rmdir_instance(inst);
+	tracefs_instance_free(inst);
+	if (ret) {
+		log_warn("cannot remove stale tracefs instance %s: %s", name,
+			 strerror(-ret));
+		return 0;
+	}
+	log_info("removed stale tracefs instance %s", name);
+	c->removed++;
+	return 0;
+}
+
+/* Removes instances of dead owners; see instance.h. */
+int tsync_instance_cleanup_stale(const char *prefix)
+{
+	struct stale_ctx c = { .prefix = prefix };
+
+	if (!prefix || strncmp(prefix, "tsync-", 6))
+		return -EINVAL;
+	if (!tracefs_tracing_dir())
+		return -ENODEV;
+	if (tracefs_instances_walk(stale_one, &c) < 0)
+		return errno ? -errno : -EIO;
+	return c.removed;
+}
+
+/* Reads the kernel's clocks; see instance.h. */
+int tsync_instance_clocks(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max,
+			  int *selected)
+{
+	char *txt = tracefs_instance_file_read(NULL, "trace_clock", NULL);
+	int n;
+
+	if (!txt)
+		return errno ? -errno : -ENOENT;
+	n = tsync_trace_clock_list(txt, names, max, selected);
+	free(txt);
+	return n;
+}

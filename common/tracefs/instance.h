@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tsync's private tracefs instances: the one module that creates,
+ * configures (clock, buffer size, buffer_percent, events), starts, stops
+ * and removes them, owns their trace_marker_raw fd, and removes the ones
+ * left by processes that died.
+ *
+ * Names and owners
+ * ----------------
+ * An instance is named "<prefix>-<pid>-<n>" (the first n free), so a human
+ * sees who made it. The pid is not how "dead" is decided: pids repeat
+ * across PID namespaces (containers share tracefs), and an agent in one
+ * must not take a live agent of another for dead. Instead the owner holds
+ * an flock(2) on the instance's own tracing_on file for as long as the
+ * instance lives. tracefs has one set of inodes whatever namespace or mount
+ * it is seen through, and the kernel drops the lock when the owner dies, so
+ * a free lock proves the owner is gone. tsync_instance_cleanup_stale()
+ * switches nothing off before it holds that lock itself, and (for owners
+ * that never locked: older versions, humans) before the pid in the name is
+ * gone from its own PID namespace too. An open file blocks the rmdir of an
+ * instance: the owner closes the lock just before removing it, and a
+ * removal that meets a cleaner's brief probe (EBUSY) is retried for a few
+ * ms. The design is described in Documentation/tracefs-instances.md.
+ *
+ * Threads: one instance is used by one thread at a time, except
+ * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
+ */
+#ifndef TSYNC_INSTANCE_H
+#define TSYNC_INSTANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/base/trace_clock.h"
+
+/* Longest prefix tsync_instance_create() accepts. */
+#define TSYNC_INSTANCE_PREFIX_MAX 40
+
+struct tracefs_instance;
+struct tracemeta_events;
+struct tsync_instance;
+struct tsync_recopt;
+
+/*
+ * Creates instance "<@prefix>-<pid>-<n>" (prefix: "tsync-" then letters,
+ * digits, '_' or '-') and takes its owner lock. Tracing is off in it until
+ * tsync_instance_start(). Returns 0 and *@out, or -errno (-EINVAL bad
+ * prefix, -ENODEV no tracefs).
+ */
+int tsync_instance_create(const char *prefix, struct tsync_instance **out);
+
+/*
+ * Borrows the top tracefs instance, for what the kernel allows there only
+ * (function_graph on kernels whose instances lack it, as Debian 12's 6.1:
+ * see tsync_instance_create_rec()). Takes the owner lock on its tracing_on
+ * (one tsync recording at a time: -EBUSY), saves the settings tsync
+ * changes, and starts clean as trace-cmd does: tracing off, no event
+ * enabled, nop tracer, no function or pid filters, the buffer emptied.
+ * tsync_instance_destroy() cleans it the same way and writes back CPU
+ * mask, buffer_percent, buffer size, clock and tracing_on. Returns 0 and
+ * *@out, or -errno.
+ */
+int tsync_instance_create_top(struct tsync_instance **out);
+
+/* Returns true if @ti is the borrowed top instance. */
+bool tsync_instance_is_top(const struct tsync_instance *ti);
+
+/*
+ * Creates the instance for a recording with settings @o: a private one
+ * (tsync_instance_create(@prefix)), or the top one
+ * (tsync_instance_create_top()) when @o asks for what this kernel has in
+ * the top instance only: a tracer missing from the instances'
+ * available_tracers (function_graph on Debian 12's 6.1), -g or
+ * --max-graph-depth; trace-cmd records in the top instance always.
+ * Returns 0 and *@out, or -errno (-EBUSY: the top instance is in use by
+ * another tsync recording) with @err saying what failed, whole.
+ */
+int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
+			      struct tsync_instance **out, char *err, size_t errlen);
+
+/*
+ * Selects trace clock @clock (the kernel resets the buffer when it
+ * changes, ~30 ms: nothing is written when it is selected already).
+ * Returns 0, -EINVAL (not a clock of this kernel) or -errno.
+ */
+int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock);
+
+/*
+ * Reads @file now (the kernel's top-level file when @global, else @ti's)
+ * for tsync_instance_destroy() to write back, as trace-cmd restores what
+ * it changed: call it before changing a setting that outlives @ti (a
+ * trace option of the borrowed top instance, saved_cmdlines_size). A
+ * private instance's own files go with it: nothing kept. Returns 0 or
+ * -errno.
+ */
+int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global);
+
+/*
+ * The value to write back to tracefs @file read as @txt (modified; the
+ * result points into it, or NULL): trace_clock's selected clock;
+ * buffer_size_kb's size, which before the top buffer's first use the
+ * kernel shows as "7 (expanded: 1408)" (1408 is the size it will have:
+ * writing 7 back would make it 7 KiB for real); else the first word.
+ */
+char *tsync_instance_file_value(const char *file, char *txt);
+
+/* Sets the ring buffer to @kb KiB per CPU. Returns 0 or -errno. */
+int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb);
+
+/*
+ * Wakes readers of trace_pipe_raw at @percent fill (kernel default 50).
+ * Returns 0 or -errno.
+ */
+int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent);
+
+/*
+ * Enables the events of @ev (tracemeta_resolve_events()). Returns 0, or
+ * -errno with @err naming the event (a rejected filter: "filter ...").
+ */
+int tsync_instance_enable_events(struct tsync_instance *ti,
+				 const struct tracemeta_events *ev, char *err,
+				 size_t errlen);
+
+/*
+ * Writes the instance settings of @o (tracing off): CPU mask, trace
+ * options (-O, -T), -c (event-fork, function-fork), -P (set_event_pid,
+ * set_ftrace_pid), function filters (-l, -n, -g, --max-graph-depth) and
+ * --cmdlines-size (the kernel's saved_cmdlines_size). Events, clock,
+ * buffer size and the tracer are set apart. Returns 0, or -errno with
+ * @err saying what the kernel refused ("function tracer refused by this
+ * kernel: ...").
+ */
+int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_recopt *o,
+			      char *err, size_t errlen);
+
+/*
+ * Selects the tracer of @o (-p; read back: a tracer the kernel refuses
+ * leaves nop). Call it after the pid filters (-F,
+ * tsync_instance_hide_self()): pid files are written while the tracer is
+ * still nop; and before anything opens the instance's trace_pipe_raw: the
+ * kernel refuses a tracer change while a reader has it open (EBUSY).
+ * Returns 0, or -errno with @err filled.
+ */
+int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_recopt *o,
+				char *err, size_t errlen);
+
+/* Adds process @pid to the instance's set_event_pid (and set_ftrace_pid):
+ * -F, the command. Returns 0 or -errno. */
+int tsync_instance_filter_pid(struct tsync_instance *ti, int pid);
+
+/*
+ * Leaves the calling process's threads out of the instance's events and
+ * function tracing, as trace-cmd does with its own (set_event_notrace_pid
+ * and set_ftrace_notrace_pid get every thread of /proc/self/task, added
+ * to the lists; set_ftrace_notrace_pid only while the tracer is nop).
+ * With @follow_new the options event-fork and function-fork are set so
+ * that threads started later are left out too; call again without it once
+ * they all run (they also make -P follow children). A sched_switch
+ * from or to another task is still recorded (the kernel drops it only
+ * when both tasks are left out). Returns 0, -EOPNOTSUPP (kernel older
+ * than 5.8) or -errno.
+ */
+int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new);
+
+/* Turns tracing on / off. Returns 0 or -errno. */
+int tsync_instance_start(struct tsync_instance *ti);
+int tsync_instance_stop(struct tsync_instance *ti);
+
+/*
+ * Returns the instance's trace_marker_raw, opened write-only on first
+ * call and owned by @ti, or -errno.
+ */
+int tsync_instance_marker_fd(struct tsync_instance *ti);
+
+/* Returns the libtracefs handle (for streamers, metadata, stats). */
+struct tracefs_instance *tsync_instance_tracefs(const struct tsync_instance *ti);
+
+/* Returns the instance's name. */
+const char *tsync_instance_name(const struct tsync_instance *ti);
+
+/*
+ * Stops tracing, disables the events, closes the marker, removes the
+ * instance (the top one: resets and writes back, see
+ * tsync_instance_create_top()) and releases its lock; failures are
+ * logged. NULL is fine.
+ * Returns 0 or the -errno of the removal (-EBUSY: a file is still open).
+ */
+int tsync_instance_destroy(struct tsync_instance *ti);
+
+/*
+ * Removes every instance named "<@prefix>..." whose owner is known dead
+ * (its owner lock could be taken and no process of the pid in its name
+ * lives here); only then is its tracing switched off. Live owners'
+ * instances, in whatever PID namespace, are left. Failures to
+ * remove are logged. Returns the number removed, or -errno (-EINVAL:
+ * @prefix does not start with "tsync-").
+ */
+int tsync_instance_cleanup_stale(const char *prefix);
+
+/*
+ * Reads the clocks the kernel offers (top instance's trace_clock) into
+ * @names (at most @max) and the selected one's index into *@selected (may
+ * be NULL). Returns the count or -errno.
+ */
+int tsync_instance_clocks(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max,
+			  int *selected);
+
+#endif
