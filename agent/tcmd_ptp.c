@@ -47,7 +47,7 @@
 
 #include "agent/tcmd_io.h"
 #include "agent/tcmd_ptp.h"
-#include "agent/tcmd_ptp_calc.h"
+#include "common/sync/tcmd_ptp_calc.h"
 #include "common/base/cpu.h"
 #include "common/base/log.h"
 #include "common/stamp/stamp.h"

@@ -19,8 +19,8 @@
 
 #include "common/net/endpoint.h"
 #include "common/net/transport.h"
-#include "host/estimate.h"
-#include "host/round_stop.h"
+#include "common/sync/estimate.h"
+#include "common/sync/round_stop.h"
 #include "proto/proto.h"
 
 struct tsync_client;

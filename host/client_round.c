@@ -9,7 +9,7 @@
  * before writing PROBE and t4 right after reading PROBE_REPLY. After the
  * last probe it sends SYNC_END, receives the guest's (seq, t2, t3) list in
  * one SYNC_STAMPS message, resolves its own marker stamps if it used
- * markers, and estimates (host/estimate.c). It then tells the agent the
+ * markers, and estimates (common/sync/estimate.c). It then tells the agent the
  * result (SYNC_RESULT) so that the guest trace can carry it too.
  *
  * One probe is in flight at a time: a probe's t1..t4 must not include
@@ -31,7 +31,7 @@
 #include "proto/tsync_record.h"
 #include "host/client.h"
 #include "host/client_priv.h"
-#include "host/round_stop.h"
+#include "common/sync/round_stop.h"
 
 /* Sets a round-level failure in @res; returns 0 (the session goes on). */
 static int round_fail(struct round_result *res, int status, const char *fmt, ...)

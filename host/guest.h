@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "host/client.h"
-#include "host/sync_interval.h"
+#include "common/sync/sync_interval.h"
 #include "common/tracedat/tracedat.h"
 #include "proto/proto.h"
 
@@ -81,7 +81,7 @@ struct guest {
 
 struct guest_sync_opts {
 	struct round_opts round;
-	int interval_ms;		/* 0: adaptive (host/sync_interval.h); -1:
+	int interval_ms;		/* 0: adaptive (common/sync/sync_interval.h); -1:
 					 * only the first and the final round */
 	int stop_fd;			/* eventfd: readable when stopping */
 };

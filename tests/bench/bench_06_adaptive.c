@@ -2,7 +2,7 @@
 /*
  * bench_06_adaptive: offset error versus probes used, for the fixed rule
  * (339 probes a round, `--loops 339`) and the adaptive rule (stop when more
- * probes cannot help, at most 339; host/round_stop.h), side by side in one
+ * probes cannot help, at most 339; common/sync/round_stop.h), side by side in one
  * run, against a known truth.
  *
  * A tsync-agent runs in a time namespace whose CLOCK_MONOTONIC is shifted

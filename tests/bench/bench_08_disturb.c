@@ -19,7 +19,7 @@
  *
  *   two samples  --tsync-interval 3600000: one round per CPU at the start,
  *                one at the end (trace-cmd's default: two TIME_SHIFT samples)
- *   adaptive     the default (host/sync_interval.h), adaptive rounds
+ *   adaptive     the default (common/sync/sync_interval.h), adaptive rounds
  *   every 1 s    --tsync-interval 1000, the old default
  *
  * With BENCH08_BASE=DIR a fourth, "adaptive/base", runs the adaptive

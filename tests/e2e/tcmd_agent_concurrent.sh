@@ -21,7 +21,7 @@
 #    does not turn that into a broken file. trace-cmd's host drops a zero
 #    sample and then writes a TIME_SHIFT option that `trace-cmd report`
 #    cannot read when CPUs differ in sample counts, so the agent never
-#    sends one (agent/tcmd_ptp_calc.h); both files must report their
+#    sends one (common/sync/tcmd_ptp_calc.h); both files must report their
 #    events and `trace-cmd dump` must not call the option broken. A host
 #    that lost its stamps also sends stale ones from an earlier sample,
 #    which the agent skips: where a file has TIME_SHIFT (a host may end

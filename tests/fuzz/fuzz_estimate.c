@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libFuzzer target for host/estimate.c: the guest stamps come from the
+ * libFuzzer target for common/sync/estimate.c: the guest stamps come from the
  * peer, so any bytes must give 0 with a sane estimate or -ENODATA, never
  * a crash, overflow or out-of-bounds access.
  *
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/estimate.h"
+#include "common/sync/estimate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of host/estimate.c with synthetic sync rounds.
+ * Unit tests of common/sync/estimate.c with synthetic sync rounds.
  *
  * A seeded PRNG simulates rounds of 339 probes between a host clock and a
  * guest clock offset by theta (host minus guest, optionally drifting). Each
@@ -57,7 +57,7 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-#include "host/estimate.h"
+#include "common/sync/estimate.h"
 #include "tests/unit/synth_rng.h"
 
 #define DEFAULT_SEED 0x5eed0000u

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of host/round_stop.c, the adaptive stopping rule of a sync
+ * Unit tests of common/sync/round_stop.c, the adaptive stopping rule of a sync
  * round, with synthetic round trips; and, with simulated probes fed to
- * host/estimate.c, what stopping early costs in offset error.
+ * common/sync/estimate.c, what stopping early costs in offset error.
  *
  * Two simulated machines (seeded, per probe: out and back leg = base +
  * noise, the guest holds it in between):
@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "host/estimate.h"
-#include "host/round_stop.h"
+#include "common/sync/estimate.h"
+#include "common/sync/round_stop.h"
 #include "tests/unit/synth_rng.h"
 
 #define MAXP 339

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of host/sync_interval.c, the adaptive sync interval of a
+ * Unit tests of common/sync/sync_interval.c, the adaptive sync interval of a
  * recording, with synthetic TIME_SHIFT samples: a steady drift lets the
  * interval grow to its maximum; a step or a drift change tightens it at
  * once, and it grows again when the new drift is learned.
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "host/sync_interval.h"
+#include "common/sync/sync_interval.h"
 
 #define SEC 1000000000LL
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of agent/tcmd_ptp_calc.c with synthetic stamps: the fastest
+ * Unit tests of common/sync/tcmd_ptp_calc.c with synthetic stamps: the fastest
  * probe's offset; host stamps left over from an earlier sample (trace-cmd's
  * host does not clear its PROBES buffer) skipped; a sample without usable
  * probes repeats an earlier offset instead of going out as 0 (which the
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/tcmd_ptp_calc.h"
+#include "common/sync/tcmd_ptp_calc.h"
 
 /* One synthetic sample: guest stamps and the host's PROBES message. */
 struct synth {

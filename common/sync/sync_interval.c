@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/sync_interval.h"
+#include "common/sync/sync_interval.h"
 
 struct tsync_interval {
 	struct tsync_interval_cfg cfg;

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "host/round_stop.h"
+#include "common/sync/round_stop.h"
 
 struct tsync_stopper {
 	struct tsync_stop_cfg cfg;

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "agent/tcmd_ptp_calc.h"
+#include "common/sync/tcmd_ptp_calc.h"
 
 struct tcmd_ptp_est {
 	int ncpus;

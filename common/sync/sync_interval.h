@@ -6,7 +6,7 @@
  * Every round gives a TIME_SHIFT sample (guest time, offset) and an error
  * bound. Between samples the offset is interpolated, which is only as good
  * as the drift is steady. So: once a few samples are in, each new one is
- * checked against the drift fitted over the previous ones (host/estimate.h,
+ * checked against the drift fitted over the previous ones (common/sync/estimate.h,
  * tsync_drift_fit()). If the fit predicted the new offset within the new
  * round's error bound, the drift is steady and the interval doubles, up to
  * max_ns. If not (the guest clock was stepped or slewed, the drift
@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "host/estimate.h"
+#include "common/sync/estimate.h"
 
 /* Samples the fit looks back on (the older ones say little about now). */
 #define TSYNC_IV_WINDOW 8

@@ -5,7 +5,7 @@
  *
  * While a round runs the host only knows each probe's round-trip time (its
  * own send and receive stamps); the guest's stamps arrive after the round.
- * The robust estimate (host/estimate.h) is set by the fastest way out and
+ * The robust estimate (common/sync/estimate.h) is set by the fastest way out and
  * the fastest way back, so it stops improving once the smallest round trips
  * stop getting smaller: every leg then had many chances to come close to its
  * floor. The rule, checked after every probe:

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/estimate.h"
+#include "common/sync/estimate.h"
 
 /* One matched, sane probe. */
 struct probe {
