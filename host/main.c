@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/base/version.h"
-#include "host/commands.h"
+#include "host/cmd/commands.h"
 
 /* Prints the top-level usage to @f. */
 static void usage(FILE *f)

@@ -32,7 +32,7 @@
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
 #include "common/net/transport.h"
-#include "host/client.h"
+#include "host/peer/client.h"
 #include "tests/bench/bench_lib.h"
 
 #define PROBES 339

@@ -42,7 +42,7 @@
 #include "common/net/endpoint.h"
 #include "common/base/log.h"
 #include "common/stamp/stamp.h"
-#include "host/client.h"
+#include "host/peer/client.h"
 #include "tests/bench/bench_lib.h"
 
 #define SHIFT_NS 12345678901LL

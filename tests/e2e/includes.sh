@@ -14,7 +14,7 @@ t=$E2E_TMP/tree
 mkdir -p "$t/scripts"
 cp -r proto common agent host plugin "$t/"
 cp scripts/check-includes "$t/scripts/"
-echo '#include "agent/agent.h"' >> "$t/host/sync_cmd.c"
+echo '#include "agent/agent.h"' >> "$t/host/cmd/sync_cmd.c"
 echo '#include "common/base/log.h"' >> "$t/proto/proto.h"
 echo '#include "proto/proto.h"' >> "$t/plugin/plugin_tsync.c"
 echo '#include "log.h"' >> "$t/common/base/log.c"
@@ -24,7 +24,7 @@ printf '#include "common/zz_a.h"\n' > "$t/common/zz_b.c"
 : > "$t/common/zz_b.h"
 out=$("$t/scripts/check-includes" 2>&1) && fail "planted violations passed: $out"
 for want in \
-	'host/sync_cmd.c:[0-9]*: #include "agent/agent.h": host/ may not include agent/' \
+	'host/cmd/sync_cmd.c:[0-9]*: #include "agent/agent.h": host/cmd/ may not include agent/' \
 	'proto/proto.h:[0-9]*: #include "common/base/log.h": proto/ may not include common/' \
 	'plugin/plugin_tsync.c:[0-9]*: #include "proto/proto.h": plugin/ may not include proto/' \
 	'common/base/log.c:[0-9]*: #include "log.h" without its folder' \

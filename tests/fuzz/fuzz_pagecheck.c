@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Fuzzes the guest page check (host/pagecheck.c). Byte 0 picks the layout
+ * Fuzzes the guest page check (host/guest/pagecheck.c). Byte 0 picks the layout
  * (bit 0: 1 KiB or 4 KiB pages; bit 1: a 32-bit guest's 4-byte commit
  * field); the rest is the page. Any page is accepted or refused without
  * reading past it, and every page accepted is then read by libtraceevent's
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <kbuffer.h>
 
-#include "host/pagecheck.h"
+#include "host/guest/pagecheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Fuzzes the reader of a trace-cmd agent's v6 metadata (host/tcmd_meta.c),
+ * Fuzzes the reader of a trace-cmd agent's v6 metadata (host/peer/tcmd_meta.c),
  * the bytes a stock `trace-cmd agent` sends in SEND_DATA: any input is
  * read into a tracemeta or refused, without reading past it; what is
  * accepted is a complete tracemeta (header_page present, the page size
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/tracemeta/tracemeta.h"
-#include "host/tcmd_meta.h"
+#include "host/peer/tcmd_meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

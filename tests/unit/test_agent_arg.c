@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests of host/agent_arg.c: the -A arguments of sync and record,
+/* Unit tests of host/guest/agent_arg.c: the -A arguments of sync and record,
  * trace-cmd's forms (local QEMU guests from a fixture /proc tree) and
  * tsync's. */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "host/agent_arg.h"
+#include "host/guest/agent_arg.h"
 #include "tests/unit/tmp_fixture.h"
 
 /* AGENT alone is named guestN; AGENT@NAME carries NAME. */

@@ -31,7 +31,7 @@
 #include "common/wire/msgio.h"
 #include "common/base/timeutil.h"
 #include "common/tracemeta/tracemeta.h"
-#include "host/client.h"
+#include "host/peer/client.h"
 
 #define IO_MS 1000		/* the client's I/O timeout in these tests */
 #define NCPUS 4

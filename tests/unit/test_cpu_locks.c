@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of host/cpu_locks.c: one lock per host CPU, each usable from
+ * Unit tests of host/cmd/cpu_locks.c: one lock per host CPU, each usable from
  * another thread while a different one is held (rounds on different host
  * CPUs run in parallel), and the same one excluding a second holder.
  */
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "common/base/cpu.h"
-#include "host/cpu_locks.h"
+#include "host/cmd/cpu_locks.h"
 
 /* Tries lock @arg from another thread; returns pthread_mutex_trylock's. */
 static void *try_other(void *arg)

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "common/base/timeutil.h"
-#include "host/guest_rx.h"
+#include "host/guest/guest_rx.h"
 
 #define PS 4096
 

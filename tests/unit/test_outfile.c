@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "host/outfile.h"
+#include "host/cmd/outfile.h"
 
 /* Checks one name. */
 static void name_is(const char *output, const char *guest, const char *want)

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <kbuffer.h>
 
-#include "host/pagecheck.h"
+#include "host/guest/pagecheck.h"
 
 struct pg {
 	uint8_t b[4096];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of host/par.c: the jobs run at the same time (each waits,
+ * Unit tests of host/cmd/par.c: the jobs run at the same time (each waits,
  * with a deadline, until all have started: one after the other, the first
  * would time out), every result lands at its index, failures are counted.
  */
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "host/par.h"
+#include "host/cmd/par.h"
 
 struct meet {
 	pthread_mutex_t lock;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests of host/preflight.c's decisions: synthetic facts, exact text. */
+/* Unit tests of host/cmd/preflight.c's decisions: synthetic facts, exact text. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "host/preflight.h"
+#include "host/cmd/preflight.h"
 
 static const char host_clocks[][TSYNC_TRACE_CLOCK_NAME_MAX] = {
 	"local", "global", "mono", "x86-tsc",

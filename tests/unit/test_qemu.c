@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "host/qemu.h"
+#include "host/guest/qemu.h"
 #include "tests/unit/tmp_fixture.h"
 
 /* Writes @len bytes of @data to @dir/@rel (directories made). */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests of host/status.c: the status line from synthetic numbers. */
+/* Unit tests of host/cmd/status.c: the status line from synthetic numbers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "host/status.h"
+#include "host/cmd/status.h"
 
 /* Host and two guests: units scale, a guest before its first round says
  * "off -", a synced one its offset and error. */

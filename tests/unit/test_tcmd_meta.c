@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "common/tracemeta/tracemeta.h"
-#include "host/tcmd_meta.h"
+#include "host/peer/tcmd_meta.h"
 
 static const char HP[] =
 	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The command line of `tsync-host record`; see record_args.h. */
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/log.h"
+#include "host/cmd/record_args.h"
+
+/* Exits 2 with @err (and 0 after --help) for a tsync_recopt_parse() result. */
+static void parse_check(int ret, const char *err)
+{
+	if (ret == TSYNC_RECOPT_HELP)
+		exit(0);
+	if (ret < 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(2);
+	}
+}
+
+/* The host's -e options as tracemeta specs (pointing into cfg->opt). */
+static void host_events(struct rec_cfg *cfg)
+{
+	const struct tsync_recopt *o = &cfg->opt;
+
+	if (o->nevents > MAX_EVENTS) {
+		fprintf(stderr, "tsync-host record: more than %d events\n", MAX_EVENTS);
+		exit(2);
+	}
+	for (int i = 0; i < o->nevents; i++)
+		cfg->events[i] = (struct tracemeta_event_spec){
+			.spec = o->events[i].name, .filter = o->events[i].filter,
+			.negate = o->events[i].negate, .optional = o->ignore_missing };
+	cfg->nevents = o->nevents;
+}
+
+/* A guest's -e options as TRACE_START events, for an agent that takes no
+ * option arguments (only -e, -f and -b given). */
+static int guest_events(struct guest *g, const struct tsync_recopt *o, char *err,
+			size_t errlen)
+{
+	if (o->nevents > MAX_EVENTS)
+		return snprintf(err, errlen, "more than %d events", MAX_EVENTS), -1;
+	for (int i = 0; i < o->nevents; i++) {
+		const struct tsync_recopt_event *e = &o->events[i];
+
+		if (strlen(e->name) >= TSYNC_EVENT_NAME_MAX)
+			return snprintf(err, errlen, "event name too long"), -1;
+		if (e->filter && strlen(e->filter) >= TSYNC_FILTER_MAX)
+			return snprintf(err, errlen, "filter too long"), -1;
+		snprintf(g->events[i].name, TSYNC_EVENT_NAME_MAX, "%s", e->name);
+		g->events[i].filter = e->filter ? e->filter : (char *)"";
+	}
+	g->nevents = o->nevents;
+	g->buffer_kb = o->buffer_kb;
+	return 0;
+}
+
+/* Moves the string @src into @dst (the old one is freed with @src's owner). */
+#define SWAP_STR(dst, src) do { char *t_ = (dst); (dst) = (src); (src) = t_; } while (0)
+
+/* The whole recording's options given after an -A (tsync's own, and
+ * those trace-cmd's agent would refuse) go to the host's @h. */
+static void merge_whole_run(struct tsync_recopt *h, struct tsync_recopt *g)
+{
+	if (g->duration)
+		h->duration = g->duration;
+	if (g->stamp >= 0)
+		h->stamp = g->stamp;
+	if (g->has_guest_max_mb)
+		h->guest_max_mb = g->guest_max_mb;
+	if (g->has_tsync_interval) {
+		h->has_tsync_interval = true;
+		h->tsync_interval_ms = g->tsync_interval_ms;
+	}
+	if (g->file_version)
+		h->file_version = g->file_version;
+	if (g->max_kb)
+		h->max_kb = g->max_kb;
+	if (g->key_file)
+		SWAP_STR(h->key_file, g->key_file);
+	if (g->output)
+		SWAP_STR(h->output, g->output);
+	if (g->user)
+		SWAP_STR(h->user, g->user);
+	if (g->compression)
+		SWAP_STR(h->compression, g->compression);
+}
+
+/* -A @arg and the options after it (@argv from its value on): adds a
+ * guest. Returns the index in @argv where its options end, or exits. */
+static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
+{
+	struct tsync_recopt *o = &cfg->gopt[cfg->nguests];
+	struct host_agent_arg a;
+	const char *val;
+	struct guest *g;
+	char err[512];
+	int next, end;
+
+	val = tsync_recopt_agent_value(argc, argv, at, &next);
+	if (!val)
+		return fprintf(stderr, "tsync-host record: option '-A' needs a value\n"), exit(2), 0;
+	if (cfg->nguests >= MAX_GUESTS)
+		return fprintf(stderr, "tsync-host record: at most %d guests\n", MAX_GUESTS),
+		       exit(2), 0;
+	if (host_agent_arg_parse(val, cfg->nguests, &a, err, sizeof(err)))
+		return fprintf(stderr, "tsync-host record: invalid value '%s' for -A: %s\n", val,
+			       err), exit(2), 0;
+	tsync_recopt_init(o);
+	/* argv[next - 1] (the -A's value) stands in for a program name */
+	end = tsync_recopt_parse(o, TSYNC_RECOPT_GUEST, argc - (next - 1), argv + next - 1,
+				 stdout, err, sizeof(err));
+	parse_check(end, err);
+	end += next - 1;
+	if (o->max_kb && cfg->opt.max_kb)	/* as trace-cmd */
+		return fprintf(stderr, "tsync-host record: -m can only be specified once\n"),
+		       exit(2), 0;
+	merge_whole_run(&cfg->opt, o);
+	g = &cfg->guests[cfg->nguests];
+	g->ep = a.ep;
+	g->tcmd = a.tcmd;
+	/* the benchmark's switch (tsync-host(1), ENVIRONMENT) */
+	g->tcmd_no_quickack = a.tcmd && getenv("TSYNC_TCMD_NO_QUICKACK");
+	snprintf(g->name, sizeof(g->name), "%s", o->name ? o->name : a.name);
+	for (int i = 0; i < cfg->nguests; i++)
+		if (!strcmp(cfg->guests[i].name, g->name))
+			return fprintf(stderr, "tsync-host record: two guests named '%s' (--name "
+				       "NAME after -A names one)\n", g->name), exit(2), 0;
+	g->agent_str = val;
+	g->ts_offset = o->ts_offset;
+	/* an agent of an earlier version takes events, filters and a buffer
+	 * size: only what goes beyond is sent as option words; a trace-cmd
+	 * agent takes words only */
+	g->send_argv = g->tcmd || !tsync_recopt_plain_events(o);
+	if (g->send_argv && tsync_recopt_instance_argv(o, &g->argv, &g->argc))
+		return fprintf(stderr, "tsync-host record: out of memory\n"), exit(2), 0;
+	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
+	g->events = cfg->gevents[cfg->nguests];
+	if (!g->events || guest_events(g, o, err, sizeof(err)))
+		return fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name,
+			       g->events ? err : "out of memory"), exit(2), 0;
+	cfg->nguests++;
+	return end;
+}
+
+/* True if argv[@at] is an -A (not COMMAND's first word after "--"). */
+static bool at_agent(int argc, char **argv, int at)
+{
+	return at < argc && !strncmp(argv[at], "-A", 2) && strcmp(argv[at - 1], "--");
+}
+
+/* Maps trace-cmd's --verbose levels and -q onto ours. */
+static int log_level(const struct tsync_recopt *o)
+{
+	return o->quiet ? TSYNC_LOG_ERR : tsync_recopt_log_level(o->verbose);
+}
+
+/* Parses the command line into @cfg or exits; see record_args.h. */
+void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
+{
+	char err[512];
+	int at;
+
+	tsync_recopt_init(&cfg->opt);
+	at = tsync_recopt_parse(&cfg->opt, TSYNC_RECOPT_HOST, argc, argv, stdout, err,
+				sizeof(err));
+	parse_check(at, err);
+	while (at_agent(argc, argv, at))
+		at = add_guest(cfg, argc, argv, at);
+	for (int i = 0; i < cfg->nguests && cfg->opt.key_file; i++)
+		if (cfg->guests[i].tcmd) {
+			fprintf(stderr, "tsync-host record: guest %s: --key-file does not apply to a "
+				"trace-cmd agent (its protocol has no authentication)\n",
+				cfg->guests[i].name);
+			exit(2);
+		}
+	/* COMMAND, after "--" or not (as trace-cmd accepts both) */
+	if (at < argc)
+		cfg->command = argv + at;
+	if (cfg->opt.filter_command && !cfg->command) {
+		fprintf(stderr, "tsync-host record: -F needs a COMMAND\n");
+		exit(2);
+	}
+	if (cfg->opt.user && !cfg->command)
+		fprintf(stderr, "tsync-host record: warning: --user %s is ignored, no command "
+			"is specified\n", cfg->opt.user);
+	if (cfg->opt.user && !getpwnam(cfg->opt.user)) {
+		fprintf(stderr, "tsync-host record: --user %s: no such user\n", cfg->opt.user);
+		exit(2);
+	}
+	host_events(cfg);
+	cfg->stamp_forced = cfg->opt.stamp >= 0;
+	if (cfg->stamp_forced)
+		tsync_stamp_source_parse(tsync_recopt_stamps[cfg->opt.stamp], &cfg->source);
+	else
+		cfg->source = tsync_stamp_default(cfg->opt.clock);
+	cfg->verbose = log_level(&cfg->opt);
+	/* the parser allows only names and versions this accepts */
+	tracedat_format_from_args(cfg->opt.file_version, cfg->opt.compression,
+				  &cfg->run_opts.format);
+	cfg->run_opts.version = "tsync 0.1";
+	/* x86-tsc timestamps print as nanoseconds with it, as trace-cmd's */
+	if (!strcmp(cfg->opt.clock, "x86-tsc") && tsync_tsc2nsec_read(&cfg->tsc2nsec) == 0)
+		cfg->run_opts.tsc2nsec = &cfg->tsc2nsec;
+}

@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `tsync-host record`: record the host and its guests at once into
+ * trace.dat files that trace-cmd merges onto one corrected timeline.
+ *
+ * Order of operations: connect every guest and run one sync round per
+ * guest CPU; set up the host's private instance (clock, buffer, events) and
+ * its per-CPU streamers into temporary files; start tracing on every guest
+ * (unknown events are refused there before any data flows) and open its
+ * per-CPU data connections; start the periodic sync threads (guests sync
+ * concurrently); run until COMMAND exits, --duration passes or a signal;
+ * then final sync round, stop, drain, fetch metadata, and write the files
+ * (atomically: a file that exists is complete).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <tracefs.h>
+
+#include "common/stream/streamer.h"
+#include "common/base/cpu.h"
+#include "common/tracefs/instance.h"
+#include "common/base/log.h"
+#include "common/cli/recopt.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
+#include "common/tracedat/tsc2nsec.h"
+#include "common/tracemeta/tracemeta.h"
+#include "proto/tsync_record.h"
+#include "host/guest/agent_arg.h"
+#include "host/cmd/commands.h"
+#include "host/peer/cancel.h"
+#include "host/peer/client.h"
+#include "host/cmd/cpu_locks.h"
+#include "host/guest/guest.h"
+#include "host/cmd/outfile.h"
+#include "host/cmd/par.h"
+#include "host/cmd/preflight.h"
+#include "host/cmd/status.h"
+#include "host/cmd/status_live.h"
+#include "host/cmd/rec_signals.h"
+#include "host/cmd/record_args.h"
+
+
+struct host_rec {
+	pid_t only_pid;			/* -F: COMMAND's process, or 0 */
+	struct tsync_instance *ti;
+	int ncpus;
+	int *files;
+	struct tsync_streamer **streamers;
+	int marker_fd;
+	struct tracemeta_events *events;
+};
+
+/* Creates and configures the host instance (tracing still off). */
+static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	/* Instances of killed recorders: their owner lock is free. */
+	if (tsync_instance_cleanup_stale("tsync-host") > 0)
+		log_info("removed instances of killed recorders");
+	ret = tsync_instance_create_rec("tsync-host", &cfg->opt, &h->ti, err, errlen);
+	if (ret)
+		return ret;
+	if (tsync_instance_set_clock(h->ti, cfg->opt.clock)) {
+		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->opt.clock);
+		return -EINVAL;
+	}
+	if (cfg->opt.buffer_kb && tsync_instance_set_buffer_kb(h->ti, cfg->opt.buffer_kb)) {
+		snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->opt.buffer_kb);
+		return -EINVAL;
+	}
+	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
+	 * that is late then still has 90% of the buffer before events are
+	 * lost (measured by bench_05_record on a loaded machine). */
+	if (tsync_instance_set_buffer_percent(h->ti, 10))
+		log_warn("cannot set buffer_percent of %s", tsync_instance_name(h->ti));
+	ret = tsync_instance_apply_opts(h->ti, &cfg->opt, err, errlen);
+	if (ret)
+		return ret;
+	/* -F: COMMAND exists already, held before exec: only it from the
+	 * first event on */
+	if (h->only_pid > 0) {
+		ret = tsync_instance_filter_pid(h->ti, h->only_pid);
+		if (ret)
+			return snprintf(err, errlen, "-F: cannot trace process %d: %s",
+					(int)h->only_pid, strerror(-ret)), ret;
+	}
+	/* our own threads are left out (trace-cmd does the same with its
+	 * own); the streamers, started later, by event-fork and function-fork
+	 * at their clone, and threads after them once the recording runs
+	 * (rec_run()). With -P but not -c the forks are not followed (they
+	 * would make -P follow the children its processes fork meanwhile, as
+	 * the agent does), and -P alone keeps the streamers out. */
+	if (!cfg->opt.no_filter) {
+		ret = tsync_instance_hide_self(h->ti, !cfg->opt.npids ||
+						   cfg->opt.follow_children);
+		if (ret == -EOPNOTSUPP)
+			log_warn("this kernel has no set_event_notrace_pid: tsync-host's own "
+				 "threads are recorded too");
+		else if (ret)
+			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
+					strerror(-ret)), ret;
+	}
+	/* the tracer last: after the pid files (see instance.h), and before
+	 * the streamers open trace_pipe_raw, which makes the kernel refuse a
+	 * tracer change (EBUSY) */
+	ret = tsync_instance_apply_tracer(h->ti, &cfg->opt, err, errlen);
+	if (ret)
+		return ret;
+	if (cfg->nevents)
+		return tsync_instance_enable_events(h->ti, h->events, err, errlen);
+	return 0;
+}
+
+/* Creates the host instance and starts its streamers into temp files. */
+static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
+		      char *err, size_t errlen)
+{
+	/* -s: how often the streamers look for data, at least every ms */
+	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us < 1000 ? 1 :
+						     cfg->opt.sleep_us / 1000,
+					  .max_kb = cfg->opt.max_kb };
+	int ret;
+
+	h->ncpus = tsync_cpu_count();
+	h->marker_fd = -1;
+	h->files = calloc((size_t)h->ncpus, sizeof(int));
+	h->streamers = calloc((size_t)h->ncpus, sizeof(*h->streamers));
+	if (!h->files || !h->streamers)
+		return -ENOMEM;
+	for (int i = 0; i < h->ncpus; i++)
+		h->files[i] = -1;
+	ret = host_instance(h, cfg, err, errlen);
+	if (ret)
+		return ret;
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		h->files[cpu] = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (h->files[cpu] < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "temporary file in %.200s: %s", dir, strerror(errno));
+			return ret;
+		}
+		ret = tsync_streamer_start(tsync_instance_tracefs(h->ti), cpu, h->files[cpu],
+					   &so, &h->streamers[cpu]);
+		if (ret) {
+			snprintf(err, errlen, "streaming host CPU %d: %s", cpu, strerror(-ret));
+			return ret;
+		}
+	}
+	h->marker_fd = tsync_instance_marker_fd(h->ti);
+	if (tsync_instance_start(h->ti)) {
+		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Stops host tracing and its streamers. */
+static void host_stop(struct host_rec *h)
+{
+	if (h->ti)
+		tsync_instance_stop(h->ti);
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++) {
+		if (!h->streamers[cpu])
+			continue;
+		int ret = tsync_streamer_stop(h->streamers[cpu]);
+
+		if (ret)
+			log_warn("host CPU %d stream: %s", cpu, strerror(-ret));
+	}
+}
+
+/* Removes the host instance and frees everything. */
+static void host_free(struct host_rec *h)
+{
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
+		tsync_streamer_free(h->streamers[cpu]);
+	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)
+		if (h->files[cpu] >= 0)
+			close(h->files[cpu]);
+	tsync_instance_destroy(h->ti);	/* closes marker_fd */
+	free(h->files);
+	free(h->streamers);
+	tracemeta_events_free(h->events);
+}
+
+/* Writes the host's trace.dat; prints the host summary. */
+static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
+		      char *err, size_t errlen)
+{
+	struct tracedat_guest guests[MAX_GUESTS];
+	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
+	struct tracedat_cpu_data *cpus = calloc((size_t)h->ncpus, sizeof(*cpus));
+	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta *tm = NULL;
+	struct tracedat_opts opts = cfg->run_opts;
+	int ng = 0, ret;
+
+	if (!cpus || !cpustat) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < cfg->nguests; i++) {
+		const struct guest *g = &cfg->guests[i];
+
+		if (!guest_connected(g))
+			continue;
+		/* the host thread of each vCPU, for a local QEMU guest */
+		vcpu_pids[ng] = calloc(g->ncpus ? g->ncpus : 1, sizeof(int32_t));
+		if (vcpu_pids[ng])
+			guest_vcpu_threads(g, vcpu_pids[ng], g->ncpus);
+		guests[ng] = (struct tracedat_guest){ g->name, guest_trace_id(g), g->ncpus,
+						      vcpu_pids[ng] };
+		ng++;
+	}
+	opts.has_traceid = 1;
+	opts.traceid = trace_id;
+	opts.ts_offset = cfg->opt.ts_offset;
+	opts.guests = guests;
+	opts.nguests = ng;
+	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
+	if (ret) {
+		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
+		goto out;
+	}
+	printf("host: %d CPUs, clock %s\n  %4s %12s %10s %10s %10s\n", h->ncpus, cfg->opt.clock,
+	       "cpu", "bytes", "entries", "lost", "dropped");
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		struct tracemeta_stats st = { 0 };
+		struct stat sb;
+
+		cpus[cpu].fd = h->files[cpu];
+		/* -m: only the newest data, from where it is kept */
+		cpus[cpu].offset = h->streamers[cpu] ?
+				   (off_t)tsync_streamer_keep_from(h->streamers[cpu]) : 0;
+		if (fstat(h->files[cpu], &sb) == 0 && sb.st_size >= cpus[cpu].offset)
+			cpus[cpu].size = (uint64_t)(sb.st_size - cpus[cpu].offset);
+		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, &cpustat[cpu]);
+		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
+		       (unsigned long long)st.read_events,
+		       (unsigned long long)(st.overrun + st.commit_overrun),
+		       (unsigned long long)st.dropped_events);
+		if (st.overrun || st.commit_overrun || st.dropped_events)
+			printf("  WARNING: host CPU %d lost %llu events\n", cpu,
+			       (unsigned long long)(st.overrun + st.commit_overrun + st.dropped_events));
+	}
+	opts.cpustat = (const char *const *)cpustat;
+	opts.ncpustat = h->ncpus;
+	ret = tracedat_write_file(cfg->opt.output, tracemeta_meta(tm), &opts, cpus, h->ncpus);
+	if (ret)
+		snprintf(err, errlen, "writing %s: %s", cfg->opt.output, strerror(-ret));
+out:
+	for (int cpu = 0; cpustat && cpu < h->ncpus; cpu++)
+		free(cpustat[cpu]);
+	for (int i = 0; i < ng; i++)
+		free(vcpu_pids[i]);
+	free(cpustat);
+	free(cpus);
+	tracemeta_free(tm);
+	return ret;
+}
+
+/* One run of `record`: the configuration and everything it started. */
+struct recorder {
+	struct rec_cfg cfg;
+	struct client_opts co;
+	struct round_opts ro;
+	struct host_rec h;
+	char dir[PATH_MAX];		/* where the output and temporary files go */
+	uint64_t trace_id;
+	struct host_cancel *cancel;	/* cuts every connection on abort */
+	struct rec_signals *sig;	/* the signal watcher */
+	int stop_fd;			/* eventfd: the sync threads' final round */
+	pid_t child;
+	int gate;			/* write end: closing it lets COMMAND run */
+	pthread_mutex_t *cpu_locks;	/* [host CPUs]: one round per host CPU */
+	struct status_live *status;	/* the live status line, or NULL */
+	int ncpu_locks;
+};
+
+/* Fills in what follows from the parsed options: ids, options, directory. */
+static void rec_init(struct recorder *r)
+{
+	const char *slash = strrchr(r->cfg.opt.output, '/');
+
+	if (getrandom(&r->trace_id, sizeof(r->trace_id), 0) != sizeof(r->trace_id))
+		r->trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
+	r->co = (struct client_opts){ .connect_timeout_ms = 5000, .io_timeout_ms = 5000,
+				      .host_trace_id = r->trace_id, .host_name = "host",
+				      .key_file = r->cfg.opt.key_file };
+	r->ro = (struct round_opts){ .clock = r->cfg.opt.clock, .source = r->cfg.source,
+				     .nprobes = ROUND_DEFAULT_PROBES, .estimator = TSYNC_EST_ROBUST,
+				     .host_cpu = -1, .busy = -1,
+				     .ns_clock = r->cfg.stamp_forced &&
+						 r->cfg.source == TSYNC_STAMP_CLOCK };
+	if (slash)
+		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.opt.output), r->cfg.opt.output);
+	else
+		snprintf(r->dir, sizeof(r->dir), ".");
+	if (!*r->dir)
+		snprintf(r->dir, sizeof(r->dir), "/");
+	r->stop_fd = -1;
+	r->child = -1;
+	r->gate = -1;
+}
+
+/* Prints "guest NAME (AGENT): error" for @g. */
+static void guest_error(const struct guest *g)
+{
+	fprintf(stderr, "tsync-host record: guest %s (%s): %s\n", g->name, g->agent_str, g->error);
+}
+
+/* Returns whether the guests are synced (trace-cmd's negative
+ * --tsync-interval: no synchronization at all). */
+static bool rec_synced(const struct rec_cfg *cfg)
+{
+	return !cfg->opt.has_tsync_interval || cfg->opt.tsync_interval_ms >= 0;
+}
+
+/* Connects, checks and syncs guest @i (a job of host_par_run()); 0 or 1. */
+static int guest_setup(void *ctx, int i)
+{
+	struct recorder *r = ctx;
+	struct rec_cfg *cfg = &r->cfg;
+	struct guest *g = &cfg->guests[i];
+
+	g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
+	g->max_kb = cfg->opt.max_kb;
+	g->unsynced = !rec_synced(cfg);
+	/* a trace-cmd agent cannot answer tsync's clock query */
+	return guest_connect(g, &r->co, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||
+	       (!g->tcmd && preflight_guest_clock(client_session(g->client), cfg->opt.clock,
+						  g->error, sizeof(g->error))) ||
+	       (!g->unsynced && guest_sync_all(g, &r->ro));
+}
+
+/* Starts guest @i's tracing (a job of host_par_run()); 0 or 1. */
+static int guest_setup_trace(void *ctx, int i)
+{
+	struct recorder *r = ctx;
+
+	return guest_start_trace(&r->cfg.guests[i], r->dir, r->cfg.opt.clock) != 0;
+}
+
+/* Runs @fn for every guest at once (each guest's I/O has deadlines) and
+ * says what failed. Returns 0 or 1. */
+static int rec_each_guest(struct recorder *r, int (*fn)(void *ctx, int i))
+{
+	int rets[MAX_GUESTS], failed;
+
+	failed = host_par_run(r->cfg.nguests, fn, r, rets);
+	for (int i = 0; failed > 0 && i < r->cfg.nguests; i++)
+		if (rets[i])
+			guest_error(&r->cfg.guests[i]);
+	return failed ? 1 : 0;
+}
+
+/* Connects and syncs every guest, starts the host's recording and then
+ * the guests' (with their sync threads). Guests start in parallel: N
+ * guests take about as long as the slowest. Returns 0 or 1 (said why). */
+static int rec_start(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+	bool sync = rec_synced(cfg);
+	char err[512];
+
+	/* the guests' sync threads share the host CPUs (see round_opts);
+	 * rec_cleanup() frees them */
+	r->ncpu_locks = host_cpu_locks_new(&r->cpu_locks);
+	if (r->ncpu_locks < 0)
+		r->ncpu_locks = 0;	/* rounds without locks: still correct */
+	r->ro.cpu_locks = r->cpu_locks;
+	if (rec_each_guest(r, guest_setup))
+		return 1;
+	if (host_start(&r->h, cfg, r->dir, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host record: host: %s\n", err);
+		return 1;
+	}
+	if (rec_each_guest(r, guest_setup_trace))
+		return 1;
+	for (int i = 0; sync && i < cfg->nguests; i++) {
+		/* trace-cmd's --tsync-interval 0: only at the start and the end */
+		struct guest_sync_opts so = { .round = r->ro, .interval_ms =
+					      !cfg->opt.has_tsync_interval ? 0 :
+					      cfg->opt.tsync_interval_ms ?
+					      cfg->opt.tsync_interval_ms : -1,
+					      .stop_fd = r->stop_fd };
+
+		cfg->guests[i].host_marker_fd = r->h.marker_fd;
+		guest_start_sync_thread(&cfg->guests[i], &so);
+	}
+	return 0;
+}
+
+/* --user: the user's ids and groups, looked up before fork() (the child
+ * may only make system calls). */
+struct run_as {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[256];
+	int ngroups;
+};
+
+/* Looks up @user into @ra. Returns 0 or -1 (said why). */
+static int run_as_lookup(const char *user, struct run_as *ra)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) || !res) {
+		fprintf(stderr, "tsync-host record: --user %s: no such user\n", user);
+		return -1;
+	}
+	ra->uid = pw.pw_uid;
+	ra->gid = pw.pw_gid;
+	ra->ngroups = (int)(sizeof(ra->groups) / sizeof(ra->groups[0]));
+	if (getgrouplist(user, pw.pw_gid, ra->groups, &ra->ngroups) < 0) {
+		fprintf(stderr, "tsync-host record: --user %s: more than %d groups\n", user,
+			ra->ngroups);
+		return -1;
+	}
+	return 0;
+}
+
+/* The child: waits until the parent has set up the filters for it, drops
+ * -r's priority and --user's privileges, runs COMMAND. */
+static void child_exec(struct recorder *r, const int gate[2], const struct run_as *ra)
+{
+	struct sched_param sp = { 0 };
+	char c;
+
+	close(gate[1]);		/* else the read below never sees EOF */
+	pthread_sigmask(SIG_UNBLOCK, rec_signals_mask(r->sig), NULL);
+	if (r->cfg.opt.rt_prio)
+		sched_setscheduler(0, SCHED_OTHER, &sp);
+	while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
+	if (ra && (setgroups((size_t)ra->ngroups, ra->groups) || setgid(ra->gid) ||
+		   setuid(ra->uid))) {
+		fprintf(stderr, "tsync-host record: --user %s: %s\n", r->cfg.opt.user,
+			strerror(errno));
+		_exit(127);
+	}
+	execvp(r->cfg.command[0], r->cfg.command);
+	fprintf(stderr, "tsync-host record: %s: %s\n", r->cfg.command[0], strerror(errno));
+	_exit(127);
+}
+
+/*
+ * Forks COMMAND, if one was given, before anything is traced: it waits
+ * at a gate until rec_release_command(). Forked then, it is not among
+ * the threads of ours left out of the trace (it would inherit that), and
+ * -F can trace it from the first event on. Returns 0 or 1 (said why).
+ */
+static int rec_fork_command(struct recorder *r)
+{
+	const struct tsync_recopt *o = &r->cfg.opt;
+	struct run_as ra;
+	int gate[2];
+
+	if (!r->cfg.command)
+		return 0;
+	if ((o->user && run_as_lookup(o->user, &ra)) || pipe2(gate, O_CLOEXEC))
+		return 1;
+	r->child = fork();
+	if (r->child == 0)
+		child_exec(r, gate, o->user ? &ra : NULL);
+	close(gate[0]);
+	if (r->child < 0) {
+		fprintf(stderr, "tsync-host record: fork: %s\n", strerror(errno));
+		close(gate[1]);
+		return 1;
+	}
+	r->gate = gate[1];
+	if (o->filter_command)
+		r->h.only_pid = r->child;
+	return 0;
+}
+
+/* Lets COMMAND run (it was forked at the start). */
+static void rec_release_command(struct recorder *r)
+{
+	if (r->gate < 0)
+		return;
+	close(r->gate);
+	r->gate = -1;
+	rec_signals_child(r->sig, r->child);
+}
+
+/* Wakes the sync threads for their final round (and stops them). */
+static void rec_signal_stop(struct recorder *r)
+{
+	uint64_t one = 1;
+
+	if (r->stop_fd >= 0 && write(r->stop_fd, &one, sizeof(one)) < 0)
+		log_warn("eventfd: %s", strerror(errno));
+}
+
+/* Final sync rounds (tracing still on), then stops host and guests and
+ * drains their streams. */
+static void rec_stop(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+
+	rec_signal_stop(r);
+	for (int i = 0; i < cfg->nguests; i++) {
+		guest_join_sync_thread(&cfg->guests[i]);
+		cfg->guests[i].host_marker_fd = -1;
+	}
+	host_stop(&r->h);
+	for (int i = 0; i < cfg->nguests; i++)
+		if (guest_stop_trace(&cfg->guests[i], 30000))
+			guest_error(&cfg->guests[i]);
+}
+
+/* Writes the host's file, then each guest's. Returns the exit code. */
+static int rec_write(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+	char err[512], gpath[PATH_MAX + 64];
+	int failed = 0, status;
+
+	/* A guest that filled the disk must not cost the host its file. */
+	for (int i = 0; i < cfg->nguests; i++)
+		if (guest_drop_if_disk_full(&cfg->guests[i]))
+			fprintf(stderr, "tsync-host record: guest %s: the disk filled up: its data "
+				"is dropped so that the host's file can be written\n",
+				cfg->guests[i].name);
+	if (host_write(&r->h, cfg, r->trace_id, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		failed++;
+	} else {
+		printf("  wrote %s\n", cfg->opt.output);
+	}
+	for (int i = 0; i < cfg->nguests; i++) {
+		struct guest *g = &cfg->guests[i];
+
+		guest_print_summary(g);
+		if (g->status)
+			failed++;
+		if (outfile_guest_path(cfg->opt.output, g->name, gpath, sizeof(gpath))) {
+			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
+			failed++;
+		} else if (guest_write_file(g, gpath, r->trace_id, &cfg->run_opts)) {
+			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
+			failed++;
+		} else {
+			printf("  wrote %s\n", gpath);
+		}
+	}
+	status_print_legend(stdout);
+	/* COMMAND's failure is the run's (a Ctrl-C that ended it is not) */
+	status = rec_signals_child_status(r->sig);
+	/* a child runs only for a COMMAND; the analyzer cannot see that */
+	if (!r->cfg.command || r->child <= 0)
+		return failed ? 1 : 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status)) {
+		fprintf(stderr, "tsync-host record: command '%s' exited with status %d\n",
+			r->cfg.command[0], WEXITSTATUS(status));
+		failed++;
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGINT &&
+		   WTERMSIG(status) != SIGTERM) {
+		fprintf(stderr, "tsync-host record: command '%s' was killed by signal %d (%s)\n",
+			r->cfg.command[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
+		failed++;
+	}
+	return failed ? 1 : 0;
+}
+
+/* Ends COMMAND and every thread, frees everything. */
+static void rec_cleanup(struct recorder *r)
+{
+	status_live_stop(r->status);
+	if (r->gate >= 0) {	/* COMMAND never ran: it must not now */
+		kill(r->child, SIGKILL);
+		waitpid(r->child, NULL, 0);
+		close(r->gate);
+		r->gate = -1;
+		r->child = -1;
+	}
+	if (r->child > 0 && r->sig && waitpid(r->child, NULL, WNOHANG) == 0)
+		kill(r->child, SIGTERM);
+	rec_signal_stop(r);
+	for (int i = 0; i < r->cfg.nguests; i++) {
+		guest_join_sync_thread(&r->cfg.guests[i]);
+		guest_free(&r->cfg.guests[i]);
+		free(r->cfg.gevents[i]);
+		tsync_recopt_argv_free(r->cfg.guests[i].argv, r->cfg.guests[i].argc);
+		tsync_recopt_free(&r->cfg.gopt[i]);
+	}
+	tsync_recopt_free(&r->cfg.opt);
+	host_stop(&r->h);
+	host_free(&r->h);
+	host_cpu_locks_free(r->cpu_locks, r->ncpu_locks);
+	rec_signals_free(r->sig);
+	host_cancel_free(r->cancel);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
+}
+
+/* Starts the live status line on a terminal (host/cmd/status_live.h). */
+static void rec_status_start(struct recorder *r)
+{
+	struct status_host sh = { tsync_instance_tracefs(r->h.ti), r->h.files, r->h.ncpus };
+	int ret = status_live_start(STDERR_FILENO, &sh, r->cfg.guests, r->cfg.nguests,
+				    &r->status);
+
+	if (ret)
+		log_warn("no status line: %s", strerror(-ret));
+}
+
+/* Prints that the run was aborted; returns its exit code. */
+static int rec_aborted(void)
+{
+	fprintf(stderr, "tsync-host record: aborted\n");
+	return 130;
+}
+
+/* Records from start to end once everything is set; returns the exit code. */
+static int rec_run(struct recorder *r)
+{
+	int64_t deadline = r->cfg.opt.duration > 0 ?
+			   tsync_now_ns() + (int64_t)(r->cfg.opt.duration * 1e9) : -1;
+
+	if (rec_fork_command(r))
+		return 1;
+	if (rec_start(r))
+		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
+	/* every thread of ours runs: no more following of new ones (event-fork
+	 * would make -P follow children); with -c, COMMAND's children are
+	 * followed (COMMAND is not among ours) */
+	if (!r->cfg.opt.no_filter && r->h.ti &&
+	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.follow_children))
+		log_warn("could not update the list of tsync-host's threads");
+	rec_signals_phase(r->sig, REC_RECORDING);
+	rec_release_command(r);
+	fprintf(stderr, "tsync-host record: recording%s\n",
+		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (!r->cfg.opt.quiet)
+		rec_status_start(r);
+	if (rec_signals_wait(r->sig, deadline))
+		return rec_aborted();
+	status_live_stop(r->status);
+	r->status = NULL;
+	rec_signals_phase(r->sig, REC_STOPPING);
+	rec_stop(r);
+	if (rec_signals_aborted(r->sig))
+		return rec_aborted();
+	return rec_write(r);
+}
+
+int host_cmd_record(int argc, char **argv)
+{
+	/* interval_ms 0: adaptive unless --tsync-interval */
+	struct recorder rec = { 0 };	/* option defaults: common/cli/recopt.c */
+	struct recorder *r = &rec;
+	char err[512];
+	int ret;
+
+	rec_parse_args(argc, argv, &r->cfg);
+	tsync_log_init("tsync-host", r->cfg.verbose, false);
+	/* -q: no summaries nor live status line (errors still go to stderr) */
+	if (r->cfg.opt.quiet && !freopen("/dev/null", "w", stdout))
+		return 1;
+	/* -r: every thread of ours (created from here) at this priority */
+	if (r->cfg.opt.rt_prio) {
+		struct sched_param sp = { .sched_priority = r->cfg.opt.rt_prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			fprintf(stderr, "tsync-host record: warning: -r %d: %s\n",
+				r->cfg.opt.rt_prio, strerror(errno));
+	}
+	rec_init(r);
+
+	/* What cannot work (host/cmd/preflight.h) and the host's events are
+	 * checked before anything starts. */
+	if (host_preflight("record", true, r->cfg.opt.clock, r->cfg.source, r->cfg.stamp_forced,
+			   err, sizeof(err)) ||
+	    outfile_check_dir(r->cfg.opt.output, err, sizeof(err)) ||
+	    (r->cfg.nevents && tracemeta_resolve_events(r->cfg.events, r->cfg.nevents,
+							&r->h.events, err, sizeof(err)))) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		rec_cleanup(r);
+		return 2;
+	}
+	r->cancel = host_cancel_new();
+	r->co.cancel = r->cancel;
+	r->stop_fd = eventfd(0, EFD_CLOEXEC);
+	ret = r->cancel && r->stop_fd >= 0 ? rec_signals_start(r->cancel, &r->sig) : -ENOMEM;
+	if (ret || r->stop_fd < 0) {
+		fprintf(stderr, "tsync-host record: %s\n", strerror(ret ? -ret : errno));
+		ret = 1;
+	} else {
+		ret = rec_run(r);
+	}
+	rec_cleanup(r);
+	return ret;
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `tsync-host sync`: measure, per guest CPU, the offset between the host's
+ * and the guest's trace clocks, print a table or JSON, and with --rounds
+ * the drift fitted over the rounds. Several agents are synced at once, a
+ * thread each (rounds that share a host CPU take turns), and printed in
+ * the order given.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/cli/opt.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
+#include "host/guest/agent_arg.h"
+#include "host/peer/client.h"
+#include "host/cmd/commands.h"
+#include "host/cmd/cpu_locks.h"
+#include "host/cmd/preflight.h"
+#include "host/cmd/tcmd_sync.h"
+#include "proto/tcmd.h"
+
+struct sync_cfg {
+	struct host_agent_arg agents[HOST_MAX_AGENTS];
+	int nagents;
+	struct round_opts round;
+	const char *cpus;
+	int rounds;
+	int interval_ms;
+	bool json;
+	const char *key_file;
+	int stamp_forced;
+	int verbose;
+	bool no_quickack;
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum { O_AGENT = 1, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
+       O_POLL, O_JSON, O_KEYFILE, O_NOQUICKACK, O_VERBOSE, O_HELP };
+
+static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
+static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
+static const char *const polls[] = { "sleep", "busy", "auto", NULL };
+
+/* The options of `tsync-host sync`; tsync-host(1) documents each
+ * (tests/e2e/manpages.sh checks the defaults agree). */
+static const struct tsync_opt sync_opts[] = {
+	{ .id = O_AGENT, .short_name = 'A', .type = TSYNC_OPT_STRING, .arg = "AGENT[@NAME]",
+	  .flags = TSYNC_OPT_REPEAT,
+	  .help = "an agent to sync, named NAME (default guestN, the agents counted from "
+		  "0); at most " STR(HOST_MAX_AGENTS) " agents, -A or plain" },
+	{ .id = O_CLOCK, .name = "clock", .short_name = 'C', .type = TSYNC_OPT_STRING,
+	  .arg = "CLOCK", .def = "local", .help = "trace clock" },
+	{ .id = O_LOOPS, .name = "loops", .type = TSYNC_OPT_INT, .arg = "N",
+	  .min = 1, .max = TSYNC_MAX_PROBES,
+	  .def_text = "adaptive, at most " STR(ROUND_DEFAULT_PROBES),
+	  .help = "probes per CPU round, exactly; without it a round stops once more "
+		  "probes cannot improve the estimate" },
+	{ .id = O_CPUS, .name = "cpus", .type = TSYNC_OPT_STRING, .arg = "LIST",
+	  .def_text = "all guest CPUs", .help = "guest CPUs to sync, e.g. 0-3,6" },
+	{ .id = O_ROUNDS, .name = "rounds", .type = TSYNC_OPT_INT, .arg = "N", .def = "1",
+	  .min = 1, .max = 1000000, .help = "rounds per CPU; more than 1 also fits the drift" },
+	{ .id = O_INTERVAL, .name = "interval", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .def = "0", .min = 0, .max = 3600000, .help = "pause between rounds" },
+	{ .id = O_EST, .name = "estimator", .type = TSYNC_OPT_CHOICE, .arg = "NAME",
+	  .choices = estimators, .def = "robust", .help = "offset estimator" },
+	{ .id = O_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
+	  .choices = stamps, .def_text = "chosen from the clock",
+	  .help = "timestamp source" },
+	{ .id = O_HOSTCPU, .name = "host-cpu", .type = TSYNC_OPT_INT, .arg = "N",
+	  .min = 0, .max = 65535, .def_text = "the guest CPU's number",	/* and < the host's CPUs */
+	  .help = "pin the host thread to CPU N" },
+	{ .id = O_POLL, .name = "poll", .type = TSYNC_OPT_CHOICE, .arg = "MODE",
+	  .choices = polls, .def = "auto", .help = "how to wait for replies" },
+	{ .id = O_JSON, .name = "json", .type = TSYNC_OPT_FLAG,
+	  .help = "print JSON instead of a table" },
+	{ .id = O_KEYFILE, .name = "key-file", .type = TSYNC_OPT_STRING, .arg = "FILE",
+	  .def_text = "no key",
+	  .help = "authenticate with this shared key; the agent must prove it holds it too" },
+	{ .id = O_NOQUICKACK, .name = "no-quickack", .type = TSYNC_OPT_FLAG,
+	  .help = "trace-cmd agents (tcmd:): do not re-arm TCP_QUICKACK; only to measure what "
+		  "it saves" },
+	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
+	  .help = "debug logging" },
+	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
+	  .help = "this text" },
+	{ 0 }
+};
+
+static const struct tsync_opt_cmd sync_cmd = {
+	.prog = "tsync-host sync",
+	.synopsis = "usage: tsync-host sync [OPTIONS] [-A AGENT[@NAME]]... [AGENT]...\n"
+		    "  AGENT                   vsock:CID:PORT, tcp:HOST:PORT, a bare CID (vsock,\n"
+		    "                          port " STR(TSYNC_DEFAULT_PORT) ") or HOST:PORT (TCP)\n",
+	.opts = sync_opts,
+};
+
+/* Adds the agent @arg (AGENT[@NAME]) to @cfg; 0 or -1 with @err set. */
+static int add_agent(struct sync_cfg *cfg, const char *arg, char *err, size_t errlen)
+{
+	struct host_agent_arg *a = &cfg->agents[cfg->nagents];
+
+	if (cfg->nagents >= HOST_MAX_AGENTS)
+		return snprintf(err, errlen, "more than %d agents", HOST_MAX_AGENTS), -1;
+	if (host_agent_arg_parse(arg, cfg->nagents, a, err, errlen))
+		return -1;
+	for (int i = 0; i < cfg->nagents; i++)
+		if (!strcmp(cfg->agents[i].name, a->name))
+			return snprintf(err, errlen, "two agents named '%s'", a->name), -1;
+	cfg->nagents++;
+	return 0;
+}
+
+/* Stores one option value into the struct sync_cfg @ctx (tsync_opt_fn). */
+static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
+		   char *err, size_t errlen)
+{
+	struct sync_cfg *cfg = ctx;
+
+	switch (o->id) {
+	case O_AGENT: return add_agent(cfg, v->str, err, errlen);
+	case O_CLOCK:
+		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
+			return snprintf(err, errlen, "not a trace clock name"), -1;
+		cfg->round.clock = v->str;
+		return 0;
+	case O_LOOPS:
+		cfg->round.nprobes = (uint32_t)v->num;
+		cfg->round.fixed_count = true;
+		return 0;
+	case O_CPUS: cfg->cpus = v->str; return 0;
+	case O_ROUNDS: cfg->rounds = (int)v->num; return 0;
+	case O_INTERVAL: cfg->interval_ms = (int)v->num; return 0;
+	case O_EST:
+		return tsync_estimator_parse(v->str, &cfg->round.estimator) ?
+		       snprintf(err, errlen, "unknown estimator"), -1 : 0;
+	case O_STAMP:
+		if (tsync_stamp_source_parse(v->str, &cfg->round.source))
+			return snprintf(err, errlen, "unknown source"), -1;
+		cfg->stamp_forced = 1;
+		return 0;
+	case O_HOSTCPU:
+		if (v->num >= tsync_cpu_count())
+			return snprintf(err, errlen, "the host has %d CPUs", tsync_cpu_count()), -1;
+		cfg->round.host_cpu = (int)v->num;
+		return 0;
+	case O_POLL:	/* sleep, busy, auto */
+		cfg->round.busy = v->num == 2 ? -1 : (int)v->num;
+		return 0;
+	case O_JSON: cfg->json = true; return 0;
+	case O_KEYFILE: cfg->key_file = v->str; return 0;
+	case O_NOQUICKACK: cfg->no_quickack = true; return 0;
+	case O_VERBOSE: cfg->verbose++; return 0;
+	}
+	return snprintf(err, errlen, "not handled"), -1;
+}
+
+/* Parses the command line into @cfg or exits. */
+static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
+{
+	char err[300];
+	int first;
+
+	/* the defaults that are not values of an option */
+	cfg->round.host_cpu = -1;			/* O_HOSTCPU */
+	cfg->round.nprobes = ROUND_DEFAULT_PROBES;	/* O_LOOPS */
+	first = tsync_opt_parse_or_exit(&sync_cmd, argc, argv, set_opt, cfg);
+	for (; first < argc; first++) {
+		if (add_agent(cfg, argv[first], err, sizeof(err))) {
+			fprintf(stderr, "tsync-host sync: AGENT '%s': %s\n", argv[first], err);
+			exit(2);
+		}
+	}
+	if (!cfg->nagents) {
+		fprintf(stderr, "tsync-host sync: missing AGENT\n");
+		tsync_opt_usage(&sync_cmd, stderr);
+		exit(2);
+	}
+	if (!cfg->stamp_forced)
+		cfg->round.source = tsync_stamp_default(cfg->round.clock);
+	/* an explicit clock source measures the clocks as the namespaces
+	 * show them; the default is in trace clock terms */
+	cfg->round.ns_clock = cfg->stamp_forced && cfg->round.source == TSYNC_STAMP_CLOCK;
+}
+
+/* Prints one table row. */
+static void print_row(FILE *out, const struct round_result *r)
+{
+	if (r->status) {
+		fprintf(out, "%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
+		return;
+	}
+	fprintf(out, "%4u %6u %20lld %10lld %10lld %5u/%-5u %9.3f\n", r->cpu, r->round_id,
+	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
+	       (long long)r->est.delay_ns, r->est.used, r->est.sent, r->round_ns / 1e6);
+}
+
+/* Prints one round as a JSON object. */
+static void print_json_round(FILE *out, const struct round_result *r, bool last)
+{
+	fprintf(out, "      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round_id, r->cpu,
+	       r->host_cpu);
+	if (r->status) {
+		fprintf(out, "\"ok\": false, \"error\": \"");
+		for (const char *p = r->error; *p; p++)
+			if (*p == '"' || *p == '\\')
+				fprintf(out, "\\%c", *p);
+			else if ((unsigned char)*p >= 0x20)
+				fputc(*p, out);
+		fprintf(out, "\"}%s\n", last ? "" : ",");
+		return;
+	}
+	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+	       "\"used\": %u, \"valid\": %u, \"sent\": %u, \"stop\": \"%s\", "
+	       "\"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
+	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
+	       (long long)r->est.delay_ns, r->est.used, r->est.valid, r->est.sent,
+	       tsync_stop_reason_name(r->stop), (long long)r->est.guest_ts,
+	       r->round_ns / 1e6, last ? "" : ",");
+}
+
+/*
+ * Makes the list of guest CPUs to sync (--cpus, or all @ncpus) in
+ * @list/@nlist. Returns 0, or the exit code after saying why.
+ */
+static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **list,
+		       uint32_t *nlist)
+{
+	char err[300];
+	int n;
+
+	if (cfg->cpus) {
+		n = tsync_cpu_list_parse(cfg->cpus, ncpus, list, err, sizeof(err));
+		if (n < 0) {
+			fprintf(stderr, "tsync-host sync: --cpus: %s (guest)\n", err);
+			return n == -ENOMEM ? 1 : 2;
+		}
+		*nlist = (uint32_t)n;
+		return 0;
+	}
+	/* ncpus >= 1: client_open() refuses a session without CPUs */
+	*list = calloc(ncpus, sizeof(**list));	// NOLINT(clang-analyzer-optin.portability.UnixAPI)
+	if (!*list) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		return 1;
+	}
+	for (uint32_t i = 0; i < ncpus; i++)
+		(*list)[i] = i;
+	*nlist = ncpus;
+	return 0;
+}
+
+/* Prints the table's header line for agent @name (named with several). */
+static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name,
+			 const struct tsync_client *c)
+{
+	fprintf(out, "%s%sagent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
+	       "%4s %6s %20s %10s %10s %11s %9s\n", cfg->nagents > 1 ? name : "",
+	       cfg->nagents > 1 ? ": " : "", client_peer(c),
+	       client_session(c)->name, client_session(c)->ncpus, cfg->round.clock,
+	       tsync_stamp_source_name(cfg->round.source),
+	       tsync_estimator_name(cfg->round.estimator),
+	       cfg->round.fixed_count ? "" : "at most ", cfg->round.nprobes,
+	       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
+}
+
+/*
+ * Runs the rounds on every CPU of @cpulist into @res ([rounds][nlist]),
+ * printing table rows. Returns 0 (@failed counts the failed rounds) or 1
+ * when the connection broke (said why).
+ */
+static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct tsync_client *c,
+		      const uint32_t *cpulist, uint32_t nlist, struct round_result *res,
+		      int *failed)
+{
+	for (int r = 0; r < cfg->rounds; r++) {
+		if (r && cfg->interval_ms) {
+			struct timespec ts = { cfg->interval_ms / 1000,
+					       (cfg->interval_ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		for (uint32_t i = 0; i < nlist; i++) {
+			struct round_result *rr = &res[(size_t)r * nlist + i];
+			int ret = client_sync_round(c, cpulist[i], &cfg->round, rr);
+
+			if (rr->status)
+				(*failed)++;
+			if (!cfg->json)
+				print_row(out, rr);
+			if (ret) {
+				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Prints CPU @cpu's result over the rounds @res (one per round, @stride
+ * apart): its JSON object, or with several rounds its drift line. */
+static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
+		      const struct round_result *res, size_t stride, bool last_cpu)
+{
+	struct tsync_shift_sample *s = calloc((size_t)cfg->rounds, sizeof(*s));
+	const struct round_result *last = NULL;
+	double ppm = 0;
+	int n = 0, have_drift = 0;
+
+	for (int r = 0; s && r < cfg->rounds; r++) {
+		const struct round_result *rr = &res[(size_t)r * stride];
+
+		if (rr->status)
+			continue;
+		last = rr;
+		tsync_estimate_shift_sample(&rr->est, &s[n++]);
+	}
+	if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
+		have_drift = 1;
+	if (cfg->json) {
+		fprintf(out, "    {\"cpu\": %u, ", cpu);
+		if (last)
+			fprintf(out, "\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
+			       "\"used\": %u, \"sent\": %u, \"round_ms\": %.3f, ",
+			       (long long)last->est.offset_ns, (long long)last->est.error_ns,
+			       (long long)last->est.delay_ns, last->est.used, last->est.sent,
+			       last->round_ns / 1e6);
+		if (have_drift)
+			fprintf(out, "\"drift_ppm\": %.4f, ", ppm);
+		fprintf(out, "\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
+		for (int r = 0; r < cfg->rounds; r++)
+			print_json_round(out, &res[(size_t)r * stride], r == cfg->rounds - 1);
+		fprintf(out, "    ]}%s\n", last_cpu ? "" : ",");
+	} else if (cfg->rounds > 1) {
+		if (have_drift)
+			fprintf(out, "  cpu %u: %.4f ppm (%d rounds)\n", cpu, ppm, n);
+		else
+			fprintf(out, "  cpu %u: not enough successful rounds\n", cpu);
+	}
+	free(s);
+}
+
+/* Prints agent @name's JSON object or the drift per CPU, fitted over the
+ * rounds. */
+static void print_results(FILE *out, const struct sync_cfg *cfg, const char *name,
+			  const struct tsync_client *c, const uint32_t *cpulist, uint32_t nlist,
+			  const struct round_result *res)
+{
+	if (cfg->json) {
+		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"clock\": \"%s\", "
+		       "\"stamp\": \"%s\", \"estimator\": \"%s\", \"probes\": %u, "
+		       "\"adaptive\": %s,\n  \"cpus\": [\n",
+		       name, client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
+		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
+		       cfg->round.fixed_count ? "false" : "true");
+	} else if (cfg->rounds > 1) {
+		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
+	}
+	for (uint32_t i = 0; i < nlist; i++)
+		print_cpu(out, cfg, cpulist[i], &res[i], nlist, i + 1 == nlist);
+	if (cfg->json)
+		fprintf(out, "  ]\n}\n");
+}
+
+/*
+ * Syncs trace-cmd agent @a (host/cmd/tcmd_sync.h), refusing the options that
+ * only tsync's protocol has. Returns 0, 1 or 2 as sync_agent().
+ */
+static int sync_tcmd_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a,
+			   const struct client_opts *copts)
+{
+	struct tcmd_sync_opts o = {
+		.clock = cfg->round.clock, .source = cfg->round.source, .cpus = cfg->cpus,
+		.rounds = cfg->rounds, .interval_ms = cfg->interval_ms,
+		.host_cpu = cfg->round.host_cpu, .json = cfg->json, .quickack = !cfg->no_quickack,
+		.connect_timeout_ms = copts->connect_timeout_ms,
+		.io_timeout_ms = copts->io_timeout_ms, .host_trace_id = copts->host_trace_id,
+	};
+
+	if (cfg->round.fixed_count || cfg->key_file) {
+		fprintf(stderr, "tsync-host sync: %s: %s does not apply to a trace-cmd agent "
+			"(its PTP always sends %u probes and has no authentication)\n", a->name,
+			cfg->key_file ? "--key-file" : "--loops", TCMD_PTP_LOOP);
+		return 2;
+	}
+	if (cfg->json && cfg->nagents > 1) {
+		fprintf(stderr, "tsync-host sync: %s: --json with a trace-cmd agent takes one "
+			"agent\n", a->name);
+		return 2;
+	}
+	return tcmd_sync_agent(a, &o);
+}
+
+/*
+ * Syncs agent @a: connects, runs the rounds, prints the table or its JSON
+ * object to @out (*@object says whether it printed the object). Returns
+ * 0, 1 when it failed (said why on stderr) or 2 for a --cpus it lacks.
+ */
+static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
+		      const struct client_opts *copts, bool *object)
+{
+	struct tsync_client *c = NULL;
+	struct round_result *res = NULL;
+	uint32_t *cpulist = NULL, nlist = 0;
+	char err[300];
+	int ret, failed = 0;
+
+	if (a->tcmd)
+		return sync_tcmd_agent(cfg, a, copts);
+	ret = client_open(&a->ep, copts, &c, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
+		return 1;
+	}
+	if (preflight_guest_clock(client_session(c), cfg->round.clock, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
+		ret = 1;
+		goto out;
+	}
+	ret = select_cpus(cfg, client_session(c)->ncpus, &cpulist, &nlist);
+	if (ret)
+		goto out;
+	if (!nlist || cfg->rounds < 1) {
+		fprintf(stderr, "tsync-host sync: %s: no guest CPU to sync\n", a->name);
+		ret = 2;
+		goto out;
+	}
+	res = calloc((size_t)nlist * (size_t)cfg->rounds, sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	if (!cfg->json)
+		print_header(out, cfg, a->name, c);
+	ret = run_rounds(out, cfg, c, cpulist, nlist, res, &failed);
+	if (ret)
+		goto out;
+	print_results(out, cfg, a->name, c, cpulist, nlist, res);
+	*object = true;
+	ret = failed ? 1 : 0;
+	if (failed)
+		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
+out:
+	client_close(c);
+	free(cpulist);
+	free(res);
+	return ret;
+}
+
+/* One agent's sync in its own thread; its output waits in a buffer. */
+struct agent_job {
+	const struct sync_cfg *cfg;
+	const struct host_agent_arg *a;
+	const struct client_opts *copts;
+	pthread_t th;
+	char *buf;			/* what it printed (open_memstream) */
+	size_t len;
+	int ret;			/* sync_agent()'s */
+	bool started;
+	bool object;			/* its JSON object is in buf */
+};
+
+/* Thread body: syncs one agent into its buffer. */
+static void *agent_thread(void *arg)
+{
+	struct agent_job *j = arg;
+	FILE *out = open_memstream(&j->buf, &j->len);
+
+	if (!out) {
+		fprintf(stderr, "tsync-host sync: %s: out of memory\n", j->a->name);
+		j->ret = 1;
+		return NULL;
+	}
+	j->ret = sync_agent(out, j->cfg, j->a, j->copts, &j->object);
+	if (fclose(out))
+		j->ret = 1;
+	return NULL;
+}
+
+/*
+ * Syncs all agents at once, a thread each (rounds that share a host CPU
+ * take turns, round_opts.cpu_locks), then prints their output in the
+ * order given. Returns the worst exit code.
+ */
+static int sync_agents(const struct sync_cfg *cfg, const struct client_opts *copts)
+{
+	struct agent_job jobs[HOST_MAX_AGENTS] = { 0 };
+	int ret = 0, nprinted = 0;
+
+	for (int i = 0; i < cfg->nagents; i++) {
+		jobs[i] = (struct agent_job){ .cfg = cfg, .a = &cfg->agents[i], .copts = copts };
+		if (pthread_create(&jobs[i].th, NULL, agent_thread, &jobs[i])) {
+			fprintf(stderr, "tsync-host sync: %s: cannot start a thread\n",
+				cfg->agents[i].name);
+			jobs[i].ret = 1;
+		} else {
+			jobs[i].started = true;
+		}
+	}
+	for (int i = 0; i < cfg->nagents; i++) {
+		if (jobs[i].started)
+			pthread_join(jobs[i].th, NULL);
+		if (cfg->json && jobs[i].object && nprinted++)
+			printf(",\n");
+		if (jobs[i].buf)
+			fwrite(jobs[i].buf, 1, jobs[i].len, stdout);
+		free(jobs[i].buf);
+		if (jobs[i].ret > ret)
+			ret = jobs[i].ret;
+	}
+	return ret;
+}
+
+int host_cmd_sync(int argc, char **argv)
+{
+	struct sync_cfg cfg = { 0 };	/* defaults: sync_opts[] */
+	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
+	pthread_mutex_t *locks = NULL;
+	int ret = 0, nlocks;
+	bool object = false;
+	char err[600];
+
+	parse_args(argc, argv, &cfg);
+	if (host_preflight("sync", false, cfg.round.clock, cfg.round.source, cfg.stamp_forced,
+			   err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: %s\n", err);
+		return 2;
+	}
+	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
+	copts.host_name = "host";
+	copts.key_file = cfg.key_file;
+	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
+
+	/* one agent: its rows as they come, its object alone */
+	if (cfg.nagents == 1)
+		return sync_agent(stdout, &cfg, &cfg.agents[0], &copts, &object);
+	nlocks = host_cpu_locks_new(&locks);
+	if (nlocks < 0) {
+		fprintf(stderr, "tsync-host sync: out of memory\n");
+		return 1;
+	}
+	cfg.round.cpu_locks = locks;
+	if (cfg.json)
+		printf("{\"agents\": [\n");
+	ret = sync_agents(&cfg, &copts);
+	if (cfg.json)
+		printf("]}\n");
+	host_cpu_locks_free(locks, nlocks);
+	return ret;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The -A arguments of `tsync-host record` and `tsync-host sync`: where an
+ * agent listens, and the name its results and files carry.
+ *
+ * trace-cmd's forms (tracecmd/trace-record.c parse_guest_name()):
+ *   NAME@CID[:PORT]   vsock CID, named NAME
+ *   CID[:PORT]        vsock CID, named after the local QEMU guest with
+ *                     that CID, else the CID
+ *   NAME[:PORT]       the local QEMU guest started with -name NAME (its
+ *                     vhost-vsock guest-cid=); with a PORT and no such
+ *                     guest, the TCP host NAME
+ *   HOST:PORT         TCP (an address, or a name with a '.'), named HOST
+ * tsync's own forms stay: tcp:HOST:PORT, vsock:CID:PORT, [V6]:PORT, each
+ * optionally followed by @NAME (named guestN without it), and AGENT@NAME
+ * where NAME is not a number. The port defaults to TSYNC_DEFAULT_PORT.
+ *
+ * Any of these after HOST_TCMD_PREFIX ("tcmd:") names a stock `trace-cmd
+ * agent` (trace-cmd's protocol, host/peer/tcmd_session.h) instead of
+ * tsync-agent: tcmd:HOST:PORT, tcmd:vsock:CID:PORT, tcmd:NAME@CID, ...;
+ * there a form without a port (tcmd:CID, tcmd:NAME@CID, tcmd:CID@NAME,
+ * tcmd:NAME) takes trace-cmd's vsock port 823.
+ */
+#ifndef TSYNC_HOST_AGENT_ARG_H
+#define TSYNC_HOST_AGENT_ARG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/net/endpoint.h"
+
+/* Most agents one command takes. */
+#define HOST_MAX_AGENTS 16
+
+/* AGENT prefix for a stock `trace-cmd agent` (see above). */
+#define HOST_TCMD_PREFIX "tcmd:"
+
+struct host_agent_arg {
+	struct tsync_endpoint ep;
+	char name[64];
+	bool tcmd;		/* a trace-cmd agent (HOST_TCMD_PREFIX) */
+};
+
+/*
+ * Parses @arg into @out (see above); @index numbers the default name
+ * "guestN"; local QEMU guests are looked up under @proc_root (NULL:
+ * /proc). The caller checks that names are unique. Returns 0 or -EINVAL
+ * with the reason in @err.
+ */
+int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
+			    struct host_agent_arg *out, char *err, size_t errlen);
+
+/* host_agent_arg_parse_in() with /proc. */
+int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
+			 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One guest of `tsync-host record`: control session, periodic sync rounds,
+ * per-CPU data receivers (socket -> checked pages -> temporary file,
+ * host/guest/guest_rx.c), metadata, and the guest's trace.dat with its
+ * TIME_SHIFT.
+ *
+ * Threads: during the recording only the sync thread uses the control
+ * connection; each data receiver owns its socket and file. The main thread
+ * touches the control connection again only after joining the sync thread.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
+#include "common/tracemeta/tracemeta.h"
+#include "proto/tsync_record.h"
+#include "host/guest/guest.h"
+#include "host/guest/qemu.h"
+#include "host/guest/guest_rx.h"
+#include "host/peer/tcmd_guest.h"
+
+/* Opens the session with a trace-cmd agent; 0 or -errno. */
+static int tcmd_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
+{
+	struct tcmd_guest_opts o = {
+		.clock = ro->clock, .source = ro->source, .quickack = !g->tcmd_no_quickack,
+		.connect_timeout_ms = co->connect_timeout_ms, .io_timeout_ms = co->io_timeout_ms,
+		.host_trace_id = co->host_trace_id,
+		/* argv[0] "record" is not an option */
+		.argc = g->argc ? g->argc - 1 : 0, .argv = g->argc ? g->argv + 1 : NULL,
+	};
+	int ret = tcmd_guest_open(&g->ep, &o, &g->tc, g->error, sizeof(g->error));
+
+	if (!ret)
+		g->ncpus = tcmd_guest_ncpus(g->tc);
+	return ret;
+}
+
+/* Connects and sets up the session; see guest.h. */
+int guest_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
+{
+	int ret;
+
+	g->host_marker_fd = -1;
+	if (g->tcmd)
+		ret = tcmd_connect(g, co, ro);
+	else
+		ret = client_open(&g->ep, co, &g->client, g->error, sizeof(g->error));
+	if (ret)
+		return g->status = ret;
+	if (!g->tcmd)
+		g->ncpus = client_session(g->client)->ncpus;
+	g->samples = calloc(g->ncpus, sizeof(*g->samples));
+	g->rx = calloc(g->ncpus, sizeof(*g->rx));
+	if (!g->samples || !g->rx)
+		return g->status = -ENOMEM;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct tsync_interval_cfg ic;
+
+		tsync_interval_cfg_default(&ic);
+		ret = tsync_interval_new(&ic, &g->samples[cpu].iv);
+		if (ret)
+			return g->status = ret;
+	}
+	return 0;
+}
+
+/* Checks that the agent can record; see guest.h. An agent announces no
+ * tracing (no CAP_TRACE) when it found at start that it cannot use
+ * tracefs; its ERROR to a TRACE_START carries the reason and the fix it
+ * found, so that is what the user is shown, before any other complaint
+ * (the clock, say: such an agent offers only the clocks it stamps without
+ * tracefs). */
+int guest_check_can_record(struct guest *g, const char *clock)
+{
+	struct client_trace_opts to = { .clock = clock };
+	uint32_t nstreams;
+	int ret;
+
+	if (g->tcmd || client_session(g->client)->caps & TSYNC_CAP_TRACE)
+		return 0;
+	ret = client_trace_start(g->client, &to, &nstreams, g->error, sizeof(g->error));
+	if (ret)
+		return g->status = ret;
+	snprintf(g->error, sizeof(g->error), "the agent cannot record: it announces no "
+		 "tracing (no CAP_TRACE in its SESSION_REPLY)");
+	return g->status = -EPROTO;
+}
+
+/* Returns true once connected; see guest.h. */
+bool guest_connected(const struct guest *g)
+{
+	return g->client || g->tc;
+}
+
+/* Returns the guest's trace id; see guest.h. */
+uint64_t guest_trace_id(const struct guest *g)
+{
+	if (g->tc)
+		return tcmd_guest_trace_id(g->tc);
+	return g->client ? client_session(g->client)->trace_id : 0;
+}
+
+/* Writes the round record of @r into the host's recorded instance, so the
+ * host trace shows where and how well the clocks were aligned. */
+static void write_round_record(const struct guest *g, const struct round_result *r)
+{
+	struct tsync_rec_round rec = {
+		.round = r->round_id,
+		.cpu = r->cpu,
+		.offset_ns = r->est.offset_ns,
+		.error_ns = (uint64_t)r->est.error_ns,
+		.delay_ns = (uint64_t)r->est.delay_ns,
+		.used = r->est.used,
+		.sent = r->est.sent,
+	};
+
+	if (g->host_marker_fd < 0)
+		return;
+	tsync_rec_hdr_init(&rec.hdr, TSYNC_REC_ROUND, sizeof(rec));
+	memcpy(rec.peer, g->name, strnlen(g->name, sizeof(rec.peer) - 1));
+	if (write(g->host_marker_fd, &rec, sizeof(rec)) != sizeof(rec))
+		log_debug("round record: %s", strerror(errno));
+}
+
+/* Appends (@ts, @offset) to @g's TIME_SHIFT samples of CPU @cpu. Returns
+ * 0, or -ENOMEM, said: the file then lacks that sample, not the others. */
+static int samples_push(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
+{
+	struct guest_samples *gs = &g->samples[cpu];
+
+	if (gs->count == gs->cap) {
+		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
+		void *p = realloc(gs->s, cap * sizeof(*gs->s));
+
+		if (!p) {
+			log_err("%s: CPU %u: no memory for a TIME_SHIFT sample", g->name, cpu);
+			return -ENOMEM;
+		}
+		gs->s = p;
+		gs->cap = cap;
+	}
+	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset };
+	return 0;
+}
+
+/* Appends a TIME_SHIFT sample for CPU @cpu from round result @r. */
+static void add_sample(struct guest *g, const struct round_result *r)
+{
+	struct guest_samples *gs = &g->samples[r->cpu];
+	struct tsync_shift_sample s;
+
+	if (r->status) {
+		gs->failed++;
+		return;
+	}
+	if (tsync_estimate_shift_sample(&r->est, &s) ||
+	    samples_push(g, r->cpu, s.guest_ts, s.offset_ns))
+		return;
+	atomic_store(&g->live_offset_ns, s.offset_ns);
+	atomic_store(&g->live_error_ns, r->est.error_ns);
+	atomic_fetch_add(&g->live_rounds, 1);
+	write_round_record(g, r);
+	if (r->est.error_ns > gs->err_max)
+		gs->err_max = r->est.error_ns;
+	tsync_interval_add(gs->iv, &s, r->est.error_ns, NULL);
+}
+
+/* Appends a trace-cmd PTP sample (@ts, @offset) for CPU @cpu: PTP has no
+ * error bound, so the adaptive interval sees 0. */
+static void add_tcmd_sample(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
+{
+	struct tsync_shift_sample s = { ts, offset };
+
+	if (samples_push(g, cpu, ts, offset))
+		return;
+	atomic_store(&g->live_offset_ns, offset);
+	atomic_fetch_add(&g->live_rounds, 1);
+	tsync_interval_add(g->samples[cpu].iv, &s, 0, NULL);
+}
+
+/* One PTP sample per CPU of a trace-cmd agent; 0 or -errno (broken). */
+static int tcmd_sync_all(struct guest *g, const struct round_opts *ro)
+{
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		int64_t ts, off;
+		char err[300];
+		int ret = tcmd_guest_sample(g->tc, cpu, ro->cpu_locks, &ts, &off, err, sizeof(err));
+
+		if (ret == -ERANGE) {
+			log_warn("guest %s: sample on CPU %u: %s", g->name, cpu, err);
+			g->samples[cpu].failed++;
+			continue;
+		}
+		if (ret) {
+			snprintf(g->error, sizeof(g->error), "sync: %s", err);
+			return g->status = ret;
+		}
+		add_tcmd_sample(g, cpu, ts, off);
+	}
+	return 0;
+}
+
+/* Runs one round per guest CPU; see guest.h. */
+int guest_sync_all(struct guest *g, const struct round_opts *ro)
+{
+	if (g->tcmd)
+		return tcmd_sync_all(g, ro);
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct round_result r;
+		int ret = client_sync_round(g->client, cpu, ro, &r);
+
+		if (r.status)
+			log_warn("guest %s: round on CPU %u failed: %s", g->name, cpu, r.error);
+		if (ret) {
+			snprintf(g->error, sizeof(g->error), "sync: %s", r.error);
+			return g->status = ret;
+		}
+		add_sample(g, &r);
+	}
+	return 0;
+}
+
+/* Opens the data connection of @cpu and starts its receiver. */
+static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
+{
+	int sock, ret;
+
+	if (g->tcmd)
+		ret = tcmd_guest_stream(g->tc, cpu, &sock, g->error, sizeof(g->error));
+	else
+		ret = client_stream_open(g->client, cpu, &sock, g->error, sizeof(g->error));
+	if (ret)
+		return ret;
+	return rx_start(g->rxg, cpu, g->client, sock, dir, &g->rx[cpu], g->error,
+			sizeof(g->error));
+}
+
+/* Sets up the receivers' group: the page layout from the metadata. */
+static int start_rx_group(struct guest *g)
+{
+	const struct tracedat_meta *m = tracemeta_meta(g->meta);
+	uint32_t psz = g->tcmd ? tcmd_guest_page_size(g->tc) : client_session(g->client)->page_size;
+	struct page_format f;
+	int ret;
+
+	ret = page_format_init(&f, psz, m->header_page.data, m->header_page.len);
+	if (ret) {
+		snprintf(g->error, sizeof(g->error), "agent's page size %u is not usable", psz);
+		return ret;
+	}
+	ret = rx_group_new(&f, g->max_bytes, &g->rxg);
+	if (!ret)
+		rx_group_keep_newest(g->rxg, g->max_kb);
+	return ret;
+}
+
+/* Fetches the metadata into g->meta (replacing what it held). */
+static int fetch_meta(struct guest *g)
+{
+	struct tracemeta *tm;
+	int ret = g->tcmd ? tcmd_guest_meta(g->tc, &tm, g->error, sizeof(g->error)) :
+		  client_fetch_meta(g->client, &tm, g->error, sizeof(g->error));
+
+	if (ret)
+		return ret;
+	tracemeta_free(g->meta);
+	g->meta = tm;
+	return 0;
+}
+
+/* Starts tracing and the data receivers; see guest.h. */
+int guest_start_trace(struct guest *g, const char *dir, const char *clock)
+{
+	struct client_trace_opts to = { .clock = clock, .buffer_kb = g->buffer_kb,
+					.nevents = (uint32_t)g->nevents, .events = g->events };
+
+	/* options beyond -e -f -b: all of them as option words (argv[0] is
+	 * not sent) */
+	if (g->send_argv)
+		to = (struct client_trace_opts){ .clock = clock, .nargs = (uint32_t)g->argc - 1,
+						 .args = g->argv + 1 };
+	uint32_t nstreams = g->ncpus;
+	int ret;
+
+	/* a trace-cmd agent started recording with its TRACE_RESP */
+	ret = g->tcmd ? 0 : client_trace_start(g->client, &to, &nstreams, g->error,
+					       sizeof(g->error));
+	if (ret)
+		return g->status = ret;
+	if (nstreams != g->ncpus)
+		log_warn("guest %s: streams %u CPUs of %u", g->name, nstreams, g->ncpus);
+	/* Metadata now as well as after stop: should the guest vanish
+	 * mid-recording, what was received is still a readable file. And
+	 * the page layout, which the receivers check, is in it. */
+	ret = fetch_meta(g);
+	if (!ret)
+		ret = start_rx_group(g);
+	if (ret) {
+		if (!g->error[0] || ret == -ENOMEM)
+			snprintf(g->error, sizeof(g->error), "metadata: %s", strerror(-ret));
+		return g->status = ret;
+	}
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		ret = start_rx(g, cpu, dir);
+		if (ret)
+			return g->status = ret;
+	}
+	return 0;
+}
+
+struct sync_thread_arg {
+	struct guest *g;
+	struct guest_sync_opts o;
+};
+
+/* Returns the sync thread's next wait in ms: @interval_ms (-1: none until
+ * the final round), or when that is 0 the shortest adaptive interval of
+ * the CPUs. */
+static int next_wait_ms(const struct guest *g, int interval_ms)
+{
+	int64_t ns = INT64_MAX;
+
+	if (interval_ms)
+		return interval_ms;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+		if (tsync_interval_now(g->samples[cpu].iv) < ns)
+			ns = tsync_interval_now(g->samples[cpu].iv);
+	return ns == INT64_MAX ? 1000 : (int)(ns / 1000000);
+}
+
+/* Body of the sync thread: rounds every interval, a final one at stop. */
+static void *sync_thread(void *arg)
+{
+	struct sync_thread_arg *a = arg;
+	struct guest *g = a->g;
+	struct pollfd pfd = { .fd = a->o.stop_fd, .events = POLLIN };
+
+	for (;;) {
+		int ret = poll(&pfd, 1, next_wait_ms(g, a->o.interval_ms));
+
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (guest_sync_all(g, &a->o.round))
+			break;	/* connection broken: g->status says why */
+		if (ret > 0)
+			break;	/* that was the final round */
+	}
+	free(a);
+	return NULL;
+}
+
+/* Starts the periodic sync thread; see guest.h. */
+int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o)
+{
+	struct sync_thread_arg *a = malloc(sizeof(*a));
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	a->g = g;
+	a->o = *o;
+	g->sync_interval_ms = o->interval_ms;
+	ret = pthread_create(&g->sync_thread, NULL, sync_thread, a);
+	if (ret) {
+		free(a);
+		return -ret;
+	}
+	g->sync_running = true;
+	return 0;
+}
+
+/* Waits for the sync thread; see guest.h. */
+void guest_join_sync_thread(struct guest *g)
+{
+	if (g->sync_running)
+		pthread_join(g->sync_thread, NULL);
+	g->sync_running = false;
+}
+
+/* Judges how CPU @cpu's receiver ended (@how, rx_join()): bad data, the
+ * cap or a full disk fail the guest (the first one says why); a cut or a
+ * broken stream is a warning. */
+static void rx_ended(struct guest *g, uint32_t cpu, int how)
+{
+	struct guest_rx *rx = g->rx[cpu];
+
+	if (how == -EBADMSG || how == -EFBIG || how == -ENOSPC) {
+		if (how == -ENOSPC)
+			g->disk_full = true;
+		if (!g->data_status) {
+			g->data_status = how;
+			g->data_error = rx_error(rx);
+		}
+		return;
+	}
+	if (how != RX_EOF)
+		log_warn("guest %s: CPU %u stream ended with %s after %llu bytes", g->name, cpu,
+			 how < 0 ? rx_error(rx) : "a cut", (unsigned long long)rx_bytes(rx));
+	else if (rx_error(rx)[0])
+		log_warn("guest %s: CPU %u: %s", g->name, cpu, rx_error(rx));
+}
+
+/* Stops tracing, ends the streams, fetches metadata; see guest.h. */
+int guest_stop_trace(struct guest *g, int timeout_ms)
+{
+	int64_t deadline;
+	int ret;
+
+	if (!g->status) {
+		if (g->tcmd)
+			ret = tcmd_guest_stop(g->tc, g->error, sizeof(g->error));
+		else
+			ret = client_trace_stop(g->client, timeout_ms, &g->stopped, g->error,
+						sizeof(g->error));
+		if (ret)
+			g->status = ret;
+	}
+	/* The agent closes each stream after its final flush: EOF ends the
+	 * receivers. The wait starts now, not before TRACE_STOP, so that a
+	 * slow stop on a loaded guest does not eat the time of the tail.
+	 * When the agent is gone, they end with an error; they are cut at
+	 * the deadline otherwise. */
+	deadline = tsync_deadline_ms(timeout_ms);
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+		if (g->rx[cpu])
+			rx_ended(g, cpu, rx_join(g->rx[cpu], deadline));
+	/* a trace-cmd agent sent its metadata before the data */
+	if (!g->status && g->tcmd) {
+		ret = tcmd_guest_wait_closed(g->tc, g->error, sizeof(g->error));
+		if (ret)
+			g->status = ret;
+	} else if (!g->status) {
+		ret = fetch_meta(g);
+		if (ret) {
+			log_warn("guest %s: metadata: %s", g->name, g->error);
+			g->status = ret;
+		}
+	}
+	/* the data's fault says most about what went wrong */
+	if (g->data_status) {
+		g->status = g->data_status;
+		snprintf(g->error, sizeof(g->error), "%s", g->data_error);
+	}
+	return g->status;
+}
+
+/* Writes the guest's trace.dat; see guest.h. */
+int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
+		     const struct tracedat_opts *run)
+{
+	struct tracedat_cpu_data *cpus = calloc(g->ncpus, sizeof(*cpus));
+	struct tracedat_ts_cpu *ts = calloc(g->ncpus, sizeof(*ts));
+	struct tracedat_time_shift shift = {
+		.peer_traceid = host_trace_id,
+		.flags = TRACEDAT_TSYNC_INTERPOLATE,
+		.ncpu = g->ncpus,
+		.cpus = ts,
+	};
+	struct tracedat_opts opts = {
+		.has_traceid = 1,
+		.traceid = guest_trace_id(g),
+		.time_shift = &shift,
+		.version = run->version,
+		.format = run->format,
+		.tsc2nsec = run->tsc2nsec,
+		.ts_offset = g->ts_offset,
+	};
+	int ret;
+
+	if (!cpus || !ts) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!g->meta) {
+		snprintf(g->error, sizeof(g->error), "no metadata from the agent: cannot write %s", path);
+		ret = -ENODATA;
+		goto out;
+	}
+	if (g->data_dropped) {
+		snprintf(g->error, sizeof(g->error), "not writing %s: its data was dropped to keep "
+			 "the host's file (the disk filled up)", path);
+		ret = -ENOSPC;
+		goto out;
+	}
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		struct stat st;
+		struct guest_rx *rx = g->rx[cpu];
+
+		cpus[cpu].fd = rx ? rx_file(rx) : -1;
+		/* -m: only the newest data, from where it is kept */
+		cpus[cpu].offset = rx ? (off_t)rx_keep_from(rx) : 0;
+		if (rx && fstat(rx_file(rx), &st) == 0 && st.st_size >= cpus[cpu].offset)
+			cpus[cpu].size = (uint64_t)(st.st_size - cpus[cpu].offset);
+		ts[cpu].count = g->samples[cpu].count;
+		ts[cpu].samples = g->samples[cpu].s;
+	}
+	/* trace-cmd writes both only after a time sync */
+	if (g->unsynced) {
+		opts.time_shift = NULL;
+		opts.tsc2nsec = NULL;
+	}
+	/* the guest's ring-buffer stats at its stop (an older agent sends none) */
+	opts.ncpustat = tracemeta_cpustat(g->meta, &opts.cpustat);
+	ret = tracedat_write_file(path, tracemeta_meta(g->meta), &opts, cpus, (int)g->ncpus);
+	if (ret)
+		snprintf(g->error, sizeof(g->error), "writing %s: %s", path, strerror(-ret));
+out:
+	free(cpus);
+	free(ts);
+	return ret;
+}
+
+/* The vCPU threads of a local QEMU guest; see guest.h. */
+int guest_vcpu_threads(const struct guest *g, int32_t *pids, uint32_t n)
+{
+	struct host_qemu_guest *q = calloc(1, sizeof(*q));
+	int found, known = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		pids[i] = -1;
+	if (!q)
+		return 0;
+	/* CIDs 0-2 are not a VM's (any, hypervisor, host); 1 is loopback */
+	if (g->ep.kind == TSYNC_EP_VSOCK)
+		found = g->ep.cid > 2 && host_qemu_find(NULL, NULL, g->ep.cid, q) == 0;
+	else
+		found = host_qemu_find(NULL, g->name, 0, q) == 0;
+	for (uint32_t i = 0; found && i < n && i < (uint32_t)q->nvcpu &&
+			     i < HOST_QEMU_MAX_VCPUS; i++) {
+		if (q->vcpu_tid[i] > 0) {
+			pids[i] = (int32_t)q->vcpu_tid[i];
+			known++;
+		}
+	}
+	if (found)
+		log_debug("guest %s: QEMU %d, %d of %u vCPU threads known", g->name,
+			  (int)q->pid, known, n);
+	free(q);
+	return known;
+}
+
+/* Prints how many sync rounds ran per CPU, and why at that pace. */
+static void print_sync_summary(const struct guest *g)
+{
+	struct tsync_interval_stats st, sum = { 0 };
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	if (!g->ncpus || !g->samples)
+		return;
+	if (g->unsynced) {
+		printf("  sync: none (negative --tsync-interval): the guest's file is not "
+		       "corrected to the host's clock\n");
+		return;
+	}
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		uint32_t n;
+
+		tsync_interval_stats(g->samples[cpu].iv, &st);
+		n = st.rounds + g->samples[cpu].failed;
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
+		sum.grown += st.grown;
+		sum.tightened += st.tightened;
+		if (st.longest_ns > sum.longest_ns)
+			sum.longest_ns = st.longest_ns;
+		if (st.worst_miss_ns > sum.worst_miss_ns)
+			sum.worst_miss_ns = st.worst_miss_ns;
+	}
+	if (g->sync_interval_ms < 0) {
+		printf("  sync: %u..%u rounds per CPU, at the start and the end "
+		       "(--tsync-interval 0)\n", lo, hi);
+		return;
+	}
+	if (g->sync_interval_ms) {
+		printf("  sync: %u..%u rounds per CPU, every %d ms (--tsync-interval)\n", lo, hi,
+		       g->sync_interval_ms);
+		return;
+	}
+	printf("  sync: %u..%u rounds per CPU, adaptive interval up to %.0f s: lengthened %u "
+	       "times (the drift fit predicted the new sample within its error bound), "
+	       "shortened %u times", lo, hi, sum.longest_ns / 1e9, sum.grown, sum.tightened);
+	if (sum.tightened)
+		printf(" (a sample off the prediction by up to %lld ns)",
+		       (long long)sum.worst_miss_ns);
+	printf("\n");
+}
+
+/* Prints the per-CPU summary; see guest.h. */
+void guest_print_summary(const struct guest *g)
+{
+	printf("guest %s (%s): %u CPUs%s%s\n", g->name, g->agent_str, g->ncpus,
+	       g->status ? ", ERROR: " : "", g->status ? g->error : "");
+	printf("  %4s %12s %10s %10s %10s %8s %24s %10s\n", "cpu", "bytes", "entries",
+	       "lost", "dropped", "samples", "offset range (ns)", "drift ppm");
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		const struct guest_samples *gs = &g->samples[cpu];
+		const struct tsync_cpu_stats *st = NULL;
+		int64_t lo = 0, hi = 0;
+		double ppm = 0;
+		char drift[32] = "-";
+
+		for (uint32_t i = 0; i < g->stopped.count; i++)
+			if (g->stopped.cpus[i].cpu == cpu)
+				st = &g->stopped.cpus[i];
+		for (uint32_t i = 0; i < gs->count; i++) {
+			if (!i || gs->s[i].offset < lo)
+				lo = gs->s[i].offset;
+			if (!i || gs->s[i].offset > hi)
+				hi = gs->s[i].offset;
+		}
+		if (gs->count >= 2) {
+			struct tsync_shift_sample *ss = calloc(gs->count, sizeof(*ss));
+
+			if (ss) {
+				for (uint32_t i = 0; i < gs->count; i++)
+					ss[i] = (struct tsync_shift_sample){ gs->s[i].ts, gs->s[i].offset };
+				if (!tsync_drift_fit(ss, gs->count, &ppm, NULL, NULL))
+					snprintf(drift, sizeof(drift), "%.3f", ppm);
+				free(ss);
+			}
+		}
+		printf("  %4u %12llu %10llu %10llu %10llu %8u %11lld..%-12lld %10s\n", cpu,
+		       /* what its file holds (-m: the newest only) */
+		       (unsigned long long)(g->rx && g->rx[cpu] ? rx_bytes(g->rx[cpu]) -
+					    rx_keep_from(g->rx[cpu]) : 0),
+		       (unsigned long long)(st ? st->entries : 0),
+		       (unsigned long long)(st ? st->overrun : 0),
+		       (unsigned long long)(st ? st->dropped : 0), gs->count,
+		       (long long)lo, (long long)hi, drift);
+		if (st && (st->overrun || st->dropped))
+			printf("  WARNING: guest %s CPU %u lost %llu events (overrun %llu, dropped %llu)\n",
+			       g->name, cpu, (unsigned long long)(st->overrun + st->dropped),
+			       (unsigned long long)st->overrun, (unsigned long long)st->dropped);
+		if (gs->failed)
+			printf("  WARNING: guest %s CPU %u: %u sync round(s) failed\n", g->name, cpu,
+			       gs->failed);
+	}
+	print_sync_summary(g);
+}
+
+/* Drops the data of a guest that filled the disk; see guest.h. */
+bool guest_drop_if_disk_full(struct guest *g)
+{
+	if (!g->disk_full || g->data_dropped)
+		return false;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+		if (g->rx[cpu])
+			rx_drop_data(g->rx[cpu]);
+	g->data_dropped = true;
+	return true;
+}
+
+/* Frees everything; see guest.h. */
+void guest_free(struct guest *g)
+{
+	for (uint32_t cpu = 0; g->rx && cpu < g->ncpus; cpu++)
+		rx_free(g->rx[cpu]);
+	free(g->rx);
+	rx_group_free(g->rxg);
+	for (uint32_t cpu = 0; g->samples && cpu < g->ncpus; cpu++) {
+		free(g->samples[cpu].s);
+		tsync_interval_free(g->samples[cpu].iv);
+	}
+	free(g->samples);
+	free(g->stopped.cpus);
+	tracemeta_free(g->meta);
+	client_close(g->client);
+	g->client = NULL;
+	tcmd_guest_free(g->tc);
+	g->tc = NULL;
+}

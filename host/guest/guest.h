@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One guest of `tsync-host record`: its control session, its periodic sync
+ * thread, its per-CPU data receivers and its metadata.
+ */
+#ifndef TSYNC_HOST_GUEST_H
+#define TSYNC_HOST_GUEST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host/peer/client.h"
+#include "common/sync/sync_interval.h"
+#include "common/tracedat/tracedat.h"
+#include "proto/proto.h"
+
+struct tracemeta;
+struct tcmd_guest;
+struct guest_rx;
+struct rx_group;
+
+/* Per-CPU time-sync samples gathered during the recording. */
+struct guest_samples {
+	uint32_t count, cap;
+	struct tracedat_ts_sample *s;
+	int64_t err_max;		/* largest error bound of the rounds */
+	uint32_t failed;		/* rounds that failed */
+	struct tsync_interval *iv;	/* when to sync this CPU next */
+};
+
+struct guest {
+	/* from the command line */
+	struct tsync_endpoint ep;
+	bool tcmd;			/* a stock trace-cmd agent (host/peer/tcmd_guest.h) */
+	bool tcmd_no_quickack;		/* TSYNC_TCMD_NO_QUICKACK: TCP_QUICKACK not
+					 * re-armed, only to measure the fix */
+	char name[64];
+	const char *agent_str;
+	char **argv;			/* its options for the agent ("record" first:
+					 * tsync_recopt_instance_argv()) */
+	int argc;
+	bool send_argv;			/* sent as such: more than -e -f -b
+					 * (always to a trace-cmd agent) */
+	int nevents;
+	struct tsync_trace_event *events;
+	uint32_t buffer_kb;
+	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
+	uint32_t max_kb;		/* -m: each CPU keeps the newest half to all
+					 * of it (common/base/maxkb.h); 0: all */
+	const char *ts_offset;		/* --ts-offset after its -A: the file's
+					 * OFFSET option; or NULL */
+	bool unsynced;			/* --tsync-interval < 0: no sync rounds,
+					 * a file without TIME_SHIFT */
+
+	/* run time */
+	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
+	struct tsync_client *client;
+	struct tcmd_guest *tc;		/* instead of client, for a trace-cmd agent */
+	uint32_t ncpus;
+	struct guest_samples *samples;	/* [ncpus] */
+	struct rx_group *rxg;		/* the receivers' shared limits */
+	struct guest_rx **rx;		/* [ncpus] data receivers */
+	struct tsync_trace_stopped stopped;	/* agent's stats at stop */
+	struct tracemeta *meta;		/* the guest's metadata, once received */
+	pthread_t sync_thread;
+	bool sync_running;
+	int sync_interval_ms;		/* the sync thread's; 0: adaptive, -1: none */
+	int status;			/* 0, or the first fatal error */
+	char error[TSYNC_REASON_MAX + 128];	/* holds a round's error whole */
+	int data_status;		/* bad data, over the cap, disk full */
+	const char *data_error;		/* why (a receiver's) */
+	bool disk_full;			/* a receiver stopped for lack of space */
+	bool data_dropped;		/* its data was dropped (disk full) */
+	/* the last successful sync round, for the live status line
+	 * (host/cmd/status_live.c reads them while the sync thread writes) */
+	_Atomic uint32_t live_rounds;
+	_Atomic int64_t live_offset_ns;
+	_Atomic int64_t live_error_ns;
+};
+
+struct guest_sync_opts {
+	struct round_opts round;
+	int interval_ms;		/* 0: adaptive (common/sync/sync_interval.h); -1:
+					 * only the first and the final round */
+	int stop_fd;			/* eventfd: readable when stopping */
+};
+
+/* Connects and sets up the session (a trace-cmd agent's takes the clock
+ * and stamp source of @ro); 0 or -errno with g->error set. */
+int guest_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro);
+/* Returns true once connected. */
+bool guest_connected(const struct guest *g);
+/* Returns the guest's trace id (its file's TRACEID); 0 before connecting. */
+uint64_t guest_trace_id(const struct guest *g);
+/* Before anything else of a recording: an agent that announces no tracing
+ * cannot record; 0, or -errno with its reason (asked of it) in g->error.
+ * (A trace-cmd agent always records.) */
+int guest_check_can_record(struct guest *g, const char *clock);
+/* Runs one sync round on every guest CPU, recording samples. Returns 0 or
+ * -errno when the connection broke. */
+int guest_sync_all(struct guest *g, const struct round_opts *ro);
+/* Starts tracing on the guest and one data receiver per CPU writing into
+ * temporary files in @dir. 0 or -errno with g->error set. */
+int guest_start_trace(struct guest *g, const char *dir, const char *clock);
+/* Starts the periodic sync thread (a round per CPU every interval, and a
+ * final one when stop_fd fires). An adaptive interval is the shortest one
+ * any CPU needs. */
+int guest_start_sync_thread(struct guest *g, const struct guest_sync_opts *o);
+/* Waits for the sync thread (after its final round). */
+void guest_join_sync_thread(struct guest *g);
+/* Stops tracing on the guest, waits for the streams to end and fetches the
+ * metadata. Returns 0 or -errno (what was received stays usable): bad
+ * data from the agent, its data over max_bytes or a full disk fail it. */
+int guest_stop_trace(struct guest *g, int timeout_ms);
+/* Writes the guest's file @path with TRACEID, TIME_SHIFT (not when
+ * unsynced), CPUSTAT, OFFSET (ts_offset) and the CPU data; @run holds
+ * what every file of the run shares (format, VERSION, TSC2NSEC: not when
+ * unsynced, as trace-cmd). Returns 0 or -errno. */
+int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
+		     const struct tracedat_opts *run);
+/*
+ * Fills @pids[0..@n) with the host thread of each of @g's vCPUs when @g
+ * is a local QEMU guest (host/guest/qemu.h): the QEMU with @g's vsock CID, or,
+ * for a TCP agent, the one whose -name is @g's name; -1 where unknown (a
+ * remote guest, QEMU without debug-threads=on). Returns how many it found.
+ */
+int guest_vcpu_threads(const struct guest *g, int32_t *pids, uint32_t n);
+/* When the guest stopped because the disk filled up, drops its data so
+ * that the host's file can be written; returns true if it did. */
+bool guest_drop_if_disk_full(struct guest *g);
+/* Prints the per-CPU summary lines. */
+void guest_print_summary(const struct guest *g);
+/* Frees everything (temporary files included) and closes the session. */
+void guest_free(struct guest *g);
+
+#endif

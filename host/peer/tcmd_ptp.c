@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* trace-cmd's PTP time sync, host side; theory of operation in tcmd_ptp.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/cpu.h"
+#include "common/stamp/stamp.h"
+#include "common/base/timeutil.h"
+#include "host/peer/tcmd_ptp.h"
+#include "proto/tsync_record.h"
+
+/* The guest's START, echoed; returns 0 or -errno. */
+static int ptp_start(struct tcmd_conn *c, uint32_t cpu, uint32_t *series, char *err,
+		     size_t errlen)
+{
+	uint8_t buf[64];
+	struct tcmd_msg m = { 0 };
+	int ret;
+
+	ret = tcmd_conn_send(c, buf, tcmd_enc_tsync_probe(buf, sizeof(buf), (uint16_t)cpu), err,
+			errlen);
+	if (!ret)
+		ret = tcmd_conn_recv_tsync(c, TCMD_PROTO_PTP, TCMD_PTP_START, &m, err, errlen);
+	if (ret)
+		return ret;
+	*series = m.ts.start.series;
+	return tcmd_conn_send(c, buf, tcmd_enc_ptp_start(buf, sizeof(buf), m.ts.start.series,
+						    m.ts.start.flags), err, errlen);
+}
+
+/* The probe loop until END: stamps and echoes each probe into @slots
+ * (TCMD_PTP_LOOP of them); returns the count or -errno. */
+static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
+		      uint32_t cpu, struct tsync_stamp_slot *slots, char *err, size_t errlen)
+{
+	uint8_t buf[64];
+	uint32_t n = 0;
+	struct tcmd_msg m = { 0 };
+	int ret;
+
+	for (;;) {
+		ret = tcmd_conn_recv(c, &m, err, errlen);
+		if (ret)
+			return ret;
+		if (m.cmd == TCMD_TIME_SYNC && !strcmp(m.ts.proto, TCMD_PROTO_PTP) &&
+		    m.ts.id == TCMD_PTP_END)
+			return (int)n;
+		if (m.cmd != TCMD_TIME_SYNC || strcmp(m.ts.proto, TCMD_PROTO_PTP) ||
+		    m.ts.id != TCMD_PTP_PROBE) {
+			snprintf(err, errlen, "the trace-cmd agent sent %s instead of a PTP probe",
+				 tcmd_cmd_name(m.cmd));
+			return -EPROTO;
+		}
+		if (n >= TCMD_PTP_LOOP || m.ts.count != n + 1) {
+			snprintf(err, errlen, "the trace-cmd agent sent probe %u after %u probes "
+				 "(at most %u, counting from 1)", m.ts.count, n, TCMD_PTP_LOOP);
+			return -EPROTO;
+		}
+		slots[n].seq = m.ts.count;
+		slots[n].dir = TSYNC_DIR_HOST_RECV;
+		ret = tsync_stamp_take(st, round, m.ts.count, TSYNC_DIR_HOST_RECV, cpu,
+				       &slots[n].ts);
+		if (ret) {
+			snprintf(err, errlen, "timestamp: %s", strerror(-ret));
+			return ret;
+		}
+		n++;
+		ret = tcmd_conn_send(c, buf, tcmd_enc_ptp_probe(buf, sizeof(buf), m.ts.count), err,
+				errlen);
+		if (ret)
+			return ret;
+	}
+}
+
+/* Sends PROBES for @n stamped @slots and reads the guest's OFFSET into
+ * @r. Returns 0 or -errno. */
+static int ptp_finish(struct tcmd_conn *c, uint32_t series, const struct tsync_stamp_slot *slots,
+		      uint32_t n, struct tcmd_ptp_result *r, char *err, size_t errlen)
+{
+	struct tcmd_ptp_sample *s = calloc(TCMD_PTP_SAMPLES, sizeof(*s));
+	uint8_t *buf = malloc(TCMD_MSG_MAX);
+	struct tcmd_msg m = { 0 };
+	int ret = -ENOMEM;
+
+	if (!s || !buf) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		s[i] = (struct tcmd_ptp_sample){ .ts = slots[i].ts, .id = slots[i].seq };
+	ret = tcmd_conn_send(c, buf, tcmd_enc_ptp_probes(buf, TCMD_MSG_MAX, series, n, s), err,
+			errlen);
+	if (!ret)
+		ret = tcmd_conn_recv_tsync(c, TCMD_PROTO_PTP, TCMD_PTP_OFFSET, &m, err, errlen);
+	if (ret)
+		goto out;
+	r->ts = m.ts.offset.ts;
+	r->offset = m.ts.offset.offset;
+	if (!r->ts || !r->offset) {
+		snprintf(err, errlen, "the trace-cmd agent found no usable probe (offset %lld "
+			 "at %lld)", (long long)r->offset, (long long)r->ts);
+		ret = -ERANGE;
+	}
+out:
+	free(s);
+	free(buf);
+	return ret;
+}
+
+/* Takes one sample; see tcmd_ptp.h. */
+int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
+		    uint32_t cpu, int host_cpu, struct tcmd_ptp_result *r,
+		    char *err, size_t errlen)
+{
+	struct tsync_stamp_slot *slots = calloc(TCMD_PTP_LOOP, sizeof(*slots));
+	int64_t t0 = tsync_now_ns();
+	struct tsync_cpu_mask old;
+	uint32_t series = 0;
+	int ret, n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->cpu = cpu;
+	r->host_cpu = host_cpu;
+	if (!slots) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = tsync_cpu_pin(host_cpu, &old);
+	if (ret) {
+		snprintf(err, errlen, "cannot pin the host thread to CPU %d: %s", host_cpu,
+			 strerror(-ret));
+		goto out;
+	}
+	ret = ptp_start(c, cpu, &series, err, errlen);
+	if (!ret)
+		ret = n = ptp_probes(c, st, round, cpu, slots, err, errlen);
+	if (ret >= 0) {
+		/* marker stamps: read back from this CPU's ring buffer */
+		ret = tsync_stamp_resolve(st, host_cpu, round, slots, (size_t)n);
+		if (ret)
+			snprintf(err, errlen, "reading the host's stamps back: %s", strerror(-ret));
+	}
+	tsync_cpu_unpin(&old);
+	if (!ret)
+		ret = ptp_finish(c, series, slots, (uint32_t)n, r, err, errlen);
+	r->probes = n > 0 ? (uint32_t)n : 0;
+	r->round_ns = tsync_now_ns() - t0;
+out:
+	free(slots);
+	return ret;
+}
+
+/* Ends time sync; see tcmd_ptp.h. */
+int tcmd_ptp_stop(struct tcmd_conn *c, char *err, size_t errlen)
+{
+	uint8_t buf[64];
+
+	return tcmd_conn_send(c, buf, tcmd_enc_tsync_stop(buf, sizeof(buf)), err, errlen);
+}
