@@ -7,7 +7,7 @@
  *
  *   main.c      options, signals, daemon
  *    -> server.c    listeners, accept loop, one thread per connection,
- *                   shutdown; owns the tables below (agent/context.h)
+ *                   shutdown; owns the tables below (agent/conn/context.h)
  *        -> conntab.c   the table of open connections (limit, eviction)
  *        -> registry.c  sessions by id, with references
  *        -> budget.c    trace buffer memory of all sessions
@@ -26,7 +26,7 @@
 #ifndef TSYNC_AGENT_H
 #define TSYNC_AGENT_H
 
-#include "agent/config.h"
+#include "agent/conn/config.h"
 
 struct agent;
 

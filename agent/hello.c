@@ -18,12 +18,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "agent/conntab.h"
-#include "agent/data.h"
+#include "agent/conn/conntab.h"
+#include "agent/tsync/data.h"
 #include "agent/hello.h"
-#include "agent/ratelimit.h"
-#include "agent/session.h"
-#include "agent/tcmd_session.h"
+#include "agent/conn/ratelimit.h"
+#include "agent/tsync/session.h"
+#include "agent/tcmd/tcmd_session.h"
 #include "common/base/io.h"
 #include "common/base/log.h"
 #include "common/wire/msgio.h"

@@ -3,7 +3,7 @@
 #ifndef TSYNC_AGENT_HELLO_H
 #define TSYNC_AGENT_HELLO_H
 
-#include "agent/context.h"
+#include "agent/conn/context.h"
 #include "common/net/transport.h"
 
 struct agent_conn;
@@ -16,7 +16,7 @@ struct agent_conn;
 int agent_check_peer(const struct agent_ctx *ctx, int fd, const struct tsync_peer *peer);
 
 /*
- * Serves one accepted connection @c (agent/conntab.h): waits for HELLO
+ * Serves one accepted connection @c (agent/conn/conntab.h): waits for HELLO
  * (bounded by the idle timeout), negotiates the version, authenticates
  * the host where a key is required, then serves it as a control session
  * or a data stream. Returns when the connection is done; the caller

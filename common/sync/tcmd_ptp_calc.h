@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The offset of one trace-cmd PTP sample, from the guest's stamps and the
- * host's PROBES (pure logic, no I/O; agent/tcmd_ptp.c does the exchange).
+ * host's PROBES (pure logic, no I/O; agent/tcmd/tcmd_ptp.c does the exchange).
  *
  * Two things the host may send must not become a sample:
  *  - stamps it did not find: trace-cmd's host does not clear its PROBES

@@ -2,7 +2,7 @@
 /*
  * The host side of a sync round (host/peer/client.h: client_sync_round()).
  *
- * Theory of operation of a sync round (host side; see agent/round.c for the
+ * Theory of operation of a sync round (host side; see agent/tsync/round.c for the
  * guest side): the host pins its thread to one host CPU for the whole
  * round, sends SYNC_START and waits for SYNC_READY (the guest thread is
  * pinned to the guest CPU by then). For each probe it stamps t1 right

@@ -86,7 +86,7 @@ pass "--ts-offset 1000000000 after -A: guest events 1 s after their host copies"
 # --- the guest options tsync's own hosts have, from trace-cmd's argv ---
 # -v leaves sched_wakeup out of -e sched, -M 1 keeps CPU 0 only, -i skips
 # an event this kernel lacks, -O sets a trace option: the same parser and
-# applier as for tsync-host (agent/instopts.h).
+# applier as for tsync-host (agent/rec/instopts.h).
 rec opts -e sched -v -e sched:sched_wakeup -i -e nosuch:event -M 1 -O noirq-info ||
 	fail "session with -v -i -M -O failed: $(tail -5 opts/rec.log)"
 trace-cmd report -i opts/trace-localhost.dat >opts/report.txt 2>/dev/null

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <linux/vm_sockets.h>
 
-#include "common/acl.h"
+#include "agent/conn/acl.h"
 
 /* Builds a sockaddr for @addr (IPv4 or IPv6 text) in @ss; returns its
  * length. */

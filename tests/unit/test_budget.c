@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/budget.h"
+#include "agent/rec/budget.h"
 
 /* Reservations add up to the total; one over it is refused with what is
  * free, and releasing gives it back. */

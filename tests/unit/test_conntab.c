@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "agent/conntab.h"
+#include "agent/conn/conntab.h"
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of agent/evsel.c's agent_recopt_words(): the record options
+ * Unit tests of agent/rec/evsel.c's agent_recopt_words(): the record options
  * a host sends its agent, parsed the same way for both protocols (here
  * as trace-cmd 3.1.6 builds a TRACE_REQ's argv: "-C CLOCK" first). What
  * the agent applies is every instance option of trace-cmd record; the
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/evsel.h"
+#include "agent/rec/evsel.h"
 #include "common/cli/recopt.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))

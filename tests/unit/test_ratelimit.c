@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/ratelimit.h"
+#include "agent/conn/ratelimit.h"
 #include "common/base/log.h"
 
 /* Runs @n warnings of @kind through @rl with stderr captured; returns how

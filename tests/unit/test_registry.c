@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/registry.h"
+#include "agent/conn/registry.h"
 
 static int slot[8];
 #define S(i) ((struct agent_session *)&slot[i])

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of the agent's control session state machine (agent/session.c
+ * Unit tests of the agent's control session state machine (agent/tsync/session.c
  * and the round and record steps it drives), against a scripted host over
  * a socketpair: the session set-up, every request out of order, every
  * error reply, every timeout (idle, in the middle of a message, in a
@@ -23,11 +23,11 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "agent/budget.h"
-#include "agent/context.h"
-#include "agent/registry.h"
-#include "agent/session.h"
-#include "agent/tracefs_check.h"
+#include "agent/rec/budget.h"
+#include "agent/conn/context.h"
+#include "agent/conn/registry.h"
+#include "agent/tsync/session.h"
+#include "agent/conn/tracefs_check.h"
 #include "common/base/cpu.h"
 #include "common/base/io.h"
 #include "common/base/log.h"

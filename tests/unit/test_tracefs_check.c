@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of agent/tracefs_check.c: the verdict on tracefs from what
+ * Unit tests of agent/conn/tracefs_check.c: the verdict on tracefs from what
  * the check saw (pure), each case with its exact reason and fix; and the
  * check itself on this machine, whose tracefs the tests use.
  */
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/tracefs_check.h"
+#include "agent/conn/tracefs_check.h"
 #include "proto/proto.h"
 
 #define DIR "/sys/kernel/tracing"

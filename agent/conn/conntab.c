@@ -18,8 +18,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "agent/conntab.h"
-#include "agent/ratelimit.h"
+#include "agent/conn/conntab.h"
+#include "agent/conn/ratelimit.h"
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
 

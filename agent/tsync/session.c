@@ -39,13 +39,13 @@
 #include <sys/random.h>
 #include <sys/utsname.h>
 
-#include "agent/control.h"
-#include "agent/ratelimit.h"
-#include "agent/record.h"
-#include "agent/registry.h"
-#include "agent/round.h"
-#include "agent/session.h"
-#include "agent/tracefs_check.h"
+#include "agent/conn/control.h"
+#include "agent/conn/ratelimit.h"
+#include "agent/rec/record.h"
+#include "agent/conn/registry.h"
+#include "agent/tsync/round.h"
+#include "agent/tsync/session.h"
+#include "agent/conn/tracefs_check.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
 #include "common/wire/msgio.h"

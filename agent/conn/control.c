@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "agent/control.h"
+#include "agent/conn/control.h"
 #include "common/wire/msgio.h"
 #include "common/base/timeutil.h"
 

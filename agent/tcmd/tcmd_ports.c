@@ -17,9 +17,9 @@
 #include <sys/socket.h>
 #include <linux/vm_sockets.h>
 
-#include "agent/conntab.h"
-#include "agent/ratelimit.h"
-#include "agent/tcmd_ports.h"
+#include "agent/conn/conntab.h"
+#include "agent/conn/ratelimit.h"
+#include "agent/tcmd/tcmd_ports.h"
 #include "common/base/log.h"
 #include "common/stream/streamer.h"
 #include "common/base/timeutil.h"

@@ -10,7 +10,7 @@
 #include <sys/vfs.h>
 #include <tracefs.h>
 
-#include "agent/tracefs_check.h"
+#include "agent/conn/tracefs_check.h"
 #include "common/stamp/stamp.h"
 #include "common/base/trace_clock.h"
 #include "proto/proto.h"

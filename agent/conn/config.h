@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/acl.h"
+#include "agent/conn/acl.h"
 #include "common/wire/auth.h"
 #include "common/net/endpoint.h"
 
@@ -26,7 +26,7 @@ struct agent_cfg {
 	uint32_t max_buffer_kb;	/* per-CPU buffer a host may ask for */
 	uint32_t max_trace_mb;	/* trace buffers of all sessions; 0: RAM / 4 */
 	uint32_t max_msg_kb;	/* largest message payload a host may send */
-	struct tsync_acl *acl;	/* who may connect (common/acl.h); owned by main */
+	struct tsync_acl *acl;	/* who may connect (agent/conn/acl.h); owned by main */
 	struct tsync_key *key;	/* --key-file (common/wire/auth.h) or NULL; owned by main */
 	bool daemonize;
 	const char *pidfile;

@@ -42,11 +42,11 @@
 #include <sys/socket.h>
 
 
-#include "agent/budget.h"
-#include "agent/evsel.h"
-#include "agent/instopts.h"
-#include "agent/ratelimit.h"
-#include "agent/record.h"
+#include "agent/rec/budget.h"
+#include "agent/rec/evsel.h"
+#include "agent/rec/instopts.h"
+#include "agent/conn/ratelimit.h"
+#include "agent/rec/record.h"
 #include "common/stream/streamer.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "agent/context.h"
+#include "agent/conn/context.h"
 #include "common/net/transport.h"
 
 /* Serves one authenticated control connection on @fd, which negotiated

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/ratelimit.h"
+#include "agent/conn/ratelimit.h"
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/context.h"
+#include "agent/conn/context.h"
 #include "common/stamp/stamp_round.h"
 #include "common/net/transport.h"
 #include "proto/proto.h"

@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "agent/budget.h"
+#include "agent/rec/budget.h"
 
 struct agent_budget {
 	pthread_mutex_t lock;

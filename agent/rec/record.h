@@ -39,7 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/control.h"
+#include "agent/conn/control.h"
 
 /* Prefix of the agent's recording instances, named
  * tsync-r<sid hex>-<pid>-<n> by common/tracefs/instance.h. */

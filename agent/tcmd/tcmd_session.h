@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "agent/context.h"
+#include "agent/conn/context.h"
 
 struct agent_conn;
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/evsel.h"
+#include "agent/rec/evsel.h"
 #include "common/cli/recopt.h"
 
 /*

@@ -7,7 +7,7 @@
 #ifndef TSYNC_AGENT_DATA_H
 #define TSYNC_AGENT_DATA_H
 
-#include "agent/context.h"
+#include "agent/conn/context.h"
 #include "common/net/transport.h"
 #include "proto/proto.h"
 

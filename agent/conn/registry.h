@@ -3,7 +3,7 @@
  * The agent's session registry: control sessions by id, each with a
  * reference count so that a data connection can use a session while its
  * control thread ends. Thread-safe. The registry never looks inside a
- * session (agent/control.h owns struct agent_session).
+ * session (agent/conn/control.h owns struct agent_session).
  */
 #ifndef TSYNC_AGENT_REGISTRY_H
 #define TSYNC_AGENT_REGISTRY_H

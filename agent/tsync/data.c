@@ -3,11 +3,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "agent/control.h"
-#include "agent/data.h"
-#include "agent/ratelimit.h"
-#include "agent/record.h"
-#include "agent/registry.h"
+#include "agent/conn/control.h"
+#include "agent/tsync/data.h"
+#include "agent/conn/ratelimit.h"
+#include "agent/rec/record.h"
+#include "agent/conn/registry.h"
 #include "common/base/log.h"
 #include "common/wire/msgio.h"
 #include "common/base/timeutil.h"

@@ -3,7 +3,7 @@
 #ifndef TSYNC_AGENT_ROUND_H
 #define TSYNC_AGENT_ROUND_H
 
-#include "agent/control.h"
+#include "agent/conn/control.h"
 
 /* Runs the guest side of one sync round that @start asks for. Returns 0
  * when the session can go on (also after a failed round that was

@@ -45,8 +45,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "agent/tcmd_io.h"
-#include "agent/tcmd_ptp.h"
+#include "agent/tcmd/tcmd_io.h"
+#include "agent/tcmd/tcmd_ptp.h"
 #include "common/sync/tcmd_ptp_calc.h"
 #include "common/base/cpu.h"
 #include "common/base/log.h"

@@ -7,7 +7,7 @@
 #ifndef TSYNC_AGENT_CONTEXT_H
 #define TSYNC_AGENT_CONTEXT_H
 
-#include "agent/config.h"
+#include "agent/conn/config.h"
 
 struct agent_budget;
 struct agent_conntab;
@@ -18,11 +18,11 @@ struct agent_tracefs;
 struct agent_ctx {
 	const struct agent_cfg *cfg;
 	int ncpus;			/* the guest's CPUs */
-	struct agent_conntab *conns;	/* agent/conntab.h */
-	struct agent_registry *reg;	/* agent/registry.h */
-	struct agent_budget *budget;	/* agent/budget.h */
-	struct agent_ratelimit *rl;	/* agent/ratelimit.h */
-	const struct agent_tracefs *tracefs;	/* usable? agent/tracefs_check.h */
+	struct agent_conntab *conns;	/* agent/conn/conntab.h */
+	struct agent_registry *reg;	/* agent/conn/registry.h */
+	struct agent_budget *budget;	/* agent/rec/budget.h */
+	struct agent_ratelimit *rl;	/* agent/conn/ratelimit.h */
+	const struct agent_tracefs *tracefs;	/* usable? agent/conn/tracefs_check.h */
 };
 
 #endif

@@ -53,8 +53,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "agent/round.h"
-#include "agent/ratelimit.h"
+#include "agent/tsync/round.h"
+#include "agent/conn/ratelimit.h"
 #include "common/base/cpu.h"
 #include "common/base/log.h"
 #include "common/wire/msgio.h"

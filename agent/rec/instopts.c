@@ -2,7 +2,7 @@
 /* A host's record options applied to a session's instance; see instopts.h. */
 #include <string.h>
 
-#include "agent/instopts.h"
+#include "agent/rec/instopts.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
 #include "common/cli/recopt.h"

@@ -11,7 +11,7 @@
 #include <linux/vm_sockets.h>
 
 #include "common/base/errbuf.h"
-#include "common/acl.h"
+#include "agent/conn/acl.h"
 
 struct ip_rule {
 	int family;		/* AF_INET or AF_INET6 */

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "agent/context.h"
+#include "agent/conn/context.h"
 #include "common/net/transport.h"
 
 struct tcmd_ports;

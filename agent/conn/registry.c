@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "agent/registry.h"
+#include "agent/conn/registry.h"
 
 struct reg_entry {
 	struct agent_session *s;
