@@ -4,7 +4,7 @@
  * uncompressed) or version 7 (sections, compressed with zstd or zlib, or
  * not), as trace-cmd 3.x writes them; its default is version 7 with zstd.
  * Files written here pass `trace-cmd report` and `trace-cmd dump`
- * (tests/unit/test_tracedat.c reads every variant back with libtracecmd).
+ * (tests/unit/common/tracedat/test_tracedat.c reads every variant back with libtracecmd).
  * No library writes trace.dat: libtracecmd's writer is not public API
  * (Documentation/design.md, "The trace.dat choices").
  *

@@ -6,7 +6,7 @@
  *
  * Every socket has TCP_NODELAY, as tsync's own sockets do, so a held tail
  * can only come from SPLICE_F_MORE. Header-only (static inline) so that
- * both tests/unit/test_splice.c and tests/bench/bench_03_splice.c use it.
+ * both tests/unit/common/stream/test_splice.c and tests/bench/bench_03_splice.c use it.
  */
 #ifndef TSYNC_TESTS_SPLICE_RIG_H
 #define TSYNC_TESTS_SPLICE_RIG_H
