@@ -22,6 +22,17 @@
  *   control.c   a session's state and its control connection (send,
  *               error), used by session.c, round.c, record.c, data.c
  *   ratelimit.c rate-limited warnings for what peers can trigger
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): agent/
+ *   main.c            tsync-agent's command line and main()
+ *   agent.h           what main() needs to run the server
+ *   server.c          listeners, the accept loop, a thread per connection
+ *   hello.c, hello.h  the first exchange of a connection: which session type it is
+ *   conn/             what every connection and session type shares
+ *   rec/              a recording on the agent
+ *   tsync/            tsync's own session, rounds and data connections
+ *   tcmd/             trace-cmd's session, ports, PTP and message I/O
  */
 #ifndef TSYNC_AGENT_H
 #define TSYNC_AGENT_H

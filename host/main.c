@@ -1,5 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tsync-host: the host side of tsync. Subcommands: sync, record. */
+/*
+ * tsync-host: the host side of tsync. Subcommands: sync, record.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): host/
+ *   main.c  tsync-host's subcommand dispatch
+ *   cmd/    the sync and record commands
+ *   guest/  one guest during a recording
+ *   peer/   the protocols' host side
+ */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>

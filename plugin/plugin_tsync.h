@@ -5,6 +5,10 @@
  * `trace-cmd report` and KernelShark. libtraceevent finds these symbols with
  * dlsym; they are declared here only so the sources build with
  * -Wmissing-prototypes.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): plugin/
+ *   plugin_tsync.c, plugin_tsync.h  the libtraceevent plugin printing tsync's records
  */
 #ifndef TSYNC_PLUGIN_TSYNC_H
 #define TSYNC_PLUGIN_TSYNC_H

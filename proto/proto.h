@@ -18,6 +18,13 @@
  * metadata bytes); tsync_msg_free() releases them. Messages built by hand
  * for encoding point to caller memory and must not be passed to
  * tsync_msg_free() unless those parts were malloc()ed.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): proto/
+ *   proto.c, proto.h  tsync's wire protocol: message table, layouts, encoding, version
+ *   decode.c          the validating decoder of everything a peer sends
+ *   tcmd.c, tcmd.h    trace-cmd's agent protocol ("v3" messages, PTP sub-messages)
+ *   tsync_record.h    tsync's own records in ftrace ring buffers (the plugin reads it)
  */
 #ifndef TSYNC_PROTO_H
 #define TSYNC_PROTO_H

@@ -3,6 +3,17 @@
  * What every connection thread of the agent shares: the configuration and
  * the tables the server owns. Set up by server.c before the first thread
  * starts; the pointers never change afterwards.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): agent/conn/
+ *   context.h                         what every connection thread shares
+ *   config.h                          the agent's limits and policy
+ *   acl.c, acl.h                      allow lists of IP networks and vsock CIDs
+ *   conntab.c, conntab.h              the table of open connections (--max-conns)
+ *   ratelimit.c, ratelimit.h          rate-limited warnings
+ *   registry.c, registry.h            the session registry
+ *   tracefs_check.c, tracefs_check.h  whether the agent can use tracefs
+ *   control.c, control.h              a control session's state, sending on its connection
  */
 #ifndef TSYNC_AGENT_CONTEXT_H
 #define TSYNC_AGENT_CONTEXT_H

@@ -32,6 +32,13 @@
  * session or wrong secret NO_SESSION, no active trace UNEXPECTED, CPU out
  * of range NO_CPU, CPU already streaming BUSY), then agent_trace_stream()
  * streams until TRACE_STOP or the session's end, and closes with EOF.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): agent/rec/
+ *   record.c, record.h      tracing on the agent: instance, streams, stop, metadata
+ *   budget.c, budget.h      the total trace buffer budget (--max-trace-mb)
+ *   evsel.c, evsel.h        a host's event selection, bounded
+ *   instopts.c, instopts.h  a host's record options applied to an instance
  */
 #ifndef TSYNC_AGENT_RECORD_H
 #define TSYNC_AGENT_RECORD_H

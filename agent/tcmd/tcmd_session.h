@@ -4,6 +4,13 @@
  * on the host): one session per connection. hello.c hands a connection
  * over when its first byte is not tsync's (Documentation/protocol.md,
  * section 10).
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): agent/tcmd/
+ *   tcmd_session.c, tcmd_session.h  a trace-cmd host's session
+ *   tcmd_ports.c, tcmd_ports.h      its time-sync and per-CPU connections
+ *   tcmd_ptp.c, tcmd_ptp.h          trace-cmd's PTP, guest side
+ *   tcmd_io.c, tcmd_io.h            trace-cmd's messages on a socket
  */
 #ifndef TSYNC_AGENT_TCMD_SESSION_H
 #define TSYNC_AGENT_TCMD_SESSION_H

@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A control session on the agent (state machine described in session.c). */
+/*
+ * A control session on the agent (state machine described in session.c).
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): agent/tsync/
+ *   session.c, session.h  a control session (state machine in session.c)
+ *   round.c, round.h      the guest side of a sync round
+ *   data.c, data.h        a data connection: one CPU streamed to the host
+ */
 #ifndef TSYNC_AGENT_SESSION_H
 #define TSYNC_AGENT_SESSION_H
 

@@ -1,5 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Logging with levels, to stderr or syslog. */
+/*
+ * Logging with levels, to stderr or syslog.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/base/
+ *   log.c, log.h                  logging with levels, to stderr or syslog
+ *   errbuf.c, errbuf.h            the caller's error-message buffer
+ *   io.c, io.h                    full read/write with deadlines
+ *   timeutil.h                    monotonic now, deadlines
+ *   cpu.c, cpu.h                  CPU lists, pinning, the real-time class
+ *   maxkb.c, maxkb.h              trace-cmd record's -m KB for per-CPU data files
+ *   trace_clock.c, trace_clock.h  kernel trace clock names and the trace_clock text
+ *   version.h                     tsync's version
+ */
 #ifndef TSYNC_LOG_H
 #define TSYNC_LOG_H
 

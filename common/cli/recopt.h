@@ -31,6 +31,11 @@
  *
  * Pure: no I/O. Every string is copied: the result does not point into
  * argv. tsync-host(1) documents each option.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/cli/
+ *   recopt.c, recopt.h  the one parser of trace-cmd record options, per scope
+ *   opt.c, opt.h        command-line options from one table per command
  */
 #ifndef TSYNC_COMMON_RECOPT_H
 #define TSYNC_COMMON_RECOPT_H

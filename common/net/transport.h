@@ -13,6 +13,13 @@
  * Every socket a backend creates or accepts goes through its ->setup op
  * before it carries a byte; for TCP that sets TCP_NODELAY and fails the
  * whole operation if it cannot (Documentation/protocol.md, section 1).
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/net/
+ *   transport.c, transport.h  listen, accept, connect with deadlines, behind the backends' ops
+ *   tcp.c, tcp.h              the TCP backend (IPv4, IPv6; TCP_NODELAY)
+ *   vsock.c                   the vsock backend
+ *   endpoint.c, endpoint.h    endpoint strings (tcp:HOST:PORT, vsock:CID:PORT)
  */
 #ifndef TSYNC_TRANSPORT_H
 #define TSYNC_TRANSPORT_H

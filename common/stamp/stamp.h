@@ -25,6 +25,11 @@
  *
  * Threads: take() may be called from several threads at once; resolve()
  * for different CPUs too, but not twice at once for the same CPU.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/stamp/
+ *   stamp.c, stamp.h              timestamp sources (marker, clock, tsc)
+ *   stamp_round.c, stamp_round.h  the sources as both ends of a round use them
  */
 #ifndef TSYNC_STAMP_H
 #define TSYNC_STAMP_H

@@ -5,6 +5,12 @@
  * instance to that CPU's data connection with splice, and on stop flushing
  * the last partial page so that nothing recorded is lost. The theory of
  * operation is at the top of streamer.c.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/stream/
+ *   streamer.c, streamer.h  one thread per traced CPU moving its ring buffer out
+ *   splice.c, splice.h      the splice forwarder with the corrected flush
+ *   pipe.c, pipe.h          pipes for the splice path, sized with fallback
  */
 #ifndef TSYNC_STREAMER_H
 #define TSYNC_STREAMER_H

@@ -37,6 +37,13 @@
  * delays that no estimator can see. Drift during the round is not included:
  * add |ppm| x span_ns if it matters. When the intervals do not intersect
  * (stamp noise), r still spans them all.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/sync/
+ *   estimate.c, estimate.h            a round's offset estimators, drift over rounds
+ *   round_stop.c, round_stop.h        the adaptive stopping rule of a round
+ *   sync_interval.c, sync_interval.h  the adaptive sync interval of a guest CPU
+ *   tcmd_ptp_calc.c, tcmd_ptp_calc.h  trace-cmd's PTP arithmetic (guest side)
  */
 #ifndef TSYNC_ESTIMATE_H
 #define TSYNC_ESTIMATE_H

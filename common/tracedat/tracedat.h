@@ -16,6 +16,15 @@
  * All numbers are written in host byte order and the file's endian byte
  * says which one it is, exactly as trace-cmd does (its option payloads are
  * host order too).
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/tracedat/
+ *   tracedat.c, tracedat.h, tracedat_priv.h  the writer's API, validation, version 6 layout
+ *   tracedat_opt.c                           byte buffers, metadata sections, options
+ *   tracedat_out.c                           the output stream (staged writes, atomic rename)
+ *   tracedat_v7.c                            version 7 layout (sections, compressed chunks)
+ *   tracedat_zip.c                           zstd and zlib compression, trace-cmd's settings
+ *   tsc2nsec.c, tsc2nsec.h                   the kernel's TSC to ns conversion, for TSC2NSEC
  */
 #ifndef TSYNC_TRACEDAT_H
 #define TSYNC_TRACEDAT_H

@@ -24,6 +24,11 @@
  *
  * Threads: one instance is used by one thread at a time, except
  * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/tracefs/
+ *   instance.c, instance.h  tsync's private tracefs instances, owner locks, stale cleanup
+ *   instance_opts.c         record settings written to an instance
  */
 #ifndef TSYNC_INSTANCE_H
 #define TSYNC_INSTANCE_H

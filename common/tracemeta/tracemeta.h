@@ -16,6 +16,12 @@
  *    tracemeta_enable_events() enables them (with optional filters) in an
  *    instance.
  * Used by the agent (guest side) and the host alike.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/tracemeta/
+ *   tracemeta.c, tracemeta.h, tracemeta_priv.h  trace metadata collected from tracefs or rebuilt from parts
+ *   tracemeta_events.c                          event selection: -e specs against the kernel's events
+ *   tracemeta_stats.c                           per-CPU ring-buffer statistics
  */
 #ifndef TSYNC_TRACEMETA_H
 #define TSYNC_TRACEMETA_H

@@ -7,6 +7,12 @@
  * Returns: 0, -errno for I/O failures (-ETIMEDOUT, -EPIPE when the peer
  * closed, ...), or a TSYNC_PERR_* code (tsync_perr_is_proto()) when the
  * peer sent something invalid; @err gets a reason either way.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): common/wire/
+ *   msgio.c, msgio.h      tsync's protocol messages on a socket, with deadlines
+ *   probeio.c, probeio.h  receiving sync probes on the hot path
+ *   auth.c, auth.h        the shared-key HMAC challenge-response
  */
 #ifndef TSYNC_MSGIO_H
 #define TSYNC_MSGIO_H

@@ -1,5 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* tsync-host subcommands; each returns the process exit code. */
+/*
+ * tsync-host subcommands; each returns the process exit code.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): host/cmd/
+ *   commands.h                    the subcommands
+ *   sync_cmd.c                    tsync-host sync
+ *   tcmd_sync.c, tcmd_sync.h      tsync-host sync against a trace-cmd agent
+ *   record_cmd.c                  tsync-host record
+ *   record_args.c, record_args.h  record's command line
+ *   rec_signals.c, rec_signals.h  record's signals, per phase
+ *   status.c, status.h            the status line and summary legend
+ *   status_live.c, status_live.h  the live status line's thread
+ *   outfile.c, outfile.h          output file names as trace-cmd names them
+ *   preflight.c, preflight.h      checks before connecting
+ *   par.c, par.h                  one job per guest at once
+ *   cpu_locks.c, cpu_locks.h      one lock per host CPU for sync rounds
+ */
 #ifndef TSYNC_HOST_COMMANDS_H
 #define TSYNC_HOST_COMMANDS_H
 

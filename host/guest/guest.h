@@ -2,6 +2,14 @@
 /*
  * One guest of `tsync-host record`: its control session, its periodic sync
  * thread, its per-CPU data receivers and its metadata.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): host/guest/
+ *   guest.c, guest.h          one guest of a recording: session, sync rounds, streams
+ *   guest_rx.c, guest_rx.h    a guest CPU's data receiver
+ *   pagecheck.c, pagecheck.h  checks of a guest's ring-buffer pages
+ *   agent_arg.c, agent_arg.h  -A arguments, trace-cmd's forms and tsync's
+ *   qemu.c, qemu.h            local QEMU guests from /proc
  */
 #ifndef TSYNC_HOST_GUEST_H
 #define TSYNC_HOST_GUEST_H

@@ -9,6 +9,17 @@
  * Every call returns 0, -errno (I/O: -ETIMEDOUT, -EPIPE...) or a
  * TSYNC_PERR_* code (the agent sent something wrong or an ERROR), with a
  * reason in @err that names the agent.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): host/peer/
+ *   client.c, client.h, client_priv.h  tsync's protocol, host side: every exchange with an agent
+ *   client_round.c                     the host side of a sync round
+ *   cancel.c, cancel.h                 cancelling the connections from another thread
+ *   tcmd_session.c, tcmd_session.h     trace-cmd's agent protocol, host side
+ *   tcmd_guest.c, tcmd_guest.h         a record guest running trace-cmd's agent
+ *   tcmd_io.c, tcmd_io.h               trace-cmd's messages on a socket (host side)
+ *   tcmd_meta.c, tcmd_meta.h           a trace-cmd agent's metadata into a tracemeta
+ *   tcmd_ptp.c, tcmd_ptp.h             trace-cmd's PTP, host side
  */
 #ifndef TSYNC_HOST_CLIENT_H
 #define TSYNC_HOST_CLIENT_H

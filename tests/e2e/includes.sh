@@ -5,7 +5,8 @@
 # including more of proto/ than the record format, the record format
 # header including another, a bare include, two modules of a folder
 # including each other, a sub-folder including one above it (inside
-# host/ and inside common/), and a source folder without a row.
+# host/ and inside common/), a source folder without a row, and a file
+# its folder's map does not name.
 . "$(dirname "$0")/lib.inc"
 
 out=$(scripts/check-includes 2>&1) || fail "the tree breaks the include rule:"$'\n'"$out"
@@ -27,6 +28,7 @@ echo '#include "host/cmd/commands.h"' >> "$t/host/peer/client.c"
 echo '#include "common/stamp/stamp.h"' >> "$t/common/base/log.h"
 mkdir "$t/common/zz"
 : > "$t/common/zz/zz.c"
+: > "$t/common/net/zz_unlisted.c"
 out=$("$t/scripts/check-includes" 2>&1) && fail "planted violations passed: $out"
 for want in \
 	'host/cmd/sync_cmd.c:[0-9]*: #include "agent/agent.h": host/cmd/ may not include agent/' \
@@ -37,7 +39,8 @@ for want in \
 	'common/base/: modules include each other in a loop: zz_[ab] zz_[ab]$' \
 	'host/peer/client.c:[0-9]*: #include "host/cmd/commands.h": host/peer/ may not include host/cmd/' \
 	'common/base/log.h:[0-9]*: #include "common/stamp/stamp.h": common/base/ may not include common/stamp/' \
-	'common/zz/zz.c: its folder common/zz/ has no row'; do
+	'common/zz/zz.c: its folder common/zz/ has no row' \
+	'common/net/zz_unlisted.c: not named in its folder.s map, the first comment of common/net/transport.h'; do
 	grep -q "$want" <<<"$out" || fail "not reported: $want; got:"$'\n'"$out"
 done
 pass "planted violations reported: $(grep -c . <<<"$out") lines"
