@@ -8,10 +8,11 @@
  * No library writes trace.dat: libtracecmd's writer is not public API
  * (Documentation/design.md, "The trace.dat choices").
  *
- * Pure code over buffers and file descriptors: no tracefs access. The
- * caller collects the metadata (common/tracemeta/tracemeta.h does it from a tracefs
- * instance) and the raw ring-buffer pages (as read from
- * per_cpu/cpuN/trace_pipe_raw) and hands them over.
+ * Pure code over buffers and file descriptors: no tracefs access, no
+ * sockets. The caller collects the metadata into the writer's own types
+ * (tracedat_meta.h; common/tracemeta/ fills them in from a tracefs
+ * instance or from a peer's parts) and the raw ring-buffer pages (as read
+ * from per_cpu/cpuN/trace_pipe_raw) and hands them over.
  *
  * All numbers are written in host byte order and the file's endian byte
  * says which one it is, exactly as trace-cmd does (its option payloads are
@@ -20,6 +21,7 @@
  * The folder's map (scripts/check-includes checks that it names every
  * file): common/tracedat/
  *   tracedat.c, tracedat.h, tracedat_priv.h  the writer's API, validation, version 6 layout
+ *   tracedat_meta.h                          the metadata written (headers, formats, texts)
  *   tracedat_opt.c                           byte buffers, metadata sections, options
  *   tracedat_out.c                           the output stream (staged writes, atomic rename)
  *   tracedat_v7.c                            version 7 layout (sections, compressed chunks)
@@ -33,8 +35,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* struct tracedat_meta and its parts live beside their collector. */
-#include "common/tracemeta/tracemeta.h"
+/* struct tracedat_meta: the metadata to write, filled in by the caller */
+#include "common/tracedat/tracedat_meta.h"
 
 /* TIME_SHIFT flag: interpolate linearly between samples. */
 #define TRACEDAT_TSYNC_INTERPOLATE 0x1u
