@@ -19,9 +19,10 @@
  *
  * The folder's map (scripts/check-includes checks that it names every
  * file): common/tracemeta/
- *   tracemeta.c, tracemeta.h, tracemeta_priv.h  trace metadata collected from tracefs or rebuilt from parts
+ *   tracemeta.c, tracemeta.h                    trace metadata collected from tracefs or rebuilt from parts
  *   tracemeta_events.c                          event selection: -e specs against the kernel's events
- *   tracemeta_stats.c                           per-CPU ring-buffer statistics
+ *   tracemeta_file.c, tracemeta_file.h          whole-file reads and writes of tracefs files
+ *   tracemeta_stats.c, tracemeta_stats.h        per-CPU ring-buffer statistics
  */
 #ifndef TSYNC_TRACEMETA_H
 #define TSYNC_TRACEMETA_H
@@ -31,6 +32,9 @@
 #include <stdint.h>
 
 #include "common/tracedat/tracedat_meta.h"
+/* tracemeta_read_stats() and its numbers: the collector's CPUSTAT texts
+ * come from there */
+#include "common/tracemeta/tracemeta_stats.h"
 
 struct tracefs_instance;
 
@@ -126,44 +130,6 @@ int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
  * -EPROTO (incomplete or bad) or -EINVAL (bad page size).
  */
 int tracemeta_finish(struct tracemeta *tm, uint32_t page_size);
-
-/* One CPU's ring-buffer statistics (per_cpu/cpuN/stats). */
-struct tracemeta_stats {
-	uint64_t entries;		/* events in the buffer now */
-	uint64_t overrun;		/* events lost: overwritten */
-	uint64_t commit_overrun;	/* events lost: nested writes */
-	uint64_t bytes;			/* bytes in the buffer now */
-	uint64_t oldest_event_ts;	/* ns ("s.us" x 1000), or raw count */
-	uint64_t now_ts;		/* same unit */
-	uint64_t dropped_events;	/* events lost: buffer full, no
-					 * overwrite mode */
-	uint64_t read_events;		/* events consumed by readers */
-	unsigned int have;		/* TRACEMETA_ST_* of the fields seen */
-};
-
-#define TRACEMETA_ST_ENTRIES		(1u << 0)
-#define TRACEMETA_ST_OVERRUN		(1u << 1)
-#define TRACEMETA_ST_COMMIT_OVERRUN	(1u << 2)
-#define TRACEMETA_ST_BYTES		(1u << 3)
-#define TRACEMETA_ST_OLDEST_TS		(1u << 4)
-#define TRACEMETA_ST_NOW_TS		(1u << 5)
-#define TRACEMETA_ST_DROPPED		(1u << 6)
-#define TRACEMETA_ST_READ		(1u << 7)
-
-/*
- * Parses a stats text of @len bytes. Unknown lines are ignored (newer
- * kernels add some). Returns 0, or -EINVAL when "entries" or "overrun" is
- * missing or a known field has a malformed number.
- */
-int tracemeta_parse_stats(const char *text, size_t len,
-			  struct tracemeta_stats *out);
-/*
- * Reads and parses per_cpu/cpu@cpu/stats of @inst. When @cpustat is not
- * NULL it also returns (malloc'd) the text trace-cmd stores in its CPUSTAT
- * option: "CPU: N\n" followed by the stats. Returns 0 or -errno.
- */
-int tracemeta_read_stats(struct tracefs_instance *inst, int cpu,
-			 struct tracemeta_stats *out, char **cpustat);
 
 /*
  * An event selection as given on a command line: @spec is "system:event"

@@ -15,7 +15,7 @@
 
 #include "common/base/errbuf.h"
 #include "common/base/log.h"
-#include "common/tracemeta/tracemeta_priv.h"
+#include "common/tracemeta/tracemeta_file.h"
 
 enum sel_kind { SEL_ALL, SEL_SYSTEM, SEL_EVENT, SEL_FTRACE };
 

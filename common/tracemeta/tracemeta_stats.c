@@ -2,17 +2,18 @@
 /*
  * Per-CPU ring-buffer statistics (per_cpu/cpuN/stats): parsed into
  * numbers, and kept as the text trace-cmd stores in its CPUSTAT option.
- * See tracemeta.h.
+ * See tracemeta_stats.h.
  */
-#include "common/tracemeta/tracemeta.h"
+#include "common/tracemeta/tracemeta_stats.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/tracemeta/tracemeta_priv.h"
+#include "common/tracemeta/tracemeta_file.h"
 
 /* Parses an unsigned decimal filling [s, e). Returns 0 or -EINVAL. */
 static int parse_u64(const char *s, const char *e, uint64_t *out)

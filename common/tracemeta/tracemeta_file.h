@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Helpers shared by the tracemeta*.c files; not part of the API. */
-#ifndef TSYNC_TRACEMETA_PRIV_H
-#define TSYNC_TRACEMETA_PRIV_H
+/*
+ * Reading and writing whole tracefs files, for the other tracemeta*.c
+ * files (not part of the API). It calls nothing of the folder, so the
+ * calls between the folder's files run one way: tracemeta.c ->
+ * tracemeta_stats.c -> tracemeta_file.c, tracemeta_events.c ->
+ * tracemeta_file.c.
+ */
+#ifndef TSYNC_TRACEMETA_FILE_H
+#define TSYNC_TRACEMETA_FILE_H
 
 #include <stddef.h>
 
