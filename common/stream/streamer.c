@@ -4,8 +4,9 @@
  *
  * Theory of operation
  * -------------------
- * A per-CPU ring buffer is a list of sub-buffers ("pages", 4 KiB here:
- * buffer_subbuf_size_kb). The kernel writes events into the page under
+ * A per-CPU ring buffer is a list of sub-buffers ("pages", 4 KiB unless
+ * buffer_subbuf_size_kb says otherwise; their size comes from
+ * common/tracefs/ringbuf.h). The kernel writes events into the page under
  * its write head; a page is "full" once the writer has moved on to the
  * next one. per_cpu/cpuN/trace_pipe_raw offers the buffer two ways:
  *
@@ -68,6 +69,7 @@
 #include "common/base/maxkb.h"
 #include "common/stream/splice.h"
 #include "common/base/timeutil.h"
+#include "common/tracefs/ringbuf.h"
 
 #define STREAMER_POLL_MS	50
 #define STREAMER_STOP_MS	5000
@@ -89,18 +91,6 @@ struct tsync_streamer {
 	_Atomic uint64_t bytes;
 	char name[48];
 };
-
-/* Returns the sub-buffer size of @inst's ring buffer in bytes (the page
- * size when the kernel has no buffer_subbuf_size_kb). */
-static size_t subbuf_size(struct tracefs_instance *inst)
-{
-	long long kb = 0;
-
-	if (!tracefs_instance_file_read_number(inst, "buffer_subbuf_size_kb",
-					       &kb) && kb > 0 && kb <= 1024)
-		return (size_t)kb * 1024;
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 /* Publishes the forwarder's byte count plus @extra for other threads. */
 static void publish(struct tsync_streamer *s, uint64_t extra)
@@ -222,9 +212,15 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 	s->poll_ms = opts->poll_ms > 0 ? opts->poll_ms : STREAMER_POLL_MS;
 	s->stop_timeout_ms = opts->stop_timeout_ms > 0 ? opts->stop_timeout_ms :
 			     STREAMER_STOP_MS;
-	s->page_size = subbuf_size(inst);
-	s->half = tsync_maxkb_half(opts->max_kb, s->page_size);
 	snprintf(s->name, sizeof(s->name), "stream cpu%d", cpu);
+	ret = tsync_ringbuf_page_size(inst);
+	if (ret < 0) {
+		log_err("%s: cannot learn the ring buffer's page size: %s", s->name,
+			strerror(-ret));
+		goto fail;
+	}
+	s->page_size = (size_t)ret;
+	s->half = tsync_maxkb_half(opts->max_kb, s->page_size);
 
 	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
 	s->trace_fd = tracefs_instance_file_open(inst, path,

@@ -29,6 +29,7 @@
  * file): common/tracefs/
  *   instance.c, instance.h  tsync's private tracefs instances, owner locks, stale cleanup
  *   instance_opts.c         record settings written to an instance
+ *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
  */
 #ifndef TSYNC_INSTANCE_H
 #define TSYNC_INSTANCE_H

@@ -14,12 +14,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <event-parse.h>
 #include <tracefs.h>
 
 #include "common/base/cpu.h"
 #include "common/base/errbuf.h"
 #include "common/base/trace_clock.h"
+#include "common/tracefs/ringbuf.h"
 #include "common/tracemeta/tracemeta_file.h"
 #include "common/tracemeta/tracemeta_stats.h"
 #include "proto/proto.h"
@@ -268,38 +268,9 @@ int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
 	return 0;
 }
 
-/* Returns the sub-buffer size described by a header_page text, -errno. */
-static int subbuf_from_header(const struct tracedat_text *hp)
-{
-	struct tep_handle *tep = tep_alloc();
-	int ret;
-
-	if (!tep)
-		return -ENOMEM;
-	if (tep_parse_header_page(tep, (char *)hp->data, hp->len,
-				  (int)sizeof(long)))
-		ret = -EINVAL;
-	else
-		ret = tep_get_sub_buffer_size(tep);
-	tep_free(tep);
-	if (ret == 0 || (ret > 0 && (ret & (ret - 1))))
-		ret = -EINVAL;	/* not a usable page size */
-	return ret;
-}
-
 int tracemeta_subbuf_size(struct tracefs_instance *inst)
 {
-	struct tracedat_text hp;
-	char *buf;
-	int ret;
-
-	ret = tm_inst_read(inst, "events/header_page", &buf, &hp.len);
-	if (ret)
-		return ret;
-	hp.data = buf;
-	ret = subbuf_from_header(&hp);
-	free(buf);
-	return ret;
+	return tsync_ringbuf_page_size(inst);
 }
 
 /* Returns true when @t is a C string (no NUL inside). */
@@ -345,7 +316,8 @@ int tracemeta_finish(struct tracemeta *tm, uint32_t page_size)
 			if (!tm->sys[i].formats[j].len)
 				return -EPROTO;
 	if (!page_size) {
-		ret = subbuf_from_header(&tm->text[T_HP]);
+		ret = tsync_ringbuf_page_size_of(tm->text[T_HP].data,
+						 tm->text[T_HP].len);
 		if (ret < 0)
 			return ret;
 		page_size = (uint32_t)ret;
@@ -587,7 +559,9 @@ int tracemeta_collect(struct tracefs_instance *inst,
 			set_text(tm, T_KALLSYMS, ks, kl);
 	}
 	if (!ret)
-		ret = tracemeta_finish(tm, 0);	/* page size from header_page */
+		/* the page size of the header_page read above: the one
+		 * tsync_ringbuf_page_size() would read, in the same text */
+		ret = tracemeta_finish(tm, 0);
 	if (ret) {
 		tracemeta_free(tm);
 		return ret;

@@ -65,8 +65,8 @@ void tracemeta_free(struct tracemeta *tm);
 int tracemeta_cpustat(const struct tracemeta *tm, const char *const **out);
 
 /*
- * Returns the instance's sub-buffer size (the size of one page read from
- * trace_pipe_raw) parsed from its events/header_page, or -errno.
+ * tsync_ringbuf_page_size() (common/tracefs/ringbuf.h) under its old name,
+ * for common/stamp/stamp.c until it asks that directly; then this goes.
  */
 int tracemeta_subbuf_size(struct tracefs_instance *inst);
 
@@ -125,8 +125,8 @@ int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
  * Completes a tracemeta built with tracemeta_add_part(): checks it
  * (header_page and header_event present, no open part, no empty format,
  * uname/trace_clock without NUL, trace_clock with a "[selected]" clock)
- * and sets the page size: @page_size, or when 0 the sub-buffer size
- * parsed from header_page. Then tracemeta_meta() is valid. Returns 0,
+ * and sets the page size: @page_size, or when 0 the size header_page
+ * describes (tsync_ringbuf_page_size_of(), common/tracefs/ringbuf.h). Then tracemeta_meta() is valid. Returns 0,
  * -EPROTO (incomplete or bad) or -EINVAL (bad page size).
  */
 int tracemeta_finish(struct tracemeta *tm, uint32_t page_size);

@@ -28,6 +28,7 @@
 
 #include "common/tracemeta/tracemeta.h"
 #include "common/tracedat/tracedat.h"
+#include "common/tracefs/ringbuf.h"
 #include "tests/unit/tmp_fixture.h"
 
 #define MAXCPU 64
@@ -726,11 +727,37 @@ static void test_parts_errors(void **state)
 #undef BAD
 }
 
+/*
+ * An instance whose sub-buffers were made 8 KiB: the collected page size
+ * is the instance's, the one the ring buffer module gives, and agrees
+ * with the header_page collected with it.
+ */
+static void test_collect_subbuf(void **state)
+{
+	struct tfx *f = *state;
+	struct tracemeta *tm = NULL;
+	const struct tracedat_meta *m;
+
+	if (!tracefs_file_exists(f->inst, "buffer_subbuf_size_kb") || getpagesize() >= 8192) {
+		printf("no buffer_subbuf_size_kb: the page size is fixed here\n");
+		return;
+	}
+	assert_true(tracefs_instance_file_write(f->inst, "buffer_subbuf_size_kb", "8") > 0);
+	assert_int_equal(tracemeta_collect(f->inst, NULL, &tm), 0);
+	m = tracemeta_meta(tm);
+	assert_int_equal(m->page_size, 8192);
+	assert_int_equal(tsync_ringbuf_page_size(f->inst), 8192);
+	assert_int_equal(tsync_ringbuf_page_size_of(m->header_page.data, m->header_page.len),
+			 8192);
+	tracemeta_free(tm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_collect_roundtrip, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_collect_subbuf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_real, setup, teardown),
 		cmocka_unit_test(test_stats_parse),
 		cmocka_unit_test(test_resolve),
