@@ -26,7 +26,6 @@
  *   tracedat_out.c                           the output stream (staged writes, atomic rename)
  *   tracedat_v7.c                            version 7 layout (sections, compressed chunks)
  *   tracedat_zip.c                           zstd and zlib compression, trace-cmd's settings
- *   tsc2nsec.c, tsc2nsec.h                   the kernel's TSC to ns conversion, for TSC2NSEC
  */
 #ifndef TSYNC_TRACEDAT_H
 #define TSYNC_TRACEDAT_H

@@ -23,6 +23,7 @@
  *   tracemeta_events.c                          event selection: -e specs against the kernel's events
  *   tracemeta_file.c, tracemeta_file.h          whole-file reads and writes of tracefs files
  *   tracemeta_stats.c, tracemeta_stats.h        per-CPU ring-buffer statistics
+ *   tsc2nsec.c, tsc2nsec.h                      the kernel's TSC to ns conversion, for TSC2NSEC
  */
 #ifndef TSYNC_TRACEMETA_H
 #define TSYNC_TRACEMETA_H

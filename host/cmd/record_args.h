@@ -11,7 +11,7 @@
 #include "common/stamp/stamp.h"
 #include "common/tracedat/tracedat.h"
 #include "common/tracemeta/tracemeta.h"
-#include "common/tracedat/tsc2nsec.h"
+#include "common/tracemeta/tsc2nsec.h"
 #include "host/guest/agent_arg.h"
 #include "host/guest/guest.h"
 

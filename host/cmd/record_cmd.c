@@ -39,7 +39,7 @@
 #include "common/cli/recopt.h"
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
-#include "common/tracedat/tsc2nsec.h"
+#include "common/tracemeta/tsc2nsec.h"
 #include "common/tracemeta/tracemeta.h"
 #include "proto/tsync_record.h"
 #include "host/guest/agent_arg.h"

@@ -2,7 +2,7 @@
 /*
  * TSC to nanoseconds from a perf event's mmap page (see tsc2nsec.h).
  */
-#include "common/tracedat/tsc2nsec.h"
+#include "common/tracemeta/tsc2nsec.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
