@@ -7,9 +7,10 @@
  *    instance's ring-buffer pages (header_page, header_event, the ftrace
  *    event formats, the formats of every enabled event, printk formats,
  *    saved cmdlines, optionally kallsyms, uname, trace_clock and the
- *    sub-buffer size), as a struct tracedat_meta ready for
- *    common/tracedat/tracedat.h's writer.
- *  - tracemeta_read_stats()/tracemeta_parse_stats(): per-CPU `stats`.
+ *    sub-buffer size), filled into the writer's own struct tracedat_meta
+ *    (common/tracedat/tracedat_meta.h).
+ *  - tracemeta_read_stats()/tracemeta_parse_stats(): per-CPU `stats`
+ *    (tracemeta_stats.h, included here).
  *  - tracemeta_resolve_events(): "system:event" / "system" / "all" specs
  *    (globs allowed in the event part) checked against the events this
  *    kernel has, with a clear error naming what is unknown; then
