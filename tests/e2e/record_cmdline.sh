@@ -11,6 +11,11 @@ need_root_tracefs
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
 out=$E2E_TMP/out; mkdir -p "$out"
 
+# on stdin, a report's events (report_events): syscallers prints COMM-PID
+# of each system call; tid_syscalls 'TID|TID...' counts those of the TIDs
+syscallers() { awk -F'\t' '$6 == "sys_enter" { print $2 "-" $3 }'; }
+tid_syscalls() { TIDS=$1 awk -F'\t' '$6 == "sys_enter" && $3 ~ ("^(" ENVIRON["TIDS"] ")$") { n++ } END { print n + 0 }'; }
+
 # expect RC EXACT_STDERR_LINE CMD...: runs CMD, checks its exit status and
 # that stderr has the line
 expect() {
@@ -54,7 +59,7 @@ else
 	fn_allowed=1
 	"$HOST" record -p function -l 'schedule*' -o "$out/f.dat" -- sleep 0.2 > /dev/null ||
 		fail "-p function failed on a kernel that allows it"
-	trace-cmd report "$out/f.dat" 2>/dev/null | grep -q 'function: *schedule' ||
+	report_events "$out/f.dat" 2>/dev/null | report_has function '^schedule' ||
 		fail "-p function -l 'schedule*' recorded no schedule* function"
 	pass "-p function -l 'schedule*' recorded schedule*"
 fi
@@ -62,9 +67,9 @@ fi
 # 3. -v: the -e after it disables
 "$HOST" record -e sched -v -e sched:sched_switch -o "$out/v.dat" -- sleep 0.3 > /dev/null 2>&1 ||
 	fail "record -e sched -v -e sched:sched_switch failed"
-trace-cmd report "$out/v.dat" 2>/dev/null > "$E2E_TMP/v.txt"
-grep -q ' sched_waking: ' "$E2E_TMP/v.txt" || fail "-e sched recorded no sched_waking"
-! grep -q ' sched_switch: ' "$E2E_TMP/v.txt" || fail "-v -e sched:sched_switch did not disable it"
+report_events "$out/v.dat" 2>/dev/null > "$E2E_TMP/v.ev"
+report_has sched_waking < "$E2E_TMP/v.ev" || fail "-e sched recorded no sched_waking"
+! report_has sched_switch < "$E2E_TMP/v.ev" || fail "-v -e sched:sched_switch did not disable it"
 pass "-e sched -v -e sched:sched_switch: scheduler events without sched_switch"
 
 # 4. COMMAND's failure: files written, exit 1, its status said
@@ -93,9 +98,10 @@ for mode in filtered unfiltered; do
 		fail "$mode recording failed"
 	tids=$(paste -sd'|' "$E2E_TMP/$mode.tids")
 	[ -n "$tids" ] || fail "no thread list"
-	trace-cmd report "$out/$mode.dat" 2>/dev/null > "$E2E_TMP/$mode.txt"
-	eval "${mode}_sys=\$(grep -cE '^ *.+-($tids) +\[[0-9]+\] [0-9.]+: sys_enter:' \"\$E2E_TMP/$mode.txt\")"
-	eval "${mode}_both=\$(grep -cE 'sched_switch: .*:($tids) \[.*==> .*:($tids) \[' \"\$E2E_TMP/$mode.txt\")"
+	report_events "$out/$mode.dat" 2>/dev/null > "$E2E_TMP/$mode.ev"
+	sys=$(tid_syscalls "$tids" < "$E2E_TMP/$mode.ev")
+	both=$(report_count sched_switch ":($tids) \[.*==> .*:($tids) \[" < "$E2E_TMP/$mode.ev")
+	eval "${mode}_sys=\$sys ${mode}_both=\$both"
 done
 [ "$filtered_sys" -eq 0 ] || fail "$filtered_sys system calls of tsync-host's threads recorded"
 [ "$filtered_both" -eq 0 ] || fail "$filtered_both switches between tsync-host threads recorded"
@@ -106,13 +112,12 @@ pass "own threads left out: 0 system calls, 0 switches between them (--no-filter
 # --user: COMMAND runs as that user
 "$HOST" record -F -e raw_syscalls:sys_enter -o "$out/F.dat" -- sh -c 'exec sleep 0.3' \
 	> "$E2E_TMP/F.out" 2>&1 || fail "-F: $(cat "$E2E_TMP/F.out")"
-trace-cmd report "$out/F.dat" 2>/dev/null | grep ' sys_enter:' |
-	awk '{ print $1 }' | sort -u > "$E2E_TMP/F.who"
+report_events "$out/F.dat" 2>/dev/null | syscallers | sort -u > "$E2E_TMP/F.who"
 [ "$(wc -l < "$E2E_TMP/F.who")" -eq 1 ] && grep -qE '^(sh|sleep)-[0-9]+$' "$E2E_TMP/F.who" ||
 	fail "-F: system calls of other processes than COMMAND: $(head -5 "$E2E_TMP/F.who")"
 "$HOST" record -F -c -e raw_syscalls:sys_enter -o "$out/Fc.dat" -- sh -c 'sleep 0.3; true' \
 	> "$E2E_TMP/Fc.out" 2>&1 || fail "-F -c: $(cat "$E2E_TMP/Fc.out")"
-trace-cmd report "$out/Fc.dat" 2>/dev/null | grep ' sys_enter:' | awk '{ print $1 }' |
+report_events "$out/Fc.dat" 2>/dev/null | syscallers |
 	sed 's/-[0-9]*$//' | sort -u | paste -sd' ' > "$E2E_TMP/Fc.who"
 [ "$(cat "$E2E_TMP/Fc.who")" = "sh sleep" ] ||
 	fail "-F -c: expected the system calls of sh and its child sleep, got: $(cat "$E2E_TMP/Fc.who")"
@@ -121,7 +126,7 @@ E2E_PIDS+=("$spid")
 "$HOST" record -P "$spid" -e sched:sched_switch -e raw_syscalls:sys_enter -o "$out/P.dat" \
 	--duration 0.5 > "$E2E_TMP/P.out" 2>&1 || fail "-P: $(cat "$E2E_TMP/P.out")"
 kill "$spid"
-trace-cmd report "$out/P.dat" 2>/dev/null | grep ' sys_enter:' | awk '{ print $1 }' | sort -u |
+report_events "$out/P.dat" 2>/dev/null | syscallers | sort -u |
 	grep -v "^sleep-$spid\$" > "$E2E_TMP/P.who" && fail "-P $spid: other processes: $(head -3 "$E2E_TMP/P.who")"
 id nobody > /dev/null 2>&1 && {
 	"$HOST" record --user nobody -o "$out/u.dat" -- id -u > "$E2E_TMP/u.out" 2>&1 ||
@@ -136,7 +141,7 @@ hp=${AGENT_EP#tcp:}
 "$HOST" record -C mono -o "$out/g.dat" -A "$hp" --name web -e sched:sched_switch \
 	-- sleep 0.2 > "$E2E_TMP/g.out" 2>&1 || fail "-A $hp --name web: $(cat "$E2E_TMP/g.out")"
 [ -s "$out/g-web.dat" ] || fail "-A HOST:PORT --name web wrote no g-web.dat (-o g.dat): $(ls "$out")"
-trace-cmd report "$out/g-web.dat" 2>/dev/null | grep -q ' sched_switch: ' ||
+report_events "$out/g-web.dat" 2>/dev/null | report_has sched_switch ||
 	fail "guest web recorded no sched_switch"
 pass "-A HOST:PORT --name web: g-web.dat (-o g.dat) with the guest's events"
 
@@ -145,9 +150,9 @@ pass "-A HOST:PORT --name web: g-web.dat (-o g.dat) with the guest's events"
 # back in the guest's words, the agent's own threads are left out
 "$HOST" record -o "$out/n.dat" -A "$hp" --name neg -e sched -v -e sched:sched_switch \
 	-- sleep 0.3 > "$E2E_TMP/n.out" 2>&1 || fail "guest -v: $(cat "$E2E_TMP/n.out")"
-trace-cmd report "$out/n-neg.dat" 2>/dev/null > "$E2E_TMP/neg.txt"
-grep -q ' sched_waking: ' "$E2E_TMP/neg.txt" || fail "guest -e sched recorded no sched_waking"
-! grep -q ' sched_switch: ' "$E2E_TMP/neg.txt" || fail "guest -v -e sched:sched_switch did not disable it"
+report_events "$out/n-neg.dat" 2>/dev/null > "$E2E_TMP/neg.ev"
+report_has sched_waking < "$E2E_TMP/neg.ev" || fail "guest -e sched recorded no sched_waking"
+! report_has sched_switch < "$E2E_TMP/neg.ev" || fail "guest -v -e sched:sched_switch did not disable it"
 if [ -z "$fn_allowed" ]; then
 	expect 1 "tsync-host record: guest fn ($hp): $AGENT_EP: peer error PERMISSION (14): function tracer refused by this kernel: writing current_tracer: Operation not permitted" \
 		"$HOST" record -o "$out/fn.dat" -A "$hp" --name fn -p function -- true
@@ -160,8 +165,7 @@ for mode in filtered unfiltered; do
 		-e raw_syscalls:sys_enter -- "$E2E_TMP/atids.sh" "$E2E_TMP/a$mode.tids" \
 		> "$E2E_TMP/a.out" 2>&1 || fail "guest $mode: $(cat "$E2E_TMP/a.out")"
 	tids=$(paste -sd'|' "$E2E_TMP/a$mode.tids")
-	n=$(trace-cmd report "$out/a$mode-a$mode.dat" 2>/dev/null |
-		grep -cE "^ *.+-($tids) +\[[0-9]+\] [0-9.]+: sys_enter:")
+	n=$(report_events "$out/a$mode-a$mode.dat" 2>/dev/null | tid_syscalls "$tids")
 	eval "a$mode=$n"
 done
 [ "$afiltered" -eq 0 ] || fail "$afiltered system calls of tsync-agent's threads in the guest trace"
