@@ -72,15 +72,11 @@ trace-cmd dump --options -i off/trace-localhost.dat 2>&1 |
 trace-cmd report -t -i off/trace-localhost.dat >off/g.txt 2>/dev/null &&
 	trace-cmd report -t -i off/trace.dat >off/h.txt 2>/dev/null ||
 	fail "trace-cmd report of off/ failed"
-# host lines as "host: ...", guest lines as "guest: ..." 1 s earlier
-awk 'FNR == 1 { f++ }
-	f == 1 { print "host: " $0; next }
-	match($0, /\] +[0-9]+\./) {
-		s = substr($0, RSTART, RLENGTH); sub(/^\] +/, "", s)
-		$0 = substr($0, 1, RSTART) " " (s - 1) "." substr($0, RSTART + RLENGTH)
-	}
-	{ print "guest: " $0 }' off/h.txt off/g.txt >off/moved.txt
-tcmd_check_alignment off/moved.txt host guest 50000 5
+# host events tagged "host", guest events "guest" and 1 s earlier
+{ report_parse --ns <off/h.txt | awk -F'\t' -v OFS='\t' '{ $1 = "host"; print }'
+  report_parse --ns <off/g.txt | awk -F'\t' -v OFS='\t' '{ $1 = "guest"; $5 = sprintf("%.0f", $5 - 1000000000); print }'
+} >off/moved.ev
+tcmd_check_alignment off/moved.ev host guest 50000 5
 pass "--ts-offset 1000000000 after -A: guest events 1 s after their host copies"
 
 # --- the guest options tsync's own hosts have, from trace-cmd's argv ---
@@ -89,10 +85,10 @@ pass "--ts-offset 1000000000 after -A: guest events 1 s after their host copies"
 # applier as for tsync-host (agent/rec/instopts.h).
 rec opts -e sched -v -e sched:sched_wakeup -i -e nosuch:event -M 1 -O noirq-info ||
 	fail "session with -v -i -M -O failed: $(tail -5 opts/rec.log)"
-trace-cmd report -i opts/trace-localhost.dat >opts/report.txt 2>/dev/null
-grep -q ' sched_switch:' opts/report.txt || fail "-e sched recorded no sched_switch"
-! grep -q ' sched_wakeup:' opts/report.txt || fail "-v -e sched:sched_wakeup did not leave it out"
-cpus=$(grep -o '^ *[^ ]*-[0-9]* *\[[0-9]*\]' opts/report.txt | grep -o '\[[0-9]*\]' | sort -u | tr -d '\n')
+report_events -i opts/trace-localhost.dat >opts/report.ev 2>/dev/null
+report_has sched_switch <opts/report.ev || fail "-e sched recorded no sched_switch"
+! report_has sched_wakeup <opts/report.ev || fail "-v -e sched:sched_wakeup did not leave it out"
+cpus=$(cut -f4 opts/report.ev | sort -nu | awk '{ printf "[%03d]", $1 }')
 [ "$ncpu" -lt 2 ] || [ "$cpus" = "[000]" ] || fail "-M 1: events on CPUs $cpus"
 wait_log tcmd "unknown event 'nosuch:event'.*ignored: -i" 1
 pass "-v, -i, -M and -O applied (CPUs with events: $cpus)"

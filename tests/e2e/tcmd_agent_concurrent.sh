@@ -57,8 +57,9 @@ check_file() {
 	[ -s "$f" ] || fail "$1: no guest file: $(tail -3 "$1/rec.log")"
 	trace-cmd report -i "$f" >"$1/report.txt" 2>"$1/report.err" ||
 		fail "$1: report failed: $(tail -3 "$1/report.err")"
-	grep -q "$2:" "$1/report.txt" || fail "$1: no $2 events in $f: $(head -3 "$1/report.txt")"
-	! grep -q "$3:" "$1/report.txt" || fail "$1: $3 events of the other session in $f"
+	report_parse <"$1/report.txt" >"$1/report.ev"
+	report_has "$2" <"$1/report.ev" || fail "$1: no $2 events in $f: $(head -3 "$1/report.txt")"
+	! report_has "$3" <"$1/report.ev" || fail "$1: $3 events of the other session in $f"
 	trace-cmd dump --options -i "$f" >"$1/opts.txt" 2>&1
 	! grep -qi 'broken' "$1/opts.txt" || fail "$1: $(grep -i broken "$1/opts.txt")"
 }
@@ -87,13 +88,13 @@ check_file b sched_wakeup sched_switch
 check_shift a
 check_shift b
 # A recorded all along: its guest events start before B's and end after.
-ts_range() {	# first and last raw timestamp of `trace-cmd report -t --raw-ts` on stdin
-	awk 'match($0, /\] *[0-9]+: /) { t = substr($0, RSTART + 1, RLENGTH - 3) + 0
+ts_range() {	# first and last raw timestamp of FILE's events (report -t --raw-ts)
+	report_events -t --raw-ts -i "$1" 2>/dev/null | awk -F'\t' '{ t = $5 + 0
 		if (lo == "" || t < lo) lo = t; if (t > hi) hi = t }
 	     END { printf "%.0f %.0f\n", lo, hi }'
 }
-read -r alo ahi < <(trace-cmd report -t --raw-ts -i a/trace-localhost.dat 2>/dev/null | ts_range)
-read -r blo bhi < <(trace-cmd report -t --raw-ts -i b/trace-localhost.dat 2>/dev/null | ts_range)
+read -r alo ahi < <(ts_range a/trace-localhost.dat)
+read -r blo bhi < <(ts_range b/trace-localhost.dat)
 awk -v alo="$alo" -v ahi="$ahi" -v blo="$blo" -v bhi="$bhi" \
 	'BEGIN { exit !(alo + 0 < blo + 0 && ahi + 0 > bhi + 0) }' ||
 	fail "session A's events ($alo..$ahi) do not cover B's ($blo..$bhi)"

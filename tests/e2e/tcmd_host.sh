@@ -92,14 +92,14 @@ chk=$E2E_TMP/chk
 tcmd_check_files "$out/host.dat" "$out/host-g.dat" "$ncpu" 2 "$chk" 50000 100
 # raw, the two copies of an event are equal here: the residual is the
 # correction itself, so it must be what TIME_SHIFT says (its mean offset)
-med=$(tcmd_align_residuals "$chk/merged.txt" host.dat host-g.dat |
+med=$(tcmd_align_residuals "$chk/merged.ev" host.dat host-g.dat |
 	awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 mean=$(awk '/offset \* scaling >> fraction/ { s += $1; n++ } END { if (n) printf "%.0f", s / n }' "$chk/guest.opt")
 [ -n "$mean" ] && awk -v m="$med" -v o="$mean" 'BEGIN { d = m - o; exit !(d > -3000 && d < 3000) }' ||
 	fail "the residual ($med ns) is not the TIME_SHIFT offset (mean $mean ns): correction not applied?"
 pass "the correction applied is TIME_SHIFT's (mean offset $mean ns)"
 
-grep -oE '(ping|pong) [0-9]+' "$chk/merged.txt" > "$E2E_TMP/pp"
+cut -f7- "$chk/merged.ev" | grep -oE '(ping|pong) [0-9]+' > "$E2E_TMP/pp"
 n=$(wc -l < "$E2E_TMP/pp")
 [ "$n" -eq 600 ] || fail "expected 600 ping/pong markers, got $n"
 awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
@@ -119,7 +119,7 @@ tc_idle
 timeout 60 "$HOST" record -o "$out/opt.dat" -A "$EP" --name g -i -e sched:sched_switch \
 	-e nosuch:event -- sleep 0.2 > "$E2E_TMP/iopt.out" 2>&1 ||
 	fail "record with -i -e nosuch:event failed: $(cat "$E2E_TMP/iopt.out")"
-trace-cmd report -i "$out/opt-g.dat" 2>/dev/null | grep -q "sched_switch:" ||
+report_events -i "$out/opt-g.dat" 2>/dev/null | report_has sched_switch ||
 	fail "the guest file of the -i run has no sched_switch"
 pass "-i reaches trace-cmd's agent: the missing event is skipped, sched_switch recorded"
 tc_idle
