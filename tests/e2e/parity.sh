@@ -29,9 +29,7 @@ summary() { # summary FILE: "VERSION COMPRESSION"
 		END { print v, (c == "" ? "none" : c) }'
 }
 events() { # events FILE: sorted event names in trace-cmd report
-	trace-cmd report -i "$1" 2>/dev/null |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { print $(i+1); break } }' |
-		sed 's/:$//' | sort -u
+	report_events -i "$1" 2>/dev/null | cut -f6 | sort -u
 }
 formats() { # formats FILE: sorted names of the event formats the file holds
 	trace-cmd dump --events -i "$1" 2>/dev/null | sed -n 's/^name: //p' | sort -u
@@ -113,12 +111,18 @@ pass "negate: no sched_switch in either file"
 E2E_PIDS+=($loop)
 compare pid -e sched:sched_switch -P "$loop"
 kill "$loop" 2>/dev/null
-n=$(trace-cmd report -i "$out/ts-pid.dat" 2>/dev/null | grep -c 'sched_switch:')
-other=$(trace-cmd report -i "$out/ts-pid.dat" 2>/dev/null | grep 'sched_switch:' |
-	grep -vE "[-:]$loop( |\$)")
+# of_loop: on stdin a report's events; prints its sched_switch events,
+# "+" before those from or to $loop (its pid, or a comm:PID of the text)
+of_loop() {
+	awk -F'\t' -v p="$loop" '$6 == "sched_switch" {
+		print ($3 == p || $7 ~ ("[-:]" p "( |$)") ? "+ " : "- ") $0 }'
+}
+report_events -i "$out/ts-pid.dat" 2>/dev/null | of_loop >"$E2E_TMP/ts-pid.sw"
+n=$(grep -c . "$E2E_TMP/ts-pid.sw")
+other=$(grep -v '^+ ' "$E2E_TMP/ts-pid.sw")
 [ "$n" -gt 0 ] && [ -z "$other" ] ||
 	fail "pid: tsync's file has $n sched_switch, these not from or to $loop: $(head -3 <<<"$other")"
-trace-cmd report -i "$out/tc-pid.dat" 2>/dev/null | grep -qE "sched_switch:.*[-:]$loop( |\$)" ||
+report_events -i "$out/tc-pid.dat" 2>/dev/null | of_loop | grep -q '^+ ' ||
 	fail "pid: trace-cmd's file has no sched_switch of $loop"
 pass "pid: every sched_switch in tsync's file ($n) is from or to -P $loop, and trace-cmd's has them"
 

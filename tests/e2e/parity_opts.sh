@@ -27,11 +27,7 @@ offset_opt() { # offset_opt FILE: the OFFSET option's text, or nothing
 	trace-cmd dump --options -i "$1" 2>&1 | awk '/\[Option OFFSET,/ { getline; print; exit }'
 }
 first_ts() { # first_ts FILE [REPORT ARGS]: the first event's time in ns
-	trace-cmd report "${@:2}" -i "$1" 2>/dev/null | awk '
-		{ for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\][0-9]+:$/ || $i ~ /^[0-9]+(\.[0-9]+)?:$/) {
-			t = $i; sub(/^\[[0-9]+\]/, "", t); sub(/:$/, "", t)
-			if (t ~ /\./) { split(t, p, "."); t = p[1] * 1000000000 + p[2] * 1000 }
-			printf "%.0f\n", t; exit } }'
+	report_events --ns "${@:2}" -i "$1" 2>/dev/null | awk -F'\t' '{ print $5; exit }'
 }
 shift_ns() { # shift_ns FILE: how far report moves the first event from its raw time
 	local raw cor
@@ -75,7 +71,9 @@ cpu_sizes() { # cpu_sizes FILE: the per-CPU data sizes of a version 6 file
 	trace-cmd dump --flyrecord -i "$1" 2>&1 | awk '/size of cpu/ { print $2 }'
 }
 execs() { # execs FILE: the programs exec'd, in the file's order
-	trace-cmd report -i "$1" 2>/dev/null | sed -n 's/.*sched_process_exec: *filename=\([^ ]*\).*/\1/p'
+	report_events -i "$1" 2>/dev/null |
+		awk -F'\t' '$6 == "sched_process_exec" && match($7, /^filename=[^ ]*/) {
+			print substr($7, 10, RLENGTH - 9) }'
 }
 first=$E2E_TMP/tsync-first-exec last=$E2E_TMP/tsync-last-exec
 ln -s /bin/true "$first"; ln -s /bin/true "$last"
@@ -162,7 +160,7 @@ for iv in 0 -1; do
 	    ! grep -q "time-sync sample" "$E2E_TMP/ts.log" ||
 		fail "--tsync-interval -1: TimeShift left out for want of samples, not by choice" ;;
 	esac
-	[ -n "$(trace-cmd report -i "$out/ts$iv/h-localhost.dat" 2>/dev/null | grep sched_switch)" ] ||
+	report_events -i "$out/ts$iv/h-localhost.dat" 2>/dev/null | report_has sched_switch ||
 		fail "--tsync-interval $iv: no guest events"
 	pass "--tsync-interval $iv: $ts, as trace-cmd's files"
 done
