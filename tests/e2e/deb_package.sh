@@ -80,7 +80,7 @@ if [ "${1:-}" = inner ]; then
 	if [ -x "$m/usr/bin/trace-cmd" ]; then
 		in_root trace-cmd report -i /tmp/trace.dat -i /tmp/trace-g.dat >"$E2E_TMP/deb-report" 2>&1 ||
 			fail "trace-cmd report: $(tail -3 "$E2E_TMP/deb-report")"
-		n=$(grep -c ' raw_data: *tsync round ' "$E2E_TMP/deb-report")
+		n=$(report_parse <"$E2E_TMP/deb-report" | report_count raw_data '^tsync round ')
 		[ "$n" -gt 0 ] || fail "no tsync round record in words: $(grep raw_data "$E2E_TMP/deb-report" | head -3)"
 		pass "trace-cmd report with the installed plugin: $n round records in words"
 	fi

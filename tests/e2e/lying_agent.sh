@@ -150,7 +150,7 @@ grep -q "^rc=1" "$E2E_TMP/hf.log" || fail "disk filled by a guest: $(tail -5 "$E
 grep -q "the disk filled up" "$E2E_TMP/hf.log" || fail "disk full: no clear error: $(tail -5 "$E2E_TMP/hf.log")"
 [ -s "$out/full.dat" ] || fail "the host's file was lost to a guest filling the disk: $(tail -5 "$E2E_TMP/hf.log")"
 report_ok "$out/full.dat" || fail "host file unreadable after the disk filled"
-grep -q "sched_switch" "$E2E_TMP/report" || fail "host file has no events after the disk filled"
+report_parse <"$E2E_TMP/report" | report_has sched_switch || fail "host file has no events after the disk filled"
 ! grep -E "host CPU [0-9]+ stream|No space left" "$E2E_TMP/hf.log" ||
 	fail "the host's own streams hit the full disk"
 pass "guest filling the disk stopped; the host's file is complete"

@@ -20,6 +20,7 @@ TRACEFS=/sys/kernel/tracing
 
 skip() { echo "$*" >&2; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/report.inc"
 
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
 [ -w "$TRACEFS/instances" ] || skip "$TRACEFS/instances not writable"
@@ -67,8 +68,9 @@ trace-cmd extract -k -B "$inst" -o "$tmp/trace.dat" >"$tmp/extract.log" 2>&1 ||
 	{ cat "$tmp/extract.log" >&2; fail "trace-cmd extract"; }
 rmdir "$dir"
 
-# Only this instance's raw_data lines, without the per-line header.
-ours() { grep "^$inst: .* raw_data: " | sed 's/.* raw_data: *//'; }
+# Only this instance's raw_data events (trace-cmd tags them with its
+# name), their text.
+ours() { report_parse | awk -F'\t' -v i="$inst" '$1 == i && $6 == "raw_data"' | cut -f7-; }
 
 report -i "$tmp/trace.dat" >"$tmp/without.txt" 2>"$tmp/without.err" ||
 	{ cat "$tmp/without.err" >&2; fail "report without the plugin"; }
@@ -124,9 +126,11 @@ else
 	diff "$tmp/without.txt" "$tmp/with.txt" >"$tmp/diff"
 	[ "$(grep -c '^>' "$tmp/diff")" = 6 ] && [ "$(grep -c '^<' "$tmp/diff")" = 6 ] ||
 		{ cat "$tmp/diff" >&2; fail "the plugin changed lines other than tsync's"; }
-	grep '^>' "$tmp/diff" | grep -qv ' raw_data: *tsync ' &&
+	# the 6 lines of each side, all raw_data events of tsync's records
+	changed() { sed -n "s/^$1 //p" "$tmp/diff" | report_parse; }
+	[ "$(changed '>' | report_count raw_data '^tsync ')" = 6 ] ||
 		{ cat "$tmp/diff" >&2; fail "the plugin changed a line that is not tsync's"; }
-	grep '^<' "$tmp/diff" | grep -qv ' raw_data: *# 74737963 4e 59 53 54 01 0[12] ' &&
+	[ "$(changed '<' | report_count raw_data '^# 74737963 4e 59 53 54 01 0[12] ')" = 6 ] ||
 		{ cat "$tmp/diff" >&2; fail "a changed line was not a tsync record"; }
 fi
 echo "plugin_report: $(grep -c '^tsync' "$tmp/got-with") tsync records in words, foreign lines unchanged"

@@ -85,7 +85,8 @@ for order in tsync-first function-first; do
 		esac
 		got=$(head -1 "$out")
 		[ "$got" = "$want" ] || fail "$order: readdir order is '$got', wanted '$want'"
-		grep "^$inst: .* raw_data: " "$out" | sed 's/.* raw_data: *//' >"$out.got"
+		report_parse <"$out" | awk -F'\t' -v i="$inst" '$1 == i && $6 == "raw_data"' |
+			cut -f7- >"$out.got"
 		diff -u "$E2E_TMP/want" "$out.got" >&2 ||
 			fail "$order (home copy $homecopy): report differs from the expected records"
 		pass "$order, home copy $homecopy: tsync records in words, foreign record as plugin_function.so prints it"

@@ -40,9 +40,10 @@ wait $rec_pid || fail "record failed: $(cat "$E2E_TMP/rec.out")"
 for f in trace.dat trace-g.dat; do
 	trace-cmd report -i "$out/$f" > "$E2E_TMP/$f.txt" 2>&1 || fail "report $f failed"
 	trace-cmd dump --options -i "$out/$f" > "$E2E_TMP/$f.opt" 2>&1 || fail "dump $f failed"
-	grep -q sched_switch "$E2E_TMP/$f.txt" || fail "$f has no sched_switch"
-	! grep sched_switch "$E2E_TMP/$f.txt" | grep -qv pingpong_marker ||
-		fail "$f: the filter let through: $(grep sched_switch "$E2E_TMP/$f.txt" | grep -v pingpong_marker | head -3)"
+	report_parse < "$E2E_TMP/$f.txt" | awk -F'\t' '$6 == "sched_switch"' > "$E2E_TMP/$f.sw"
+	[ -s "$E2E_TMP/$f.sw" ] || fail "$f has no sched_switch"
+	! grep -qv pingpong_marker "$E2E_TMP/$f.sw" ||
+		fail "$f: the filter let through: $(grep -v pingpong_marker "$E2E_TMP/$f.sw" | head -3)"
 done
 pass "both files pass trace-cmd report and dump --options; only filtered sched_switch"
 grep -q "Option GUEST" "$E2E_TMP/trace.dat.opt" || fail "host file has no GUEST option"
@@ -54,9 +55,10 @@ pass "GUEST and TIME_SHIFT (>= 2 samples per CPU) present"
 
 trace-cmd report -i "$out/trace.dat" -i "$out/trace-g.dat" > "$E2E_TMP/merged" 2>&1 ||
 	fail "merged report failed"
-awk '$4 ~ /^[0-9]+\.[0-9]+:$/ { t = $4 + 0; if (t < last) { bad++ } last = t }
-     END { exit bad > 0 }' "$E2E_TMP/merged" || fail "merged report not in time order"
-grep -oE '(ping|pong) [0-9]+' "$E2E_TMP/merged" > "$E2E_TMP/pp"
+report_parse --ns < "$E2E_TMP/merged" > "$E2E_TMP/merged.ev"
+awk -F'\t' '{ t = $5 + 0; if (t < last) { bad++ } last = t }
+     END { exit bad > 0 }' "$E2E_TMP/merged.ev" || fail "merged report not in time order"
+cut -f7- "$E2E_TMP/merged.ev" | grep -oE '(ping|pong) [0-9]+' > "$E2E_TMP/pp"
 n=$(wc -l < "$E2E_TMP/pp")
 [ "$n" -eq 1000 ] || fail "expected 1000 ping/pong markers, got $n; record said: $(cat "$E2E_TMP/rec.out")"
 awk '{ want = (NR % 2 ? "ping" : "pong") " " int((NR - 1) / 2);
@@ -66,7 +68,8 @@ pass "merged report in time order; 500 ping/pong pairs strictly alternate"
 
 for f in trace.dat trace-g.dat; do
 	env TRACEEVENT_PLUGIN_DIR=$B "${SAN_ENV[@]}" trace-cmd report -i "$out/$f" 2>/dev/null |
-		grep -q "tsync round [0-9]* cpu [0-9]* peer" || fail "$f: no round record in words"
+		report_parse | report_has raw_data "^tsync round [0-9]* cpu [0-9]* peer" ||
+		fail "$f: no round record in words"
 done
 pass "round records readable with the plugin in both files"
 left=$(instances_left "^(tsync-host-$rec_pid-0|tsync-r.*-$AGENT_PID-[0-9]+)$")

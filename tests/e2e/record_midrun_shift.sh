@@ -46,10 +46,11 @@ worst=0 total=0
 for cpu in $(seq 0 $((ncpu - 1))); do
 	# one line per event: corrected ns and raw ns, paired in order (within a
 	# CPU the correction moves events by far less than they are apart)
-	trace-cmd report -t --cpu "$cpu" -i "$g" 2>/dev/null |
-		sed -nE 's/.*\] *([0-9]+)\.([0-9]{9}): +sched_process_exec:.*/\1\2/p' > "$E2E_TMP/cor.$cpu"
-	trace-cmd report -t --raw-ts --cpu "$cpu" -i "$g" 2>/dev/null |
-		sed -nE 's/.*\] *([0-9]+): +sched_process_exec:.*/\1/p' > "$E2E_TMP/raw.$cpu"
+	report_events -t --cpu "$cpu" -i "$g" 2>/dev/null | awk -F'\t' '$6 == "sched_process_exec" &&
+		$5 ~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$/ { sub(/\./, "", $5); print $5 }' \
+		> "$E2E_TMP/cor.$cpu"
+	report_events -t --raw-ts --cpu "$cpu" -i "$g" 2>/dev/null |
+		awk -F'\t' '$6 == "sched_process_exec" && $5 ~ /^[0-9]+$/ { print $5 }' > "$E2E_TMP/raw.$cpu"
 	n=$(wc -l < "$E2E_TMP/raw.$cpu")
 	[ "$n" -gt 0 ] && [ "$n" = "$(wc -l < "$E2E_TMP/cor.$cpu")" ] ||
 		fail "CPU $cpu: $n raw events, $(wc -l < "$E2E_TMP/cor.$cpu") corrected ones"
