@@ -35,13 +35,10 @@ chmod 644 "$out"/*.dat
 # first_last REPORT ARGS: the first and last event times (ns) in `trace-cmd
 # report -t` of the files (-t: nanoseconds; with --raw-ts, uncorrected)
 first_last() {
-	trace-cmd report -t "$@" 2>/dev/null | awk '
-		{ for (i = 1; i <= NF; i++) if ($i ~ /^(\[[0-9]+\])?[0-9]+(\.[0-9]+)?:$/) {
-			t = $i; sub(/:$/, "", t); sub(/^\[[0-9]+\]/, "", t)	# --raw-ts: [CPU]NS
-			split(t, p, "."); ns = p[1] * (t ~ /\./ ? 1000000000 : 1) + p[2]
-			if (!n++ || ns < lo) lo = ns
-			if (ns > hi) hi = ns
-			break } }
+	report_events --ns -t "$@" 2>/dev/null | awk -F'\t' '
+		{ ns = $5 + 0
+		  if (!n++ || ns < lo) lo = ns
+		  if (ns > hi) hi = ns }
 		END { if (n) printf "%.0f %.0f\n", lo, hi }'
 }
 read -r lo hi < <(first_last -i "$out/trace-guest1.dat")

@@ -14,8 +14,11 @@
 #   vm_atexit COMMAND                       clean-up at exit (not trap EXIT)
 # Every wait has a deadline; nothing sleeps to guess. The VM is killed when
 # the sourcing script exits, whatever the reason (EXIT, INT, TERM traps).
+# Reports of trace-cmd are read with tests/e2e/report.inc (report_events,
+# report_parse), sourced here.
 
 VM_DIR_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$VM_DIR_SRC/../e2e/report.inc"
 VM_PID=
 VM_RFD=
 VM_WFD=

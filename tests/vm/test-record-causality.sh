@@ -65,32 +65,30 @@ ls -l "$tmp"/*.dat
 # violations [--raw-ts]: prints "CHECKED VIOLATED MIN_GAP_NS MISSING" for
 # the merged report; fails when it cannot be read.
 violations() {
+	local lines
 	trace-cmd report "$@" -t -i "$tmp/trace.dat" -i "$tmp/trace-guest.dat" \
 		>"$tmp/merged${1:-}.txt" 2>"$tmp/merged${1:-}.err" || {
 		echo "FAIL: trace-cmd report $* failed:" >&2
 		cat "$tmp/merged${1:-}.err" >&2
 		return 1
 	}
-	grep -E '(ping|pong)-(send|recv) [0-9]+' "$tmp/merged${1:-}.txt" |
-	awk -v n="$N" '
-	{	# the timestamp field: "SECONDS.NANOSECONDS:" (-t), or with
-		# --raw-ts the raw clock value "NANOSECONDS:"
-		if (!match($0, /\] *[0-9]+(\.[0-9]+)?:/)) {
-			printf "no timestamp in: %s\n", $0 > "/dev/stderr"; err = 1; exit 1
-		}
-		ts = substr($0, RSTART, RLENGTH)
-		gsub(/[] :]/, "", ts)
-		if (split(ts, p, ".") == 2) {
-			while (length(p[2]) < 9) p[2] = p[2] "0"
-			t = p[1] * 1e9 + p[2]  # ns; exact below 2^53 ns (104 days)
-		} else
-			t = ts + 0
-		match($0, /(ping|pong)-(send|recv) [0-9]+/)
-		split(substr($0, RSTART, RLENGTH), w, /[- ]/)
+	# every line with a marker must be an event with one in its text
+	lines=$(grep -cE '(ping|pong)-(send|recv) [0-9]+' "$tmp/merged${1:-}.txt")
+	report_parse --ns <"$tmp/merged${1:-}.txt" |
+	awk -F'\t' -v n="$N" -v lines="$lines" '
+	{	# the time in ns (report_parse --ns: -t gives SECONDS.NANOSECONDS,
+		# --raw-ts the raw clock value); exact below 2^53 ns (104 days)
+		r = $0; for (i = 0; i < 6; i++) sub(/^[^\t]*\t/, "", r)
+		if (!match(r, /(ping|pong)-(send|recv) [0-9]+/)) next
+		t = $5 + 0
+		split(substr(r, RSTART, RLENGTH), w, /[- ]/)
 		at[w[1], w[2], w[3]] = t; seen++
 	}
 	END {
-		if (err) exit 1
+		if (seen != lines) {
+			printf "%d of %d marker lines are not events\n", lines - seen, lines > "/dev/stderr"
+			exit 1
+		}
 		if (seen != 4 * n) printf "%d of %d markers in the report\n", seen, 4 * n > "/dev/stderr"
 		for (i = 0; i < n; i++) for (k = 0; k < 2; k++) {
 			m = k ? "pong" : "ping"

@@ -61,10 +61,11 @@ n=$(sed -nE 's/.*\(expanded: ([0-9]+)\).*/\1/p' <<<"$boot")
 [ -s "$tmp/trace-vm.dat" ] || fail "no trace-vm.dat: $(ls "$tmp"; cat "$tmp/rec.out")"
 trace-cmd report -i "$tmp/trace-vm.dat" >"$tmp/vm.txt" 2>"$tmp/vm.err" ||
 	fail "trace-cmd report: $(cat "$tmp/vm.err")"
-n=$(grep -cE ' function: +schedule' "$tmp/vm.txt")
-other=$(grep -E ' function: ' "$tmp/vm.txt" | grep -cvE ' function: +schedule')
+report_parse <"$tmp/vm.txt" | awk -F'\t' '$6 == "function"' >"$tmp/vm.fn"
+n=$(report_count function '^schedule' <"$tmp/vm.fn")
+other=$(($(wc -l <"$tmp/vm.fn") - n))
 echo "trace-vm.dat: $n function events of schedule*, $other of other functions"
-grep -E ' function: ' "$tmp/vm.txt" | awk '{ print $NF }' | sort | uniq -c | sort -rn | head -5
+awk -F'\t' '{ k = split($7, w, " "); print w[k] }' "$tmp/vm.fn" | sort | uniq -c | sort -rn | head -5
 [ "$n" -gt 0 ] || fail "no schedule* function event in the guest file: $(head -5 "$tmp/vm.txt")"
 [ "$other" -eq 0 ] || fail "$other function events outside -l 'schedule*'"
 echo "ok: -A HOST:PORT --name vm -p function -l 'schedule*': only schedule* traced on the guest"
@@ -77,10 +78,11 @@ trace-cmd report -R -i "$tmp/g-vm.dat" >"$tmp/g.txt" 2>"$tmp/g.err" ||
 	fail "trace-cmd report -R: $(cat "$tmp/g.err")"
 trace-cmd report -i "$tmp/g-vm.dat" >"$tmp/g-fmt.txt" 2>>"$tmp/g.err" ||
 	fail "trace-cmd report: $(cat "$tmp/g.err")"
-d0=$(grep -cE ' funcgraph_entry: .*depth=0' "$tmp/g.txt")
-d1=$(grep -cE ' funcgraph_entry: .*depth=1' "$tmp/g.txt")
-deeper=$(grep -E ' funcgraph_entry: ' "$tmp/g.txt" | grep -cvE 'depth=[01]( |$)')
-roots=$(grep -cE 'funcgraph_entry: .*\| +schedule\(\) \{' "$tmp/g-fmt.txt")
+report_parse <"$tmp/g.txt" >"$tmp/g.ev"
+d0=$(report_count funcgraph_entry 'depth=0' <"$tmp/g.ev")
+d1=$(report_count funcgraph_entry 'depth=1' <"$tmp/g.ev")
+deeper=$(($(report_count funcgraph_entry <"$tmp/g.ev") - $(report_count funcgraph_entry 'depth=[01]( |$)' <"$tmp/g.ev")))
+roots=$(report_parse <"$tmp/g-fmt.txt" | report_count funcgraph_entry '\| +schedule\(\) \{')
 echo "g-vm.dat: $d0 entries at depth 0 ($roots schedule() {), $d1 at depth 1, $deeper deeper"
 [ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] ||
 	fail "function_graph: expected entries at depth 0 and 1: $(grep -m3 funcgraph "$tmp/g.txt")"

@@ -20,15 +20,16 @@ for f in trace.dat trace-g.dat; do
 		fail "trace-cmd report $f: $(cat "$share/$f.err")"
 	trace-cmd dump --options -i "$share/$f" >"$share/$f.opt" 2>&1 ||
 		fail "trace-cmd dump $f: $(cat "$share/$f.opt")"
-	n=$(grep -c 'sched_switch:' "$share/$f.txt")
+	report_parse <"$share/$f.txt" >"$share/$f.ev"
+	n=$(report_count sched_switch <"$share/$f.ev")
 	[ "$n" -gt 0 ] || fail "$f has no sched_switch event"
 	echo "$f: $(stat -c %s "$share/$f") bytes, $n sched_switch events, CPUs: $(
-		grep -oE '^ *[^ ]+ +\[[0-9]+\]' "$share/$f.txt" | grep -oE '\[[0-9]+\]' | sort -u | tr -d '\n')"
+		cut -f4 "$share/$f.ev" | sort -nu | awk '{ printf "[%03d]", $1 }')"
 done
 grep -q "Option GUEST" "$share/trace.dat.opt" || fail "host file has no GUEST option"
 grep -q "Option TimeShift" "$share/trace-g.dat.opt" || fail "guest file has no TIME_SHIFT option"
 grep "samples count for CPU" "$share/trace-g.dat.opt" | sed 's/^/trace-g.dat: /'
 trace-cmd report -i "$share/trace.dat" -i "$share/trace-g.dat" >"$share/merged.txt" 2>&1 ||
 	fail "merged report failed: $(tail -n 5 "$share/merged.txt")"
-echo "merged report: $(grep -c 'sched_switch:' "$share/merged.txt") sched_switch events"
+echo "merged report: $(report_parse <"$share/merged.txt" | report_count sched_switch) sched_switch events"
 echo "ok: both files read back by libtracecmd, GUEST and TIME_SHIFT present, merged"
