@@ -280,7 +280,7 @@ static int dec_sync_start(struct rcur *c, struct tsync_sync_start *s)
 		return fail(c->err, TSYNC_PERR_COUNT_LIMIT,
 			    "SYNC_START: nprobes %u not in 1..%u", s->nprobes,
 			    max_probes(c));
-	if (s->source < TSYNC_STAMP_MARKER || s->source > TSYNC_STAMP_TSC)
+	if (!tsync_stamp_source_known(s->source))
 		return fail(c->err, TSYNC_PERR_BAD_VALUE,
 			    "SYNC_START: unknown stamp source %u", s->source);
 	return 0;

@@ -101,31 +101,67 @@ const char *tsync_err_name(uint32_t code)
 	return "UNKNOWN";
 }
 
+/* The names of the stamp sources; see proto.h. */
+const char *const tsync_stamp_names[] = {
+#define TSYNC_X_NAME(name, NAME, id, cap) #name,
+	TSYNC_STAMP_SOURCES(TSYNC_X_NAME)
+#undef TSYNC_X_NAME
+	NULL
+};
+
+/* The rows of TSYNC_STAMP_SOURCES. */
+static const struct {
+	const char *name;
+	enum tsync_stamp_source id;
+	uint32_t cap;
+} stamp_rows[] = {
+#define TSYNC_X_ROW(name, NAME, id, cap) { #name, TSYNC_STAMP_##NAME, cap },
+	TSYNC_STAMP_SOURCES(TSYNC_X_ROW)
+#undef TSYNC_X_ROW
+};
+#define NSTAMP_ROWS (sizeof(stamp_rows) / sizeof(stamp_rows[0]))
+
+/* Returns the index of @source in stamp_rows[], or -1. */
+static int stamp_row(unsigned int source)
+{
+	for (size_t i = 0; i < NSTAMP_ROWS; i++)
+		if (stamp_rows[i].id == source)
+			return (int)i;
+	return -1;
+}
+
 /* Returns the name of a stamp source or "unknown". */
 const char *tsync_stamp_source_name(unsigned int source)
 {
-	switch (source) {
-	case TSYNC_STAMP_MARKER: return "marker";
-	case TSYNC_STAMP_CLOCK: return "clock";
-	case TSYNC_STAMP_TSC: return "tsc";
-	}
-	return "unknown";
+	int i = stamp_row(source);
+
+	return i >= 0 ? stamp_rows[i].name : "unknown";
 }
 
 /* Parses a stamp source name; see proto.h. */
 int tsync_stamp_source_parse(const char *name, enum tsync_stamp_source *out)
 {
-	static const enum tsync_stamp_source all[] = {
-		TSYNC_STAMP_MARKER, TSYNC_STAMP_CLOCK, TSYNC_STAMP_TSC,
-	};
-
-	for (size_t i = 0; name && i < sizeof(all) / sizeof(all[0]); i++) {
-		if (!strcmp(name, tsync_stamp_source_name(all[i]))) {
-			*out = all[i];
+	for (size_t i = 0; name && i < NSTAMP_ROWS; i++) {
+		if (!strcmp(name, stamp_rows[i].name)) {
+			*out = stamp_rows[i].id;
 			return 0;
 		}
 	}
 	return -EINVAL;
+}
+
+/* Says whether a stamp source is known; see proto.h. */
+int tsync_stamp_source_known(unsigned int source)
+{
+	return stamp_row(source) >= 0;
+}
+
+/* Returns the capability bit of a stamp source; see proto.h. */
+uint32_t tsync_stamp_source_cap(unsigned int source)
+{
+	int i = stamp_row(source);
+
+	return i >= 0 ? stamp_rows[i].cap : 0;
 }
 
 /* Returns the name of a META_CHUNK kind or "unknown". */

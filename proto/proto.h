@@ -184,11 +184,23 @@ enum tsync_conn_kind {
 #define TSYNC_CAP_TRACE		(1u << 1)	/* tracing control, streams */
 #define TSYNC_CAP_STAMP_TSC	(1u << 2)	/* TSC stamp source */
 
-/* Timestamp sources of SYNC_START. */
+/*
+ * The timestamp sources of SYNC_START, one row each: X(name, NAME, id, cap).
+ * name is the source's one name (--stamp, messages) and a C identifier:
+ * common/stamp/stamp_<name>.c implements it, and common/stamp/stamp.c
+ * builds its table of sources from these rows. id is its wire value
+ * (TSYNC_STAMP_<NAME>; never reused), cap the capability bit an agent
+ * announces when it has the source (0: every agent has it).
+ */
+#define TSYNC_STAMP_SOURCES(X) \
+	X(marker, MARKER, 1, 0)			/* trace_marker_raw writes */ \
+	X(clock,  CLOCK,  2, 0)			/* clock_gettime of the trace clock */ \
+	X(tsc,    TSC,    3, TSYNC_CAP_STAMP_TSC)	/* rdtsc */
+
 enum tsync_stamp_source {
-	TSYNC_STAMP_MARKER = 1,		/* trace_marker_raw writes */
-	TSYNC_STAMP_CLOCK = 2,		/* clock_gettime of the trace clock */
-	TSYNC_STAMP_TSC = 3,		/* rdtsc */
+#define TSYNC_X_ENUM(name, NAME, id, cap) TSYNC_STAMP_##NAME = id,
+	TSYNC_STAMP_SOURCES(TSYNC_X_ENUM)
+#undef TSYNC_X_ENUM
 };
 
 /* SYNC_START header flag: both ends on different CPUs, busy-poll. */
@@ -411,9 +423,17 @@ int tsync_perr_is_proto(int code);
 const char *tsync_err_name(uint32_t code);
 /* Returns the name of a stamp source / META kind, or "unknown". */
 const char *tsync_stamp_source_name(unsigned int source);
-/* Parses a stamp source name ("marker", "clock", "tsc") into @out, the
+/* Parses a stamp source name (a row of TSYNC_STAMP_SOURCES) into @out, the
  * inverse of tsync_stamp_source_name(). Returns 0 or -EINVAL. */
 int tsync_stamp_source_parse(const char *name, enum tsync_stamp_source *out);
+/* Returns 1 if @source is a row of TSYNC_STAMP_SOURCES, else 0. */
+int tsync_stamp_source_known(unsigned int source);
+/* Returns the capability bit an agent announces for @source (0: none
+ * needed, or an unknown source). */
+uint32_t tsync_stamp_source_cap(unsigned int source);
+/* The names of the stamp sources in TSYNC_STAMP_SOURCES order,
+ * NULL-terminated: the choices of --stamp. */
+extern const char *const tsync_stamp_names[];
 const char *tsync_meta_kind_name(unsigned int kind);
 
 /* Zeroes @m and sets its type. */

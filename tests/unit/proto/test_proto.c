@@ -8,6 +8,7 @@
  * With TSYNC_PROTO_CORPUS=DIR set, the corpus test also writes the fuzz
  * seed corpus (DIR/fuzz_proto_msg/, DIR/fuzz_proto_hdr/).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1061,6 +1062,22 @@ static void test_helpers(void **state)
 	assert_string_equal(tsync_perr_name(-EPIPE), strerror(EPIPE));
 	assert_string_equal(tsync_err_name(TSYNC_ERR_VERSION), "VERSION");
 	assert_string_equal(tsync_stamp_source_name(TSYNC_STAMP_TSC), "tsc");
+	/* the stamp-source list: each name parses to an id that names it */
+	for (j = 0; tsync_stamp_names[j]; j++) {
+		enum tsync_stamp_source k;
+
+		assert_int_equal(tsync_stamp_source_parse(tsync_stamp_names[j], &k), 0);
+		assert_true(tsync_stamp_source_known(k));
+		assert_string_equal(tsync_stamp_source_name(k), tsync_stamp_names[j]);
+	}
+	assert_int_equal(j, 3);
+	assert_false(tsync_stamp_source_known(0));
+	assert_false(tsync_stamp_source_known(TSYNC_STAMP_TSC + 1));
+	assert_string_equal(tsync_stamp_source_name(0), "unknown");
+	assert_int_equal(tsync_stamp_source_cap(TSYNC_STAMP_TSC), TSYNC_CAP_STAMP_TSC);
+	assert_int_equal(tsync_stamp_source_cap(TSYNC_STAMP_MARKER), 0);
+	assert_int_equal(tsync_stamp_source_cap(TSYNC_STAMP_CLOCK), 0);
+	assert_int_equal(tsync_stamp_source_cap(0), 0);
 	assert_string_equal(tsync_meta_kind_name(TSYNC_META_KALLSYMS),
 			    "kallsyms");
 	assert_string_equal(tsync_meta_kind_name(77), "unknown");
@@ -1076,7 +1093,7 @@ static void test_doc_tables(void **state)
 {
 	FILE *f = fopen("Documentation/protocol.md", "r");
 	char line[512], name[64], dir[64];
-	unsigned int id, min, max, types = 0, codes = 0, ncaps = 0;
+	unsigned int id, min, max, types = 0, codes = 0, ncaps = 0, nsources = 0;
 	int in_types = 0;
 
 	(void)state;
@@ -1119,6 +1136,24 @@ static void test_doc_tables(void **state)
 			ncaps++;
 			continue;
 		}
+		/* SYNC_START's sources: "... | source   | 1 = MARKER (...), 2 = ..." */
+		if (!in_types && strstr(line, "| source ")) {
+			for (size_t k = 0; tsync_stamp_names[k]; k++) {
+				enum tsync_stamp_source src;
+				char want[64];
+				size_t c;
+
+				tsync_stamp_source_parse(tsync_stamp_names[k], &src);
+				c = (size_t)snprintf(want, sizeof(want), "%u = ", (unsigned int)src);
+				for (const char *n = tsync_stamp_names[k]; *n && c + 1 < sizeof(want); n++)
+					want[c++] = (char)toupper((unsigned char)*n);
+				want[c] = '\0';
+				if (!strstr(line, want))
+					fail_msg("doc's SYNC_START source misses \"%s\"", want);
+			}
+			nsources++;
+			continue;
+		}
 		/* wire error codes: "| 2    | VERSION      | ..." */
 		if (!in_types && !strstr(line, "| -") &&
 		    sscanf(line, "| %u | %63[A-Z_] |", &id, name) == 2) {
@@ -1130,6 +1165,7 @@ static void test_doc_tables(void **state)
 	assert_int_equal(types, N_SAMPLE_TYPES);
 	assert_int_equal(codes, TSYNC_ERR_PERMISSION + 1);
 	assert_int_equal(ncaps, 3);
+	assert_int_equal(nsources, 1);
 }
 
 /* Writes @len bytes of @data to DIR/SUB/NAME. */
