@@ -12,6 +12,7 @@
 
 #include "common/cli/opt.h"
 #include "common/cli/recopt.h"
+#include "proto/proto.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -32,7 +33,6 @@ enum {
 	R_UNSUPPORTED = 100,	/* and up: known, refused by opt.c */
 };
 
-const char *const tsync_recopt_stamps[] = { "marker", "clock", "tsc", NULL };
 static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
 
 #define UNSUP(i, s, l, t, why) \
@@ -137,7 +137,7 @@ static const struct tsync_opt rec_opts[] = {
 	{ .id = R_DURATION, .name = "duration", .type = TSYNC_OPT_DOUBLE, .arg = "SECONDS",
 	  .min = 0, .max = 1e7, .def_text = "no limit", .help = "stop after SECONDS" },
 	{ .id = R_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
-	  .choices = tsync_recopt_stamps, .def_text = "chosen from the clock",
+	  .choices = tsync_stamp_names, .def_text = "chosen from the clock",
 	  .help = "timestamp source" },
 	{ .id = R_KEYFILE, .name = "key-file", .type = STRV, .arg = "FILE",
 	  .def_text = "no key", .help = "authenticate to the agents with this shared key" },

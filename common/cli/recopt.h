@@ -125,8 +125,9 @@ struct tsync_recopt {
 
 	/* --- tsync's own (HOST only) --- */
 	double duration;		/* --duration, 0: no limit */
-	int stamp;			/* --stamp: index into the table's choices
-					 * (marker, clock, tsc), -1: unset */
+	int stamp;			/* --stamp: index into its choices,
+					 * tsync_stamp_names[] (proto/proto.h),
+					 * -1: unset */
 	char *key_file;			/* --key-file */
 	uint32_t guest_max_mb;		/* --guest-max-mb, default 4096 */
 	bool has_guest_max_mb;		/* given (0 is a value: no cap) */
@@ -196,8 +197,5 @@ int tsync_recopt_verbose_level(const char *s);
 /* tsync's log level for trace-cmd's @verbose (none, crit and err: errors
  * only; debug and all: debug; unset: info). */
 enum tsync_log_level tsync_recopt_log_level(int verbose);
-
-/* The choices of --stamp, NULL-terminated (index = tsync_recopt.stamp). */
-extern const char *const tsync_recopt_stamps[];
 
 #endif

@@ -194,7 +194,7 @@ void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
 	host_events(cfg);
 	cfg->stamp_forced = cfg->opt.stamp >= 0;
 	if (cfg->stamp_forced)
-		tsync_stamp_source_parse(tsync_recopt_stamps[cfg->opt.stamp], &cfg->source);
+		tsync_stamp_source_parse(tsync_stamp_names[cfg->opt.stamp], &cfg->source);
 	else
 		cfg->source = tsync_stamp_default(cfg->opt.clock);
 	cfg->verbose = log_level(&cfg->opt);

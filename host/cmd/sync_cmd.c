@@ -49,7 +49,6 @@ enum { O_AGENT = 1, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STA
        O_POLL, O_JSON, O_KEYFILE, O_NOQUICKACK, O_VERBOSE, O_HELP };
 
 static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
-static const char *const stamps[] = { "marker", "clock", "tsc", NULL };
 static const char *const polls[] = { "sleep", "busy", "auto", NULL };
 
 /* The options of `tsync-host sync`; tsync-host(1) documents each
@@ -75,7 +74,7 @@ static const struct tsync_opt sync_opts[] = {
 	{ .id = O_EST, .name = "estimator", .type = TSYNC_OPT_CHOICE, .arg = "NAME",
 	  .choices = estimators, .def = "robust", .help = "offset estimator" },
 	{ .id = O_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
-	  .choices = stamps, .def_text = "chosen from the clock",
+	  .choices = tsync_stamp_names, .def_text = "chosen from the clock",
 	  .help = "timestamp source" },
 	{ .id = O_HOSTCPU, .name = "host-cpu", .type = TSYNC_OPT_INT, .arg = "N",
 	  .min = 0, .max = 65535, .def_text = "the guest CPU's number",	/* and < the host's CPUs */

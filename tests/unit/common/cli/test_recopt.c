@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/cli/recopt.h"
+#include "proto/proto.h"
 
 /* Splits @line at spaces into a writable argv (argv[0] "record"). */
 struct args {
@@ -193,7 +194,7 @@ static void test_host_defaults_and_globals(void **state)
 	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_DEBUG);
 	assert_true(r.quiet);
 	assert_true(r.duration == 1.5);
-	assert_string_equal(tsync_recopt_stamps[r.stamp], "clock");
+	assert_string_equal(tsync_stamp_names[r.stamp], "clock");
 	tsync_recopt_free(&r);
 
 	/* --verbose alone is info, as trace-cmd; numbers above 6 are "all" */
