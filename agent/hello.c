@@ -152,7 +152,7 @@ static int build_reply(struct hello *hs, struct tsync_msg *reply)
 	reply->hello_reply.ver_min = TSYNC_PROTO_VERSION_MIN;
 	reply->hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
 	reply->hello_reply.caps = TSYNC_CAP_TRACE | (hs->auth ? TSYNC_CAP_AUTH_HMAC : 0) |
-				  (tsync_stamp_tsc_available() ? TSYNC_CAP_STAMP_TSC : 0);
+				  tsync_stamp_caps();
 	return 0;
 }
 

@@ -76,18 +76,6 @@ void agent_tracefs_judge(const struct agent_tracefs_facts *f, struct agent_trace
 	       f->read_err ? "reading trace_clock" : "writing to instances/", strerror(err));
 }
 
-/* Writes the clocks that need no tracefs into @buf: "mono, mono_raw, ...". */
-static void clock_list(char *buf, size_t len)
-{
-	char names[8][TSYNC_TRACE_CLOCK_NAME_MAX];
-	int n = tsync_trace_clock_user_list(names, 8, tsync_stamp_tsc_available());
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < n && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
-}
-
 /* Checks tracefs as this process sees it; see tracefs_check.h. */
 void agent_tracefs_check(struct agent_tracefs *t)
 {
@@ -115,5 +103,6 @@ void agent_tracefs_check(struct agent_tracefs *t)
 		f.write_err = errno;
 judge:
 	agent_tracefs_judge(&f, t);
-	clock_list(t->clocks, sizeof(t->clocks));
+	/* the clocks that need no tracefs: "mono, mono_raw, ..." */
+	tsync_stamp_user_clocks_text(NULL, t->clocks, sizeof(t->clocks));
 }

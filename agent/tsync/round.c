@@ -151,7 +151,7 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
 			uint32_t round, uint32_t seq, uint32_t count,
 			struct tsync_stamp *out)
 {
-	bool marker = tsync_stamp_source_of(s->stamps.stamper) == TSYNC_STAMP_MARKER;
+	bool deferred = tsync_stamp_deferred(s->stamps.stamper);
 	int64_t t2 = 0, t3 = 0;
 	int ret;
 
@@ -166,11 +166,11 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
 				    seq, round);
 		return -EPROTO;
 	}
-	/* A marker stamp is a write into the trace buffer: a second one for
-	 * t3 would only cost the guest another system call, as what lies
-	 * between the two stamps would be that write itself. So t3 = t2
-	 * (resolve_stamps()). */
-	if (!marker)
+	/* A deferred (marker) stamp is a write into the trace buffer: a
+	 * second one for t3 would only cost the guest another system call,
+	 * as what lies between the two stamps would be that write itself.
+	 * So t3 = t2 (resolve_stamps()). */
+	if (!deferred)
 		ret = tsync_stamp_take(s->stamps.stamper, st->round_id, seq,
 				       TSYNC_DIR_GUEST_SEND, st->cpu, &t3);
 	if (ret)
@@ -181,8 +181,8 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
 	return ret;
 }
 
-/* Reads back the marker stamps of @n probes (clock, tsc: nothing to do);
- * a marker probe has one stamp, its t2, which is its t3 too
+/* Reads back the deferred (marker) stamps of @n probes (other sources:
+ * nothing to do); such a probe has one stamp, its t2, which is its t3 too
  * (answer_probe()). Returns 0 or -errno. */
 static int resolve_stamps(struct agent_session *s, const struct tsync_sync_start *st,
 			  struct tsync_stamp *stamps, size_t n)
@@ -190,7 +190,7 @@ static int resolve_stamps(struct agent_session *s, const struct tsync_sync_start
 	struct tsync_stamp_slot *slots;
 	int ret;
 
-	if (tsync_stamp_source_of(s->stamps.stamper) != TSYNC_STAMP_MARKER || !n)
+	if (!tsync_stamp_deferred(s->stamps.stamper) || !n)
 		return 0;
 	slots = calloc(n, sizeof(*slots));
 	if (!slots)

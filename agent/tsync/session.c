@@ -75,8 +75,7 @@ static int list_clocks(const struct agent_ctx *ctx, struct tsync_session_reply *
 	if (ctx->tracefs->usable) {
 		n = tsync_instance_clocks(clocks, TSYNC_MAX_CLOCKS, &sel);
 	} else {
-		n = tsync_trace_clock_user_list(clocks, TSYNC_MAX_CLOCKS,
-						tsync_stamp_tsc_available());
+		n = tsync_stamp_user_clocks(clocks, TSYNC_MAX_CLOCKS);
 		sel = 0;
 	}
 	if (n < 0)
@@ -108,7 +107,7 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	r->page_size = (uint32_t)getpagesize();
 	r->trace_id = s->trace_id;
 	r->caps = (s->ctx->tracefs->usable ? TSYNC_CAP_TRACE : 0) |
-		  (tsync_stamp_tsc_available() ? TSYNC_CAP_STAMP_TSC : 0);
+		  tsync_stamp_caps();
 	r->session_id = s->id;
 	memcpy(r->secret, s->secret, sizeof(r->secret));
 	if (uname(&un) == 0)
@@ -168,14 +167,18 @@ static int refused_without_tracefs(struct agent_session *s, const struct tsync_m
 					   t->why, t->fix);
 		return 1;
 	}
-	if (m->type == TSYNC_MSG_SYNC_START && m->sync_start.source == TSYNC_STAMP_MARKER) {
+	if (m->type == TSYNC_MSG_SYNC_START && tsync_stamp_needs_tracefs(m->sync_start.source)) {
+		const char *src = tsync_stamp_source_name(m->sync_start.source);
+		char others[64];
+
+		tsync_stamp_user_sources_text(others, sizeof(others));
 		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
-			      "%s: refused a round with marker stamps: no tracefs", s->peer->name);
+			      "%s: refused a round with %s stamps: no tracefs", s->peer->name, src);
 		*ret = agent_session_error(s, t->code,
-					   "sync with marker stamps (clock %s) needs tracefs: %s; "
+					   "sync with %s stamps (clock %s) needs tracefs: %s; "
 					   "fix: %s. Without it the agent syncs the clocks %s "
-					   "with clock or tsc stamps (e.g. -C mono)", m->sync_start.clock, t->why, t->fix,
-					   t->clocks);
+					   "with %s stamps (e.g. -C mono)", src, m->sync_start.clock,
+					   t->why, t->fix, t->clocks, others);
 		return 1;
 	}
 	return 0;

@@ -1,226 +1,204 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Timestamp sources: trace markers, POSIX clocks, TSC; see stamp.h. */
+/*
+ * The table of stamp sources and everything asked of it; see stamp.h, and
+ * stamp_priv.h for what a source implements.
+ */
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <kbuffer.h>
-#include <tracefs.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HAVE_TSC 1
-#else
-#define HAVE_TSC 0
-#endif
-
-#include "common/tracefs/instance.h"
-#include "common/base/log.h"
-#include "common/stamp/stamp.h"
-#include "common/base/timeutil.h"
 #include "common/base/trace_clock.h"
-#include "common/tracemeta/tracemeta.h"
-#include "proto/tsync_record.h"
+#include "common/stamp/stamp_priv.h"
 
-/* Reader state of one CPU's ring buffer, created on first resolve. */
-struct stamp_cpu {
-	int fd;			/* per_cpu/cpuN/trace_pipe_raw, -1 if not open */
-	struct kbuffer *kb;
-	char *page;
+/* The sources: a row of TSYNC_STAMP_SOURCES each, with its ops. */
+static const struct stamp_source sources[] = {
+#define STAMP_X_ROW(name, NAME, id, cap) \
+	{ #name, TSYNC_STAMP_##NAME, cap, &stamp_##name##_ops },
+	TSYNC_STAMP_SOURCES(STAMP_X_ROW)
+#undef STAMP_X_ROW
 };
 
-struct tsync_stamper {
-	enum tsync_stamp_source source;
-	clockid_t clk;			/* clock kind */
-	int64_t clk_offset;		/* clock kind: subtracted from each stamp */
-	/* marker kind */
-	struct tsync_instance *inst;	/* the private instance */
-	int marker_fd;			/* its trace_marker_raw (owned by inst) */
-	int raw_id;			/* event id of ftrace/raw_data */
-	int id_off;			/* offset of its id field */
-	enum kbuffer_long_size lsize;
-	size_t page_size;		/* ring-buffer sub-buffer size */
-	int ncpu;
-	struct stamp_cpu *cpus;
-	pthread_mutex_t lock;		/* guards creation of cpus[] readers */
-};
+#define NSOURCES (sizeof(sources) / sizeof(sources[0]))
+
+/* Longest list of clock names the texts below are made from. */
+#define CLOCKS_MAX 16
+
+/* Returns the row of @source, or NULL. */
+static const struct stamp_source *source_row(unsigned int source)
+{
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i].id == source)
+			return &sources[i];
+	return NULL;
+}
+
+/* Returns true if this machine has the source of @r. */
+static bool has(const struct stamp_source *r)
+{
+	return !r->ops->available || r->ops->available();
+}
+
+/* Returns true if the source of @r stamps in trace clock @clock. */
+static bool fits(const struct stamp_source *r, const char *clock)
+{
+	return !r->ops->fits || r->ops->fits(clock);
+}
 
 /* Picks the default source of a clock; see stamp.h. */
 enum tsync_stamp_source tsync_stamp_default(const char *clock_name)
 {
-	clockid_t clk;
+	const struct stamp_source *any = NULL;
 
-	if (!clock_name)
-		return TSYNC_STAMP_MARKER;
-	if (tsync_trace_clock_posix(clock_name, &clk) == 0)
-		return TSYNC_STAMP_CLOCK;
-	if (HAVE_TSC && tsync_trace_clock_is_tsc(clock_name))
-		return TSYNC_STAMP_TSC;
-	return TSYNC_STAMP_MARKER;
+	for (size_t i = 0; i < NSOURCES; i++) {
+		const struct stamp_source *r = &sources[i];
+
+		if (!r->ops->fits) {
+			if (!any && has(r))
+				any = r;
+		} else if (clock_name && *clock_name && has(r) && r->ops->fits(clock_name)) {
+			return r->id;
+		}
+	}
+	return any ? any->id : sources[0].id;
 }
 
 /* Checks a source against a clock; see stamp.h. */
 int tsync_stamp_check(unsigned int source, const char *clock_name)
 {
-	if (!clock_name || !*clock_name)
+	const struct stamp_source *r = source_row(source);
+
+	if (!r || !clock_name || !*clock_name)
 		return -EINVAL;
-	switch (source) {
-	case TSYNC_STAMP_MARKER:
-		return 0;
-	case TSYNC_STAMP_CLOCK:
-	case TSYNC_STAMP_TSC:
-		/* possible exactly where it is the default */
-		return tsync_stamp_default(clock_name) == source ? 0 : -EINVAL;
-	}
-	return -EINVAL;
+	return has(r) && fits(r, clock_name) ? 0 : -EINVAL;
 }
 
-/* Returns true if @tag is a valid instance tag. */
-static bool tag_ok(const char *tag)
+/* Returns the capability bits this machine's sources give; see stamp.h. */
+uint32_t tsync_stamp_caps(void)
 {
-	size_t i, n = tag ? strlen(tag) : 0;
+	uint32_t caps = 0;
 
-	if (!n || n > TSYNC_STAMP_TAG_MAX)
-		return false;
-	for (i = 0; i < n; i++) {
-		char c = tag[i];
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (has(&sources[i]))
+			caps |= sources[i].cap;
+	return caps;
+}
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
-			return false;
-	}
-	return true;
+/* Says whether a source needs tracefs; see stamp.h. */
+bool tsync_stamp_needs_tracefs(unsigned int source)
+{
+	const struct stamp_source *r = source_row(source);
+
+	return !r || r->ops->tracefs;
+}
+
+/* Checks that the peer announced the source; see stamp.h. */
+int tsync_stamp_peer_check(unsigned int source, uint32_t caps, char *err, size_t errlen)
+{
+	const struct stamp_source *r = source_row(source);
+
+	if (!r || !(r->cap & ~caps))
+		return 0;
+	snprintf(err, errlen, "the agent cannot stamp with %s (it does not announce the "
+		 "capability): use --stamp %s", r->ops->what,
+		 tsync_stamp_source_name(tsync_stamp_default(NULL)));
+	return -EOPNOTSUPP;
 }
 
 /*
- * Reads the event id of ftrace/raw_data and the offset of its "id" field,
- * the size of the ring-buffer page's commit field and the sub-buffer size
- * from the instance. Returns 0 or -errno.
+ * Writes the @n names of @names to @buf as "a, b, c", or with @last (as
+ * "or") between the last two: "a, b or c".
  */
-static int read_formats(struct tsync_stamper *s)
+static void join(const char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int n, const char *last,
+		 char *buf, size_t len)
 {
-	struct tracefs_instance *inst = tsync_instance_tracefs(s->inst);
-	char *buf;
-	const char *p;
-	int ret = -EPROTO;
+	size_t off = 0;
 
-	buf = tracefs_instance_file_read(inst, "events/ftrace/raw_data/format", NULL);
-	if (!buf)
-		return errno ? -errno : -ENOENT;
-	p = strstr(buf, "\nID: ");
-	if (p)
-		s->raw_id = atoi(p + 5);
-	p = strstr(buf, " id;\toffset:");
-	if (p)
-		s->id_off = atoi(p + strlen(" id;\toffset:"));
-	if (p && s->raw_id > 0 && s->id_off >= 0 && s->id_off <= 64)
-		ret = 0;
-	free(buf);
-	if (ret)
-		return ret;
-
-	s->lsize = sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4;
-	buf = tracefs_instance_file_read(NULL, "events/header_page", NULL);
-	if (buf && (p = strstr(buf, "commit;")) != NULL) {
-		p = strstr(p, "size:");
-		if (p)
-			s->lsize = atoi(p + 5) == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8;
+	if (len)
+		buf[0] = '\0';
+	for (int i = 0; i < n && off < len; i++) {
+		if (i && i == n - 1 && last)
+			off += (size_t)snprintf(buf + off, len - off, " %s %s", last, names[i]);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+						names[i]);
 	}
-	free(buf);
-
-	ret = tracemeta_subbuf_size(inst);
-	s->page_size = ret > 0 ? (size_t)ret : (size_t)getpagesize();
-	return 0;
-}
-
-/* Sets up the marker kind: instance, clock, buffer, writer. 0 or -errno. */
-static int open_marker(struct tsync_stamper *s, const char *clock_name,
-		       const char *tag)
-{
-	char prefix[TSYNC_INSTANCE_PREFIX_MAX];
-	int ret, i;
-
-	if (!tag_ok(tag))
-		return -EINVAL;
-	snprintf(prefix, sizeof(prefix), "tsync-%s", tag);
-	ret = tsync_instance_create(prefix, &s->inst);
-	if (ret)
-		return ret == -ENOENT ? -ENODEV : ret;
-	ret = tsync_instance_set_clock(s->inst, clock_name);
-	if (ret) {
-		log_err("stamp: trace clock '%s' refused: %s", clock_name, strerror(-ret));
-		return ret;
-	}
-	ret = tsync_instance_set_buffer_kb(s->inst, TSYNC_STAMP_BUFFER_KB);
-	if (!ret)
-		ret = tsync_instance_start(s->inst);
-	if (!ret)
-		ret = read_formats(s);
-	if (ret)
-		return ret;
-	s->marker_fd = tsync_instance_marker_fd(s->inst);
-	if (s->marker_fd < 0)
-		return s->marker_fd;
-	s->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
-	if (s->ncpu <= 0)
-		s->ncpu = 1;
-	s->cpus = calloc((size_t)s->ncpu, sizeof(*s->cpus));
-	if (!s->cpus)
-		return -ENOMEM;
-	for (i = 0; i < s->ncpu; i++)
-		s->cpus[i].fd = -1;
-	return 0;
 }
 
 /*
- * Reads this process's time-namespace offset of POSIX clock @clk into
- * *@off (ns): "monotonic" applies to CLOCK_MONOTONIC and _RAW, "boottime"
- * to CLOCK_BOOTTIME, nothing to CLOCK_TAI. No file (a kernel without time
- * namespaces) means no offset. The file shows the namespace this process's
- * children get, which is its own unless it called unshare(CLONE_NEWTIME)
- * itself, which tsync never does. Returns 0 or -errno.
+ * Lists into @names (at most @max) the clocks user space reads itself
+ * (common/base/trace_clock.h) that the source of @r stamps. Returns the
+ * count.
  */
-static int timens_offset(clockid_t clk, int64_t *off)
+static int clocks_of(const struct stamp_source *r, char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX],
+		     int max)
 {
-	const char *want = clk == CLOCK_BOOTTIME ? "boottime" :
-			   clk == CLOCK_MONOTONIC || clk == CLOCK_MONOTONIC_RAW ?
-			   "monotonic" : NULL;
-	int want_id = clk == CLOCK_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
-	long long sec, nsec;
-	char name[32];
-	FILE *f;
+	char all[CLOCKS_MAX][TSYNC_TRACE_CLOCK_NAME_MAX];
+	int n = tsync_trace_clock_user_list(all, CLOCKS_MAX, true), k = 0;
 
-	*off = 0;
-	if (!want)
-		return 0;
-	f = fopen("/proc/self/timens_offsets", "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	/* "monotonic <sec> <nsec>"; older kernels print the clock id */
-	while (fscanf(f, "%31s %lld %lld", name, &sec, &nsec) == 3) {
-		if (!strcmp(name, want) ||
-		    (name[0] >= '0' && name[0] <= '9' && atoi(name) == want_id)) {
-			*off = sec * NSEC_PER_SEC + nsec;
-			break;
+	for (int i = 0; i < n && k < max; i++)
+		if (fits(r, all[i]))
+			memcpy(names[k++], all[i], sizeof(all[i]));
+	return k;
+}
+
+/* Describes the clocks a source stamps; see stamp.h. */
+void tsync_stamp_clocks_text(unsigned int source, char *buf, size_t len)
+{
+	const struct stamp_source *r = source_row(source);
+	char names[CLOCKS_MAX][TSYNC_TRACE_CLOCK_NAME_MAX];
+	size_t off;
+
+	if (!r || !r->ops->fits) {
+		snprintf(buf, len, "every trace clock");
+		return;
+	}
+	join((const char (*)[TSYNC_TRACE_CLOCK_NAME_MAX])names,
+	     clocks_of(r, names, CLOCKS_MAX), "and", buf, len);
+	off = strlen(buf);
+	if (r->ops->only_on && off < len)
+		snprintf(buf + off, len - off, ", on %s", r->ops->only_on);
+}
+
+/* Lists the clocks stamped without tracefs here; see stamp.h. */
+int tsync_stamp_user_clocks(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max)
+{
+	char all[CLOCKS_MAX][TSYNC_TRACE_CLOCK_NAME_MAX];
+	int n = tsync_trace_clock_user_list(all, CLOCKS_MAX, true), k = 0;
+
+	for (int i = 0; i < n && k < max; i++) {
+		for (size_t j = 0; j < NSOURCES; j++) {
+			const struct stamp_source *r = &sources[j];
+
+			if (!r->ops->tracefs && has(r) && fits(r, all[i])) {
+				memcpy(names[k++], all[i], sizeof(all[i]));
+				break;
+			}
 		}
 	}
-	fclose(f);
-	if (*off)
-		log_debug("stamp: time namespace offset %lld ns removed from clock %d",
-			  (long long)*off, (int)clk);
-	return 0;
+	return k;
 }
 
-/* Whether rdtsc stamps are possible here; see stamp.h. */
-bool tsync_stamp_tsc_available(void)
+/* Writes the clocks stamped without tracefs here; see stamp.h. */
+void tsync_stamp_user_clocks_text(const char *last, char *buf, size_t len)
 {
-	return HAVE_TSC;
+	char names[CLOCKS_MAX][TSYNC_TRACE_CLOCK_NAME_MAX];
+
+	join((const char (*)[TSYNC_TRACE_CLOCK_NAME_MAX])names,
+	     tsync_stamp_user_clocks(names, CLOCKS_MAX), last, buf, len);
+}
+
+/* Writes the sources that need no tracefs here; see stamp.h. */
+void tsync_stamp_user_sources_text(char *buf, size_t len)
+{
+	char names[NSOURCES][TSYNC_TRACE_CLOCK_NAME_MAX];
+	int n = 0;
+
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (!sources[i].ops->tracefs && has(&sources[i]))
+			snprintf(names[n++], sizeof(names[0]), "%s", sources[i].name);
+	join((const char (*)[TSYNC_TRACE_CLOCK_NAME_MAX])names, n, "or", buf, len);
 }
 
 /* Opens a timestamp source; see stamp.h. */
@@ -228,7 +206,7 @@ int tsync_stamp_open(unsigned int source, const char *clock_name,
 		     const char *tag, unsigned int flags,
 		     struct tsync_stamper **out)
 {
-	struct tsync_stamper *s;
+	const struct stamp_source *r = source_row(source);
 	int ret;
 
 	if (!out)
@@ -236,278 +214,52 @@ int tsync_stamp_open(unsigned int source, const char *clock_name,
 	ret = tsync_stamp_check(source, clock_name);
 	if (ret)
 		return ret;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->source = source == TSYNC_STAMP_CLOCK ? TSYNC_STAMP_CLOCK :
-		  source == TSYNC_STAMP_TSC ? TSYNC_STAMP_TSC : TSYNC_STAMP_MARKER;
-	s->marker_fd = -1;
-	pthread_mutex_init(&s->lock, NULL);
-	if (s->source == TSYNC_STAMP_CLOCK) {
-		ret = tsync_trace_clock_posix(clock_name, &s->clk);
-		if (!ret && !(flags & TSYNC_STAMP_NS_CLOCK))
-			ret = timens_offset(s->clk, &s->clk_offset);
-	}
-	else if (s->source == TSYNC_STAMP_MARKER)
-		ret = open_marker(s, clock_name, tag);
-	if (ret) {
-		tsync_stamp_close(s);
+	ret = r->ops->open(clock_name, tag, flags, out);
+	if (ret)
 		return ret;
-	}
-	*out = s;
+	(*out)->src = r;
 	return 0;
 }
 
 /* Returns the source of an open stamper; see stamp.h. */
 enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s)
 {
-	return s->source;
+	return s->src->id;
 }
 
-/* Returns the marker instance name; see stamp.h. */
+/* Says whether an open source stamps at resolve(); see stamp.h. */
+bool tsync_stamp_deferred(const struct tsync_stamper *s)
+{
+	return s->src->ops->resolve != NULL;
+}
+
+/* Returns the instance name; see stamp.h. */
 const char *tsync_stamp_instance(const struct tsync_stamper *s)
 {
-	return s && s->inst ? tsync_instance_name(s->inst) : NULL;
-}
-
-/* Returns the TSC now, ordered after earlier loads (as rdtsc_ordered). */
-static inline int64_t read_tsc(void)
-{
-#if HAVE_TSC
-	_mm_lfence();
-	return (int64_t)__rdtsc();
-#else
-	return 0;
-#endif
+	return s && s->src->ops->instance ? s->src->ops->instance(s) : NULL;
 }
 
 /* Takes a timestamp; see stamp.h. */
 int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 		     uint8_t dir, uint32_t cpu, int64_t *ts)
 {
-	struct timespec t;
-	struct tsync_rec_probe rec;
-	ssize_t n;
-
-	switch (s->source) {
-	case TSYNC_STAMP_CLOCK:
-		if (clock_gettime(s->clk, &t))
-			return -errno;
-		*ts = (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec - s->clk_offset;
-		return 0;
-	case TSYNC_STAMP_TSC:
-		*ts = read_tsc();
-		return 0;
-	case TSYNC_STAMP_MARKER:
-		break;
-	default:
-		return -EINVAL;
-	}
-	memset(&rec, 0, sizeof(rec));
-	tsync_rec_hdr_init(&rec.hdr, TSYNC_REC_PROBE, sizeof(rec));
-	rec.round = round;
-	rec.seq = seq;
-	rec.cpu = cpu;
-	rec.dir = dir;
-	*ts = 0;
-	n = write(s->marker_fd, &rec, sizeof(rec));
-	if (n < 0)
-		return -errno;
-	return (size_t)n == sizeof(rec) ? 0 : -EIO;
+	return s->src->ops->take(s, round, seq, dir, cpu, ts);
 }
 
-/* Returns the reader of @cpu, creating it on first use; NULL on error. */
-static struct stamp_cpu *cpu_reader(struct tsync_stamper *s, int cpu, int *err)
-{
-	struct stamp_cpu *c = &s->cpus[cpu];
-	char path[64];
-
-	pthread_mutex_lock(&s->lock);
-	if (c->fd >= 0)
-		goto out;
-	*err = -ENOMEM;
-	if (!c->kb)
-		c->kb = kbuffer_alloc(s->lsize, KBUFFER_ENDIAN_SAME_AS_HOST);
-	if (!c->page)
-		c->page = malloc(s->page_size);
-	if (!c->kb || !c->page)
-		goto fail;
-	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
-	c->fd = tracefs_instance_file_open(tsync_instance_tracefs(s->inst), path,
-					   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (c->fd < 0) {
-		*err = -errno;
-		goto fail;
-	}
-out:
-	pthread_mutex_unlock(&s->lock);
-	return c;
-fail:
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
-}
-
-/* Key of a slot or record: seq in the high bits, dir in the low byte. */
-static uint64_t slot_key(uint32_t seq, uint8_t dir)
-{
-	return ((uint64_t)seq << 8) | dir;
-}
-
-/* Context of one resolve: slot indices sorted by key. */
-struct resolve_ctx {
-	struct tsync_stamp_slot *slots;
-	uint32_t *order;
-	size_t n;
-};
-
-/* Sorts the slot indices of @rc by key (shell sort: no comparator
- * context needed, n is a few hundred). */
-static void sort_order(struct resolve_ctx *rc)
-{
-	size_t i, j;
-
-	for (i = 0; i < rc->n; i++)
-		rc->order[i] = (uint32_t)i;
-	for (size_t gap = rc->n / 2; gap > 0; gap /= 2) {
-		for (i = gap; i < rc->n; i++) {
-			uint32_t v = rc->order[i];
-			uint64_t kv = slot_key(rc->slots[v].seq, rc->slots[v].dir);
-
-			for (j = i; j >= gap; j -= gap) {
-				uint32_t u = rc->order[j - gap];
-
-				if (slot_key(rc->slots[u].seq, rc->slots[u].dir) <= kv)
-					break;
-				rc->order[j] = u;
-			}
-			rc->order[j] = v;
-		}
-	}
-}
-
-/* Returns the slot for @key, or NULL. */
-static struct tsync_stamp_slot *find_slot(struct resolve_ctx *rc, uint64_t key)
-{
-	size_t lo = 0, hi = rc->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct tsync_stamp_slot *sl = &rc->slots[rc->order[mid]];
-		uint64_t k = slot_key(sl->seq, sl->dir);
-
-		if (k == key)
-			return sl;
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* Matches the records of one ring-buffer page against the slots. */
-static void scan_page(struct tsync_stamper *s, struct kbuffer *kb, uint32_t round,
-		      struct resolve_ctx *rc)
-{
-	unsigned long long ts;
-	void *data;
-
-	for (data = kbuffer_read_event(kb, &ts); data;
-	     data = kbuffer_next_event(kb, &ts)) {
-		struct tsync_rec_probe rec;
-		struct tsync_stamp_slot *sl;
-		uint16_t type;
-
-		if (kbuffer_event_size(kb) < s->id_off + (int)sizeof(rec))
-			continue;
-		memcpy(&type, data, sizeof(type));
-		if (type != s->raw_id)
-			continue;
-		memcpy(&rec, (char *)data + s->id_off, sizeof(rec));
-		if (rec.hdr.id != TSYNC_RAW_ID || rec.hdr.magic != TSYNC_REC_MAGIC ||
-		    rec.hdr.version != TSYNC_REC_VERSION ||
-		    rec.hdr.type != TSYNC_REC_PROBE || rec.hdr.len != sizeof(rec) ||
-		    rec.round != round)
-			continue;
-		sl = find_slot(rc, slot_key(rec.seq, rec.dir));
-		if (sl && !sl->ts)
-			sl->ts = (int64_t)ts;
-	}
-}
-
-/* Reads back marker timestamps; see stamp.h. */
+/* Reads back deferred timestamps; see stamp.h. */
 int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
 			struct tsync_stamp_slot *slots, size_t n)
 {
-	struct resolve_ctx rc = { .slots = slots, .n = n };
-	struct stamp_cpu *c;
-	size_t i, missing = 0;
-	int ret = 0;
-
 	if (!s || (n && !slots))
 		return -EINVAL;
-	if (s->source != TSYNC_STAMP_MARKER)
+	if (!s->src->ops->resolve)
 		return 0;
-	if (cpu < 0 || cpu >= s->ncpu)
-		return -EINVAL;
-	c = cpu_reader(s, cpu, &ret);
-	if (!c)
-		return ret;
-	ret = 0;
-	rc.order = malloc((n ? n : 1) * sizeof(*rc.order));
-	if (!rc.order)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		slots[i].ts = 0;
-	sort_order(&rc);
-
-	for (;;) {
-		ssize_t r = read(c->fd, c->page, s->page_size);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno == EAGAIN)
-			break;
-		if (r < 0) {
-			ret = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		if (kbuffer_load_subbuffer(c->kb, c->page) < 0) {
-			ret = -EPROTO;
-			goto out;
-		}
-		scan_page(s, c->kb, round, &rc);
-	}
-	for (i = 0; i < n; i++)
-		missing += !slots[i].ts;
-	if (missing) {
-		log_debug("stamp: %zu of %zu markers of round %u missing on cpu %d",
-			  missing, n, round, cpu);
-		ret = -ENOENT;
-	}
-out:
-	free(rc.order);
-	return ret;
+	return s->src->ops->resolve(s, cpu, round, slots, n);
 }
 
-/* Closes a source and removes its instance; see stamp.h. */
+/* Closes a source; see stamp.h. */
 void tsync_stamp_close(struct tsync_stamper *s)
 {
-	int i;
-
-	if (!s)
-		return;
-	for (i = 0; s->cpus && i < s->ncpu; i++) {
-		if (s->cpus[i].fd >= 0)
-			close(s->cpus[i].fd);
-		if (s->cpus[i].kb)
-			kbuffer_free(s->cpus[i].kb);
-		free(s->cpus[i].page);
-	}
-	free(s->cpus);
-	tsync_instance_destroy(s->inst);
-	pthread_mutex_destroy(&s->lock);
-	free(s);
+	if (s)
+		s->src->ops->close(s);
 }

@@ -3,6 +3,13 @@
  * Timestamp sources for sync rounds, in the trace clock of the buffers.
  * Used by both sides: the host stamps t1/t4, the agent t2/t3.
  *
+ * The sources are a table (stamp.c): a row of TSYNC_STAMP_SOURCES in
+ * proto/proto.h each (name, wire id, capability bit) joined to the ops
+ * its file implements (stamp_priv.h). Everything about sources is asked
+ * of the table: a clock's default source, which source may stamp which
+ * clock, the capabilities an agent announces, what needs tracefs, and
+ * the lists in messages. Today's rows:
+ *
  *   marker  each stamp is a struct tsync_rec_probe written to
  *           trace_marker_raw of a private tracefs instance whose trace_clock
  *           is the chosen clock; the kernel timestamps it. resolve() reads
@@ -16,6 +23,11 @@
  *           stamps trace events without it. Filled at once.
  *   tsc     rdtsc (x86 only), for x86-tsc. Filled at once.
  *
+ * A new source is a row in TSYNC_STAMP_SOURCES (a new wire id, and a
+ * capability bit if not every agent has it) and a file
+ * common/stamp/stamp_<name>.c defining stamp_<name>_ops, listed in the
+ * map below; nothing else in the tree names a source.
+ *
  * The marker instance is created once by tsync_stamp_open() (a
  * common/tracefs/instance.h instance with prefix "tsync-<tag>", named
  * "tsync-<tag>-<pid>-<n>", unique even for concurrent opens in one process),
@@ -28,7 +40,11 @@
  *
  * The folder's map (scripts/check-includes checks that it names every
  * file): common/stamp/
- *   stamp.c, stamp.h              timestamp sources (marker, clock, tsc)
+ *   stamp.c, stamp.h              the table of timestamp sources, and what is asked of it
+ *   stamp_priv.h                  what a source implements (struct stamp_source_ops)
+ *   stamp_clock.c                 the clock source: clock_gettime() of the trace clock
+ *   stamp_marker.c                the marker source: trace_marker_raw, read back
+ *   stamp_tsc.c                   the tsc source: rdtsc
  *   stamp_round.c, stamp_round.h  the sources as both ends of a round use them
  */
 #ifndef TSYNC_STAMP_H
@@ -38,6 +54,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/base/trace_clock.h"
 #include "proto/proto.h"
 
 /* Ring-buffer size per CPU of a marker instance: room for a round of 4096
@@ -58,21 +75,55 @@ struct tsync_stamper;
 
 /*
  * The source used for trace clock @clock_name when none is asked for (the
- * only place this is decided): clock for mono, mono_raw, boot and tai, tsc
- * for x86-tsc on x86, marker otherwise (and for NULL).
+ * only place this is decided): the first source of the table this
+ * machine has that reads that clock itself (clock for mono, mono_raw,
+ * boot and tai, tsc for x86-tsc on x86), else the one that stamps every
+ * clock through tracefs (marker; also for NULL).
  */
 enum tsync_stamp_source tsync_stamp_default(const char *clock_name);
 
-/* Returns true if this machine can stamp with the TSC (x86: rdtsc); what
- * the agent announces as TSYNC_CAP_STAMP_TSC. */
-bool tsync_stamp_tsc_available(void);
-
 /*
  * Checks that @source (a wire value, enum tsync_stamp_source) can stamp in
- * trace clock @clock_name. Returns 0, or -EINVAL (unknown source, empty
- * clock name, clock or tsc source not possible for that clock).
+ * trace clock @clock_name here. Returns 0, or -EINVAL (unknown source,
+ * empty clock name, a source this machine lacks or that does not stamp
+ * that clock).
  */
 int tsync_stamp_check(unsigned int source, const char *clock_name);
+
+/* Returns the capability bits of the sources this machine has: what an
+ * agent announces (TSYNC_CAP_STAMP_TSC on x86). */
+uint32_t tsync_stamp_caps(void);
+
+/* Returns true if @source needs tracefs (marker; and an unknown one). */
+bool tsync_stamp_needs_tracefs(unsigned int source);
+
+/*
+ * Checks that a peer announcing capabilities @caps has @source. Returns 0,
+ * or -EOPNOTSUPP with @err saying so ("the agent cannot stamp with the
+ * TSC (it does not announce the capability): use --stamp marker").
+ */
+int tsync_stamp_peer_check(unsigned int source, uint32_t caps, char *err, size_t errlen);
+
+/*
+ * Writes which clocks @source stamps, for messages: "mono, mono_raw, boot
+ * and tai", "x86-tsc, on x86", "every trace clock".
+ */
+void tsync_stamp_clocks_text(unsigned int source, char *buf, size_t len);
+
+/*
+ * Lists into @names (at most @max) the trace clocks the sources that need
+ * no tracefs stamp on this machine (mono, mono_raw, boot, tai, and x86-tsc
+ * on x86). Returns the count.
+ */
+int tsync_stamp_user_clocks(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int max);
+
+/* Writes tsync_stamp_user_clocks() as "mono, mono_raw, boot, tai, x86-tsc",
+ * or with @last (NULL: none) before the last one: "..., tai or x86-tsc". */
+void tsync_stamp_user_clocks_text(const char *last, char *buf, size_t len);
+
+/* Writes the names of this machine's sources that need no tracefs as
+ * "clock or tsc". */
+void tsync_stamp_user_sources_text(char *buf, size_t len);
 
 /*
  * tsync_stamp_open() flag: the clock source reads the clock as this
@@ -96,24 +147,31 @@ int tsync_stamp_open(unsigned int source, const char *clock_name,
 /* Returns the source an open @s (not NULL) uses. */
 enum tsync_stamp_source tsync_stamp_source_of(const struct tsync_stamper *s);
 
-/* Returns the name of the marker instance, or NULL for other kinds. */
+/*
+ * Returns true if @s is deferred: take() writes what resolve() later
+ * turns into the stamp (marker). Such a stamp costs a system call, and
+ * what lies between two of them is mostly that call.
+ */
+bool tsync_stamp_deferred(const struct tsync_stamper *s);
+
+/* Returns the name of the source's tracefs instance (marker), or NULL. */
 const char *tsync_stamp_instance(const struct tsync_stamper *s);
 
 /*
  * Takes a timestamp now, for probe @seq, direction @dir of @round, syncing
- * CPU @cpu (recorded in the marker). clock and tsc: sets *@ts. marker:
- * writes the record, sets *@ts to 0 (pending until resolve()); the caller
- * must stay on one CPU for the whole round. Returns 0 or -errno.
+ * CPU @cpu (recorded in the marker). Sets *@ts; a deferred source (marker)
+ * writes its record and sets *@ts to 0 (pending until resolve()), and the
+ * caller must stay on one CPU for the whole round. Returns 0 or -errno.
  */
 int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 		     uint8_t dir, uint32_t cpu, int64_t *ts);
 
 /*
- * marker: reads back everything written on CPU @cpu since the last resolve
- * of that CPU (consuming it), and fills the ts of each of the @n slots from
- * the record of @round with the same seq and dir. Returns 0, -ENOENT if any
- * slot found no record (ts of those left 0), or -errno. clock and tsc:
- * returns 0 and leaves the slots alone.
+ * A deferred source (marker): reads back everything written on CPU @cpu
+ * since the last resolve of that CPU (consuming it), and fills the ts of
+ * each of the @n slots from the record of @round with the same seq and
+ * dir. Returns 0, -ENOENT if any slot found no record (ts of those left
+ * 0), or -errno. Other sources: returns 0 and leaves the slots alone.
  */
 int tsync_stamp_resolve(struct tsync_stamper *s, int cpu, uint32_t round,
 			struct tsync_stamp_slot *slots, size_t n);

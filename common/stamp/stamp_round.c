@@ -43,7 +43,7 @@ int tsync_stamp_resolve_pairs(struct tsync_stamper *sp, int cpu, uint32_t round,
 	struct tsync_stamp_slot *slots;
 	int ret;
 
-	if (tsync_stamp_source_of(sp) != TSYNC_STAMP_MARKER || !n)
+	if (!tsync_stamp_deferred(sp) || !n)
 		return 0;
 	slots = calloc(2 * n, sizeof(*slots));
 	if (!slots)

@@ -26,12 +26,12 @@ static void join_names(const char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int n, c
 /* A --stamp that cannot stamp the clock; -EINVAL with the reason. */
 static int stamp_mismatch(const struct preflight_facts *f, char *err, size_t errlen)
 {
-	const char *only = f->source == TSYNC_STAMP_TSC ? "only x86-tsc, on x86" :
-			   "only mono, mono_raw, boot and tai";
+	char only[128];
 
-	tsync_set_err(err, errlen, "--stamp %s cannot stamp trace clock '%s' (%s): leave "
-		      "--stamp out, or use --stamp marker", tsync_stamp_source_name(f->source),
-		      f->clock, only);
+	tsync_stamp_clocks_text(f->source, only, sizeof(only));
+	tsync_set_err(err, errlen, "--stamp %s cannot stamp trace clock '%s' (only %s): leave "
+		      "--stamp out, or use --stamp %s", tsync_stamp_source_name(f->source),
+		      f->clock, only, tsync_stamp_source_name(tsync_stamp_default(NULL)));
 	return -EINVAL;
 }
 
@@ -40,6 +40,7 @@ static int no_tracefs(const struct preflight_facts *f, char *err, size_t errlen)
 {
 	const char *dir = f->tracefs_dir ? f->tracefs_dir : "/sys/kernel/tracing";
 	int e = f->tracefs;
+	char user[128];
 
 	if (e != -EACCES && e != -EPERM) {
 		tsync_set_err(err, errlen, "tracefs is not mounted at %s (%s): mount it "
@@ -53,19 +54,20 @@ static int no_tracefs(const struct preflight_facts *f, char *err, size_t errlen)
 		tsync_set_err(err, errlen, "not root (uid %u): recording needs tracefs, and %s "
 			      "is not accessible: run it as root (sudo tsync-host record ...)",
 			      f->uid, dir);
-	else
+	else {
+		tsync_stamp_user_clocks_text("or", user, sizeof(user));
 		tsync_set_err(err, errlen, "not root (uid %u): trace clock '%s' is stamped "
 			      "through tracefs, and %s is not accessible: run it as root "
 			      "(sudo tsync-host %s ...), or sync a clock read without tracefs "
-			      "(-C mono, mono_raw, boot, tai or x86-tsc)", f->uid, f->clock, dir,
-			      f->cmd);
+			      "(-C %s)", f->uid, f->clock, dir, f->cmd, user);
+	}
 	return -EACCES;
 }
 
 /* Decides whether the command can run; see preflight.h. */
 int preflight_decide(const struct preflight_facts *f, char *err, size_t errlen)
 {
-	bool needs_tracefs = f->record || f->source == TSYNC_STAMP_MARKER;
+	bool needs_tracefs = f->record || tsync_stamp_needs_tracefs(f->source);
 	char list[TSYNC_MAX_CLOCKS * (TSYNC_TRACE_CLOCK_NAME_MAX + 2)];
 
 	if (f->stamp_forced && tsync_stamp_check(f->source, f->clock))

@@ -292,7 +292,7 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 				.host_cpu = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)nhost),
 				.busy = o->busy > 0 };
 	int64_t start = tsync_now_ns();
-	char tag[32];
+	char tag[32], why[160];
 	struct tsync_cpu_mask old = { 0 };
 	int ret;
 
@@ -303,9 +303,8 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	if (cpu >= c->session.ncpus)
 		return round_fail(res, -EINVAL, "guest CPU %u does not exist (%u CPUs)",
 				  cpu, c->session.ncpus);
-	if (o->source == TSYNC_STAMP_TSC && !(c->session.caps & TSYNC_CAP_STAMP_TSC))
-		return round_fail(res, -EOPNOTSUPP, "the agent cannot stamp with the TSC "
-				  "(it does not announce the capability): use --stamp marker");
+	if (tsync_stamp_peer_check(o->source, c->session.caps, why, sizeof(why)))
+		return round_fail(res, -EOPNOTSUPP, "%s", why);
 	snprintf(tag, sizeof(tag), "h%d", c->fd);
 	ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock,
 				    o->ns_clock ? TSYNC_STAMP_NS_CLOCK : 0, tag);

@@ -103,6 +103,60 @@ static void test_choose(void **state)
 	assert_string_equal(tsync_stamp_source_name(TSYNC_STAMP_MARKER), "marker");
 }
 
+/* What the table says about the sources, and the texts made from it. */
+static void test_table(void **state)
+{
+	char buf[256], names[8][TSYNC_TRACE_CLOCK_NAME_MAX];
+	bool x86 = false;
+	int n;
+
+	(void)state;
+#if defined(__x86_64__) || defined(__i386__)
+	x86 = true;
+#endif
+	assert_int_equal(tsync_stamp_caps(), x86 ? TSYNC_CAP_STAMP_TSC : 0);
+	assert_true(tsync_stamp_needs_tracefs(TSYNC_STAMP_MARKER));
+	assert_false(tsync_stamp_needs_tracefs(TSYNC_STAMP_CLOCK));
+	assert_false(tsync_stamp_needs_tracefs(TSYNC_STAMP_TSC));
+	assert_true(tsync_stamp_needs_tracefs(0));
+
+	/* a source the peer did not announce */
+	assert_int_equal(tsync_stamp_peer_check(TSYNC_STAMP_TSC, 0, buf, sizeof(buf)),
+			 -EOPNOTSUPP);
+	assert_string_equal(buf, "the agent cannot stamp with the TSC (it does not "
+			    "announce the capability): use --stamp marker");
+	assert_int_equal(tsync_stamp_peer_check(TSYNC_STAMP_TSC, TSYNC_CAP_STAMP_TSC, buf,
+						sizeof(buf)), 0);
+	assert_int_equal(tsync_stamp_peer_check(TSYNC_STAMP_MARKER, 0, buf, sizeof(buf)), 0);
+	assert_int_equal(tsync_stamp_peer_check(TSYNC_STAMP_CLOCK, 0, buf, sizeof(buf)), 0);
+
+	tsync_stamp_clocks_text(TSYNC_STAMP_CLOCK, buf, sizeof(buf));
+	assert_string_equal(buf, "mono, mono_raw, boot and tai");
+	tsync_stamp_clocks_text(TSYNC_STAMP_TSC, buf, sizeof(buf));
+	assert_string_equal(buf, "x86-tsc, on x86");
+	tsync_stamp_clocks_text(TSYNC_STAMP_MARKER, buf, sizeof(buf));
+	assert_string_equal(buf, "every trace clock");
+
+	n = tsync_stamp_user_clocks(names, 8);
+	assert_int_equal(n, x86 ? 5 : 4);
+	assert_string_equal(names[0], "mono");
+	assert_string_equal(names[3], "tai");
+	if (x86)
+		assert_string_equal(names[4], "x86-tsc");
+	assert_int_equal(tsync_stamp_user_clocks(names, 2), 2);
+	tsync_stamp_user_clocks_text("or", buf, sizeof(buf));
+	assert_string_equal(buf, x86 ? "mono, mono_raw, boot, tai or x86-tsc" :
+			    "mono, mono_raw, boot or tai");
+	tsync_stamp_user_clocks_text(NULL, buf, sizeof(buf));
+	assert_string_equal(buf, x86 ? "mono, mono_raw, boot, tai, x86-tsc" :
+			    "mono, mono_raw, boot, tai");
+	/* cut short, still a string */
+	tsync_stamp_user_clocks_text("or", buf, 7);
+	assert_string_equal(buf, "mono, ");
+	tsync_stamp_user_sources_text(buf, sizeof(buf));
+	assert_string_equal(buf, x86 ? "clock or tsc" : "clock");
+}
+
 /* The clock source reads the matching POSIX clock, at once. */
 static void test_clock_source(void **state)
 {
@@ -120,6 +174,7 @@ static void test_clock_source(void **state)
 
 		assert_int_equal(tsync_stamp_open(tsync_stamp_default(c[i].name), c[i].name, "t", 0, &s), 0);
 		assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_CLOCK);
+		assert_false(tsync_stamp_deferred(s));
 		assert_null(tsync_stamp_instance(s));
 		before = tsync_clock_ns(c[i].clk);
 		assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_GUEST_RECV, 0, &ts), 0);
@@ -215,6 +270,8 @@ static void test_tsc_source(void **state)
 	(void)state;
 	assert_int_equal(tsync_stamp_open(tsync_stamp_default("x86-tsc"), "x86-tsc", "t", 0, &s), 0);
 	assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_TSC);
+	assert_false(tsync_stamp_deferred(s));
+	assert_null(tsync_stamp_instance(s));
 	assert_int_equal(tsync_stamp_take(s, 1, 1, TSYNC_DIR_HOST_SEND, 0, &a), 0);
 	/* at least 1 ms between the stamps (a longer sleep on a loaded
 	 * machine only adds cycles; EINTR goes on with the rest) */
@@ -251,6 +308,7 @@ static void marker_round_on(int cpu)
 	}
 	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "test", 0, &s), 0);
 	assert_int_equal(tsync_stamp_source_of(s), TSYNC_STAMP_MARKER);
+	assert_true(tsync_stamp_deferred(s));
 
 	/* leftovers of another round on this CPU are skipped */
 	for (i = 1; i <= 10; i++) {
@@ -418,6 +476,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose),
+		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_clock_source),
 		cmocka_unit_test(test_clock_source_timens),
 		cmocka_unit_test(test_tsc_source),
