@@ -318,16 +318,25 @@ struct tsync_sync_end {
 	uint32_t round_id;
 };
 
-struct tsync_stamp {
+/*
+ * The stamps of one probe, the one struct every user of them shares: each
+ * field named by the direction it stamps (enum tsync_probe_dir in
+ * proto/tsync_record.h): t1 host send, t2 guest receive, t3 guest send,
+ * t4 host receive; ns in the trace clock of the side that took it, 0 =
+ * not taken. The host stamps t1 and t4 into its own array; SYNC_STAMPS
+ * carries the guest's seq, t2 and t3 (t1 and t4 are not on the wire: 0
+ * when decoded); the estimator (common/sync/estimate.h) reads both arrays.
+ */
+struct tsync_probe_stamps {
 	uint32_t seq;
-	int64_t t2, t3;			/* guest receive / send, ns */
+	int64_t t1, t2, t3, t4;
 };
 
 struct tsync_sync_stamps {
 	uint32_t round_id;
 	uint32_t cpu;
 	uint32_t count;
-	struct tsync_stamp *stamps;
+	struct tsync_probe_stamps *stamps;	/* seq, t2, t3 */
 };
 
 struct tsync_sync_result {

@@ -50,7 +50,7 @@
 #include "common/sync/tcmd_ptp_calc.h"
 #include "common/base/cpu.h"
 #include "common/base/log.h"
-#include "common/stamp/stamp.h"
+#include "common/stamp/stamp_round.h"
 #include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 
@@ -68,7 +68,7 @@ struct tcmd_ptp {
 	int result;			/* samples, or -errno */
 	uint8_t buf[TCMD_MSG_MAX];	/* receive buffer */
 	uint8_t out[TCMD_MSG_MAX];	/* send buffer */
-	struct tsync_stamp_slot slots[2 * TCMD_PTP_LOOP];
+	struct tsync_probe_stamps probes[TCMD_PTP_LOOP];	/* our stamps, t3 and t2 */
 };
 
 /* Acknowledges at once what arrived (TCP only; see the top of the file). */
@@ -117,26 +117,26 @@ static int send_out(struct tcmd_ptp *p, ssize_t len)
 	return ret;
 }
 
-/* Runs the 339 probes of series @series on @cpu; stamps go to p->slots
- * (GUEST_SEND at 2(n-1), GUEST_RECV at 2(n-1)+1). Returns 0 or -errno. */
+/* Runs the 339 probes of series @series on @cpu; probe n's stamps go to
+ * p->probes[n-1] (GUEST_SEND into t3, GUEST_RECV into t2). Returns 0 or
+ * -errno. */
 static int probe_loop(struct tcmd_ptp *p, uint32_t series, uint32_t cpu)
 {
 	struct tcmd_msg m;
 	int ret;
 
 	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
-		struct tsync_stamp_slot *s = &p->slots[2 * (n - 1)];
+		struct tsync_probe_stamps *g = &p->probes[n - 1];
 
-		s[0] = (struct tsync_stamp_slot){ .seq = n, .dir = TSYNC_DIR_GUEST_SEND };
-		s[1] = (struct tsync_stamp_slot){ .seq = n, .dir = TSYNC_DIR_GUEST_RECV };
-		ret = tsync_stamp_take(p->st, series, n, s[0].dir, cpu, &s[0].ts);
+		*g = (struct tsync_probe_stamps){ .seq = n };
+		ret = tsync_stamp_take(p->st, series, n, TSYNC_DIR_GUEST_SEND, cpu, &g->t3);
 		if (!ret)
 			ret = send_out(p, tcmd_enc_ptp_probe(p->out, sizeof(p->out), n));
 		if (!ret)
 			ret = recv_ptp(p, TCMD_PTP_PROBE, &m);
 		if (ret)
 			return ret;
-		ret = tsync_stamp_take(p->st, series, n, s[1].dir, cpu, &s[1].ts);
+		ret = tsync_stamp_take(p->st, series, n, TSYNC_DIR_GUEST_RECV, cpu, &g->t2);
 		if (ret)
 			return ret;
 		if (m.ts.count != n) {
@@ -175,13 +175,14 @@ static int sample(struct tcmd_ptp *p, uint32_t cpu)
 		ret = recv_ptp(p, TCMD_PTP_PROBES, &m);
 	if (!ret) {
 		/* -ENOENT: some stamps were not found; those probes are skipped */
-		int r = tsync_stamp_resolve(p->st, (int)cpu, series, p->slots,
-					    2 * TCMD_PTP_LOOP);
+		int r = tsync_stamp_resolve_probes(p->st, (int)cpu, series, p->probes,
+						   TCMD_PTP_LOOP, TSYNC_DIR_GUEST_SEND,
+						   TSYNC_DIR_GUEST_RECV);
 
 		if (r && r != -ENOENT)
 			log_warn("%s: trace-cmd time sync: stamps of cpu %u: %s", p->peer,
 				 cpu, strerror(-r));
-		ret = tcmd_ptp_est_sample(p->est, cpu, p->slots, &m.ts, &res);
+		ret = tcmd_ptp_est_sample(p->est, cpu, p->probes, &m.ts, &res);
 	}
 	if (ret == -ENODATA)
 		log_warn("%s: trace-cmd time sync: cpu %u: no usable probe and no earlier "

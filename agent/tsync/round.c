@@ -149,7 +149,7 @@ static int next_probe(struct agent_session *s, const struct tsync_sync_start *st
  * Returns 0 with the stamps in @out, or -errno (the peer told). */
 static int answer_probe(struct agent_session *s, const struct tsync_sync_start *st,
 			uint32_t round, uint32_t seq, uint32_t count,
-			struct tsync_stamp *out)
+			struct tsync_probe_stamps *out)
 {
 	bool deferred = tsync_stamp_deferred(s->stamps.stamper);
 	int64_t t2 = 0, t3 = 0;
@@ -177,7 +177,8 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
 		return ret;
 	ret = tsync_probe_send(s->fd, TSYNC_MSG_PROBE_REPLY, round, seq,
 			       tsync_deadline_ms(agent_session_cfg(s)->io_timeout_ms));
-	*out = (struct tsync_stamp){ .seq = seq, .t2 = t2, .t3 = t3 };
+	/* @out is inside the round's array only once the checks above passed */
+	*out = (struct tsync_probe_stamps){ .seq = seq, .t2 = t2, .t3 = t3 };
 	return ret;
 }
 
@@ -185,22 +186,16 @@ static int answer_probe(struct agent_session *s, const struct tsync_sync_start *
  * nothing to do); such a probe has one stamp, its t2, which is its t3 too
  * (answer_probe()). Returns 0 or -errno. */
 static int resolve_stamps(struct agent_session *s, const struct tsync_sync_start *st,
-			  struct tsync_stamp *stamps, size_t n)
+			  struct tsync_probe_stamps *stamps, size_t n)
 {
-	struct tsync_stamp_slot *slots;
 	int ret;
 
-	if (!tsync_stamp_deferred(s->stamps.stamper) || !n)
+	if (!tsync_stamp_deferred(s->stamps.stamper))
 		return 0;
-	slots = calloc(n, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
+	ret = tsync_stamp_resolve_probes(s->stamps.stamper, (int)st->cpu, st->round_id,
+					 stamps, n, TSYNC_DIR_GUEST_RECV, 0);
 	for (size_t i = 0; i < n; i++)
-		slots[i] = (struct tsync_stamp_slot){ stamps[i].seq, TSYNC_DIR_GUEST_RECV, 0 };
-	ret = tsync_stamp_resolve(s->stamps.stamper, (int)st->cpu, st->round_id, slots, n);
-	for (size_t i = 0; i < n; i++)
-		stamps[i].t2 = stamps[i].t3 = slots[i].ts;
-	free(slots);
+		stamps[i].t3 = stamps[i].t2;
 	return ret;
 }
 
@@ -229,7 +224,7 @@ static int loop_failed(struct agent_session *s, const struct tsync_sync_start *s
  * round as a whole by twice the I/O timeout.
  */
 static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st,
-		      bool busy, struct tsync_stamp *stamps)
+		      bool busy, struct tsync_probe_stamps *stamps)
 {
 	struct round_wait w = {
 		.busy = busy && !s->no_busy,
@@ -269,7 +264,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 {
 	const struct tsync_sync_start *st = &start->sync_start;
 	bool busy = start->flags & TSYNC_SYNC_F_BUSY;
-	struct tsync_stamp *stamps = NULL;
+	struct tsync_probe_stamps *stamps = NULL;
 	struct tsync_msg m;
 	struct tsync_cpu_mask old = { 0 };
 	struct tsync_cpu_sched sch = { .policy = -1 };

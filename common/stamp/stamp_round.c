@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/stamp/stamp_round.h"
+#include "proto/tsync_record.h"
 
 /* Returns the cached source, reopening it if needed; see the header. */
 int tsync_stamp_cache_get(struct tsync_stamp_cache *c, unsigned int source,
@@ -33,33 +34,46 @@ void tsync_stamp_cache_close(struct tsync_stamp_cache *c)
 	c->stamper = NULL;
 }
 
-/* Resolves marker stamps of a round; see the header. Fields are accessed
- * with memcpy through the offsets, which is valid for any struct type. */
-int tsync_stamp_resolve_pairs(struct tsync_stamper *sp, int cpu, uint32_t round,
-			      void *probes, size_t n, size_t stride, size_t seq_off,
-			      size_t a_off, size_t b_off, uint8_t dir_a, uint8_t dir_b)
+/* Returns the field of @p that direction @dir (checked) stamps. */
+static int64_t *field_of(struct tsync_probe_stamps *p, uint8_t dir)
 {
-	char *base = probes;
+	switch (dir) {
+	case TSYNC_DIR_HOST_SEND: return &p->t1;
+	case TSYNC_DIR_GUEST_RECV: return &p->t2;
+	case TSYNC_DIR_GUEST_SEND: return &p->t3;
+	default: return &p->t4;
+	}
+}
+
+/* Resolves the deferred stamps of a round's probes; see the header. */
+int tsync_stamp_resolve_probes(struct tsync_stamper *sp, int cpu, uint32_t round,
+			       struct tsync_probe_stamps *p, size_t n, uint8_t dir_a,
+			       uint8_t dir_b)
+{
 	struct tsync_stamp_slot *slots;
+	uint8_t dirs[2];
+	size_t nd = 0;
 	int ret;
 
-	if (!tsync_stamp_deferred(sp) || !n)
+	if (dir_a)
+		dirs[nd++] = dir_a;
+	if (dir_b)
+		dirs[nd++] = dir_b;
+	for (size_t d = 0; d < nd; d++)
+		if (dirs[d] < TSYNC_DIR_HOST_SEND || dirs[d] > TSYNC_DIR_HOST_RECV)
+			return -EINVAL;
+	if (!tsync_stamp_deferred(sp) || !n || !nd)
 		return 0;
-	slots = calloc(2 * n, sizeof(*slots));
+	slots = calloc(n * nd, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t seq;
-
-		memcpy(&seq, base + i * stride + seq_off, sizeof(seq));
-		slots[2 * i] = (struct tsync_stamp_slot){ seq, dir_a, 0 };
-		slots[2 * i + 1] = (struct tsync_stamp_slot){ seq, dir_b, 0 };
-	}
-	ret = tsync_stamp_resolve(sp, cpu, round, slots, 2 * n);
-	for (size_t i = 0; i < n; i++) {
-		memcpy(base + i * stride + a_off, &slots[2 * i].ts, sizeof(int64_t));
-		memcpy(base + i * stride + b_off, &slots[2 * i + 1].ts, sizeof(int64_t));
-	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t d = 0; d < nd; d++)
+			slots[i * nd + d] = (struct tsync_stamp_slot){ p[i].seq, dirs[d], 0 };
+	ret = tsync_stamp_resolve(sp, cpu, round, slots, n * nd);
+	for (size_t i = 0; i < n; i++)
+		for (size_t d = 0; d < nd; d++)
+			*field_of(&p[i], dirs[d]) = slots[i * nd + d].ts;
 	free(slots);
 	return ret;
 }

@@ -3,7 +3,8 @@
  * What both ends of a sync round need from common/stamp/stamp.h: a timestamp
  * source kept for a session (opened again only when the clock or source
  * changes, since a marker instance costs milliseconds to create), and the
- * resolution of a round's two stamps per probe.
+ * resolution of a round's stamps straight into its probes (struct
+ * tsync_probe_stamps, proto/proto.h).
  */
 #ifndef TSYNC_STAMP_ROUND_H
 #define TSYNC_STAMP_ROUND_H
@@ -32,22 +33,15 @@ int tsync_stamp_cache_get(struct tsync_stamp_cache *c, unsigned int source,
 void tsync_stamp_cache_close(struct tsync_stamp_cache *c);
 
 /*
- * For marker sources, fills the two stamps of each of the @n probes of
- * @round from the ring buffer of @cpu. The probes are any array of structs
- * (@stride bytes apart) holding a uint32_t sequence number at @seq_off and
- * int64_t stamps at @a_off (taken in direction @dir_a) and @b_off (@dir_b):
- * the protocol's struct tsync_stamp (t2, t3) and the estimator's struct
- * tsync_host_probe (t1, t4). Use TSYNC_STAMP_RESOLVE_PAIRS(). Other sources
- * stamp at once: nothing to do. Returns 0 or -errno.
+ * For deferred sources (marker), fills stamps @dir_a and @dir_b (enum
+ * tsync_probe_dir: the field of that direction, t1..t4; 0: none) of each
+ * of the @n probes of @round from the ring buffer of @cpu: the host's t1
+ * and t4, the guest's t2 (and t3). Other sources stamp at once: nothing
+ * to do. Returns 0, or -ENOENT if some stamps were not found (left 0), or
+ * -errno.
  */
-int tsync_stamp_resolve_pairs(struct tsync_stamper *sp, int cpu, uint32_t round,
-			      void *probes, size_t n, size_t stride, size_t seq_off,
-			      size_t a_off, size_t b_off, uint8_t dir_a, uint8_t dir_b);
-
-#define TSYNC_STAMP_RESOLVE_PAIRS(sp, cpu, round, arr, n, fa, da, fb, db)	\
-	tsync_stamp_resolve_pairs(sp, cpu, round, arr, n, sizeof(*(arr)),	\
-				  offsetof(__typeof__(*(arr)), seq),		\
-				  offsetof(__typeof__(*(arr)), fa),		\
-				  offsetof(__typeof__(*(arr)), fb), da, db)
+int tsync_stamp_resolve_probes(struct tsync_stamper *sp, int cpu, uint32_t round,
+			       struct tsync_probe_stamps *p, size_t n, uint8_t dir_a,
+			       uint8_t dir_b);
 
 #endif

@@ -84,20 +84,11 @@ const char *tsync_estimator_name(enum tsync_estimator est)
 	return "?";
 }
 
-/* qsort comparator: host probes by seq. */
-static int cmp_host_seq(const void *a, const void *b)
+/* qsort comparator: probes by seq. */
+static int cmp_seq(const void *a, const void *b)
 {
-	uint32_t x = ((const struct tsync_host_probe *)a)->seq;
-	uint32_t y = ((const struct tsync_host_probe *)b)->seq;
-
-	return (x > y) - (x < y);
-}
-
-/* qsort comparator: guest probes by seq. */
-static int cmp_guest_seq(const void *a, const void *b)
-{
-	uint32_t x = ((const struct tsync_guest_probe *)a)->seq;
-	uint32_t y = ((const struct tsync_guest_probe *)b)->seq;
+	uint32_t x = ((const struct tsync_probe_stamps *)a)->seq;
+	uint32_t y = ((const struct tsync_probe_stamps *)b)->seq;
 
 	return (x > y) - (x < y);
 }
@@ -111,11 +102,12 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /*
- * Builds a probe from the four stamps. Returns true if they are sane
- * (non-zero, ordered on each side, delay >= 0, no overflow).
+ * Builds a probe from the host's t1, t4 in @h and the guest's t2, t3 in
+ * @g. Returns true if they are sane (non-zero, ordered on each side,
+ * delay >= 0, no overflow).
  */
-static bool make_probe(const struct tsync_host_probe *h,
-		       const struct tsync_guest_probe *g, struct probe *p)
+static bool make_probe(const struct tsync_probe_stamps *h,
+		       const struct tsync_probe_stamps *g, struct probe *p)
 {
 	int64_t rtt, hold;
 
@@ -140,12 +132,11 @@ static bool make_probe(const struct tsync_host_probe *h,
  * Matches host and guest probes by seq into @out (room for min(nh, ng)).
  * Returns the number of valid probes, or -ENOMEM.
  */
-static int match_probes(const struct tsync_host_probe *host, size_t nh,
-			const struct tsync_guest_probe *guest, size_t ng,
+static int match_probes(const struct tsync_probe_stamps *host, size_t nh,
+			const struct tsync_probe_stamps *guest, size_t ng,
 			struct probe *out)
 {
-	struct tsync_host_probe *h = NULL;
-	struct tsync_guest_probe *g = NULL;
+	struct tsync_probe_stamps *h = NULL, *g = NULL;
 	size_t i = 0, j = 0, ri, rj;
 	int n = 0;
 
@@ -159,8 +150,8 @@ static int match_probes(const struct tsync_host_probe *host, size_t nh,
 		memcpy(h, host, nh * sizeof(*h));
 	if (ng)
 		memcpy(g, guest, ng * sizeof(*g));
-	qsort(h, nh, sizeof(*h), cmp_host_seq);
-	qsort(g, ng, sizeof(*g), cmp_guest_seq);
+	qsort(h, nh, sizeof(*h), cmp_seq);
+	qsort(g, ng, sizeof(*g), cmp_seq);
 
 	while (i < nh && j < ng) {
 		if (h[i].seq < g[j].seq) {
@@ -402,8 +393,8 @@ out:
 }
 
 /* Estimates the offset of one round; see estimate.h. */
-int tsync_estimate_round(const struct tsync_host_probe *host, size_t nh,
-			 const struct tsync_guest_probe *guest, size_t ng,
+int tsync_estimate_round(const struct tsync_probe_stamps *host, size_t nh,
+			 const struct tsync_probe_stamps *guest, size_t ng,
 			 enum tsync_estimator est, struct tsync_estimate *out)
 {
 	struct tsync_estimate e = { 0 };

@@ -51,22 +51,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/proto.h"	/* struct tsync_probe_stamps */
+
 /* Most probes accepted per side in one round. */
 #define TSYNC_EST_MAX_PROBES 65536
-
-/* Host side of one probe: send (t1) and receive (t4) stamps. */
-struct tsync_host_probe {
-	uint32_t seq;
-	int64_t t1;
-	int64_t t4;
-};
-
-/* Guest side of one probe as in SYNC_STAMPS: receive (t2), reply (t3). */
-struct tsync_guest_probe {
-	uint32_t seq;
-	int64_t t2;
-	int64_t t3;
-};
 
 enum tsync_estimator {
 	TSYNC_EST_ROBUST = 0,	/* default */
@@ -102,16 +90,17 @@ int tsync_estimator_parse(const char *name, enum tsync_estimator *est);
 const char *tsync_estimator_name(enum tsync_estimator est);
 
 /*
- * Estimates the offset of one round from @nh host probes and @ng guest
- * probes, in any order. Probes are matched by seq; a seq that is missing on
+ * Estimates the offset of one round from @nh host probes (their seq, t1
+ * and t4) and @ng guest probes (seq, t2 and t3: SYNC_STAMPS as decoded),
+ * in any order. Probes are matched by seq; a seq that is missing on
  * one side or appears twice on a side, a zero stamp, t4 < t1, t3 < t2, a
  * negative delay or an overflowing difference drops that probe.
  * Returns 0 and fills @out, -ENODATA if no probe survives, or -EINVAL (bad
  * arguments, unknown estimator, more than TSYNC_EST_MAX_PROBES a side),
  * -ENOMEM. @out is left untouched on error.
  */
-int tsync_estimate_round(const struct tsync_host_probe *host, size_t nh,
-			 const struct tsync_guest_probe *guest, size_t ng,
+int tsync_estimate_round(const struct tsync_probe_stamps *host, size_t nh,
+			 const struct tsync_probe_stamps *guest, size_t ng,
 			 enum tsync_estimator est, struct tsync_estimate *out);
 
 /* Fills @s with the TIME_SHIFT sample of @e. Returns 0 or -EINVAL. */

@@ -53,7 +53,7 @@ static void remember(struct tcmd_ptp_est *e, uint32_t cpu, int64_t offset,
 
 /* Computes one sample; see tcmd_ptp_calc.h. */
 int tcmd_ptp_est_sample(struct tcmd_ptp_est *e, uint32_t cpu,
-			const struct tsync_stamp_slot *slots,
+			const struct tsync_probe_stamps *guest,
 			const struct tcmd_time_sync *probes, struct tcmd_ptp_result *r)
 {
 	int64_t best = INT64_MAX, gbest = INT64_MAX, gmid = 0, host_max = 0;
@@ -62,14 +62,14 @@ int tcmd_ptp_est_sample(struct tcmd_ptp_est *e, uint32_t cpu,
 		return -EINVAL;
 	*r = (struct tcmd_ptp_result){ 0 };
 	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
-		const struct tsync_stamp_slot *s = &slots[2 * (n - 1)];
+		const struct tsync_probe_stamps *g = &guest[n - 1];
 		struct tcmd_ptp_sample h;
 		int64_t rtt, mid;
 
-		if (!s[0].ts || !s[1].ts || s[1].ts < s[0].ts)
+		if (!g->t3 || !g->t2 || g->t2 < g->t3)
 			continue;
-		rtt = s[1].ts - s[0].ts;
-		mid = s[0].ts + rtt / 2;
+		rtt = g->t2 - g->t3;
+		mid = g->t3 + rtt / 2;
 		if (rtt < gbest) {
 			gbest = rtt;
 			gmid = mid;

@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/stamp/stamp.h"
+#include "proto/proto.h"
 #include "proto/tcmd.h"
 
 /* What a session's earlier samples leave for the next ones. */
@@ -49,14 +49,15 @@ struct tcmd_ptp_est *tcmd_ptp_est_new(int ncpus);
 void tcmd_ptp_est_free(struct tcmd_ptp_est *e);
 
 /*
- * Computes the sample of @cpu (< ncpus) from the guest's stamps @slots
- * (TCMD_PTP_LOOP pairs: probe n's GUEST_SEND at 2(n-1), GUEST_RECV after
- * it; 0 = not found) and the host's PROBES @probes, and remembers it.
+ * Computes the sample of @cpu (< ncpus) from the guest's stamps @guest
+ * (TCMD_PTP_LOOP probes, probe n at n-1: t3 when the guest sent it
+ * (GUEST_SEND), t2 when the host's echo arrived (GUEST_RECV); 0 = not
+ * found) and the host's PROBES @probes, and remembers it.
  * Returns 0 and *@r, or -ENODATA when there is nothing to send (see the
  * top of the file), or -EINVAL for a CPU out of range.
  */
 int tcmd_ptp_est_sample(struct tcmd_ptp_est *e, uint32_t cpu,
-			const struct tsync_stamp_slot *slots,
+			const struct tsync_probe_stamps *guest,
 			const struct tcmd_time_sync *probes, struct tcmd_ptp_result *r);
 
 #endif

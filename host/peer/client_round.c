@@ -52,7 +52,7 @@ static int round_fail(struct round_result *res, int status, const char *fmt, ...
  * *@sent, or error. */
 static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 		      uint32_t n, bool busy, struct tsync_stopper *stop,
-		      struct tsync_host_probe *hp, uint32_t *sent, char *err, size_t errlen)
+		      struct tsync_probe_stamps *hp, uint32_t *sent, char *err, size_t errlen)
 {
 	struct tsync_msg other;
 	uint32_t rr, seq;
@@ -107,7 +107,7 @@ struct round_ctx {
 	int host_cpu;
 	bool busy;
 	bool rt;			/* the probe loop runs at a real-time priority */
-	struct tsync_host_probe *hp;	/* [o->nprobes] host stamps */
+	struct tsync_probe_stamps *hp;	/* [o->nprobes] host stamps (t1, t4) */
 	struct tsync_stopper *stop;	/* when to end the probe loop */
 	uint32_t sent;			/* probes sent (<= o->nprobes) */
 };
@@ -161,26 +161,17 @@ static int round_start(struct tsync_client *c, const struct round_ctx *rc,
 static int round_estimate(struct tsync_client *c, const struct round_ctx *rc,
 			  const struct tsync_sync_stamps *st, struct round_result *res)
 {
-	struct tsync_guest_probe *gp;
 	int ret;
 
-	ret = TSYNC_STAMP_RESOLVE_PAIRS(c->stamps.stamper, rc->host_cpu, rc->round, rc->hp,
-					rc->sent, t1, TSYNC_DIR_HOST_SEND,
-					t4, TSYNC_DIR_HOST_RECV);
+	ret = tsync_stamp_resolve_probes(c->stamps.stamper, rc->host_cpu, rc->round, rc->hp,
+					 rc->sent, TSYNC_DIR_HOST_SEND, TSYNC_DIR_HOST_RECV);
 	if (ret) {
 		round_fail(res, ret, "host timestamps of round %u lost: %s", rc->round,
 			   strerror(-ret));
 		return 1;
 	}
-	gp = calloc(st->count ? st->count : 1, sizeof(*gp));
-	if (!gp)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < st->count; i++)
-		gp[i] = (struct tsync_guest_probe){ st->stamps[i].seq, st->stamps[i].t2,
-						    st->stamps[i].t3 };
-	ret = tsync_estimate_round(rc->hp, rc->sent, gp, st->count, rc->o->estimator,
+	ret = tsync_estimate_round(rc->hp, rc->sent, st->stamps, st->count, rc->o->estimator,
 				   &res->est);
-	free(gp);
 	if (ret) {
 		round_fail(res, ret, "no usable probe in round %u: %s", rc->round,
 			   ret == -ENODATA ? "all probes invalid" : strerror(-ret));

@@ -42,8 +42,8 @@ static void check(int ret, const struct tsync_estimate *e, size_t nh, size_t ng)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tsync_host_probe *h;
-	struct tsync_guest_probe *g;
+	struct tsync_probe_stamps *h;
+	struct tsync_probe_stamps *g;
 	struct tsync_shift_sample samples[3];
 	size_t n, i, nh = 0, ng = 0, ns = 0;
 	int64_t T = 1000000000;
@@ -74,8 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			t2 = t1 + d2 + 1000;
 			t3 = t2 + d3;
 			t4 = t1 + d4;
-			h[nh++] = (struct tsync_host_probe){ p[0], t1, t4 };
-			g[ng++] = (struct tsync_guest_probe){ p[0], t2, t3 };
+			h[nh++] = (struct tsync_probe_stamps){ .seq = p[0], .t1 = t1, .t4 = t4 };
+			g[ng++] = (struct tsync_probe_stamps){ .seq = p[0], .t2 = t2, .t3 = t3 };
 		} else if (i < data[1]) {
 			memcpy(&h[nh].seq, p, 4);
 			memcpy(&h[nh].t1, p + 4, 8);

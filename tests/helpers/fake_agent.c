@@ -187,7 +187,7 @@ static void *accept_streams(void *arg)
 /* Answers one sync round that began with @start. */
 static void do_round(struct fake *f, const struct tsync_sync_start *start)
 {
-	struct tsync_stamp *st = calloc(start->nprobes, sizeof(*st));
+	struct tsync_probe_stamps *st = calloc(start->nprobes, sizeof(*st));
 	int64_t now = tsync_now_ns(), step;
 	struct tsync_msg m;
 	char why[256];

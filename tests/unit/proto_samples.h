@@ -21,10 +21,10 @@ static const uint8_t sample_types[] = {
 };
 #define N_SAMPLE_TYPES (sizeof(sample_types) / sizeof(sample_types[0]))
 
-static struct tsync_stamp sample_stamps[3] = {
-	{ 0, 1000000000123LL, 1000000000456LL },
-	{ 1, -5, INT64_MAX },
-	{ 0xfffffffeu, INT64_MIN, 42 },
+static struct tsync_probe_stamps sample_stamps[3] = {
+	{ .seq = 0, .t2 = 1000000000123LL, .t3 = 1000000000456LL },
+	{ .seq = 1, .t2 = -5, .t3 = INT64_MAX },
+	{ .seq = 0xfffffffeu, .t2 = INT64_MIN, .t3 = 42 },
 };
 static char sample_filter0[] = "common_pid == 42 && prev_comm ~ \"a*\"";
 static char sample_filter1[] = "";

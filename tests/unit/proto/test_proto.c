@@ -735,7 +735,7 @@ static void test_value_errors(void **state)
 /* The encoder refuses what the decoder would refuse, and small buffers. */
 static void test_encode_errors(void **state)
 {
-	struct tsync_stamp many[1];
+	struct tsync_probe_stamps many[1];
 	struct tsync_trace_event ev[1] = { { "", NULL } };
 	struct tsync_msg m;
 	uint8_t buf[2048];
@@ -795,7 +795,7 @@ static void test_encode_errors(void **state)
 /* A maximal TRACE_START and SYNC_STAMPS fit the limits and round-trip. */
 static void test_large_messages(void **state)
 {
-	struct tsync_stamp *st = calloc(TSYNC_MAX_PROBES, sizeof(*st));
+	struct tsync_probe_stamps *st = calloc(TSYNC_MAX_PROBES, sizeof(*st));
 	struct tsync_trace_event *ev = calloc(200, sizeof(*ev));
 	char *filter = malloc(TSYNC_FILTER_MAX);
 	struct tsync_msg m, got;

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "common/stamp/stamp.h"
+#include "common/stamp/stamp_round.h"
 #include "common/base/timeutil.h"
 #include "proto/tsync_record.h"
 
@@ -374,6 +375,58 @@ static void marker_round_on(int cpu)
 }
 
 /* Marker source, pinned to CPU 0. */
+/* A round's deferred stamps land in the probes' fields of their directions. */
+static void test_resolve_probes(void **state)
+{
+	struct tsync_probe_stamps p[6];
+	struct tsync_stamper *s;
+	int64_t ts;
+
+	(void)state;
+	if (pin(0)) {
+		skip();
+		return;
+	}
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "mono", "probes", 0, &s), 0);
+	for (uint32_t i = 0; i < 5; i++) {
+		p[i] = (struct tsync_probe_stamps){ .seq = i, .t2 = 7, .t3 = 8 };
+		assert_int_equal(tsync_stamp_take(s, 3, i, TSYNC_DIR_HOST_SEND, 0, &p[i].t1), 0);
+		assert_int_equal(tsync_stamp_take(s, 3, i, TSYNC_DIR_HOST_RECV, 0, &p[i].t4), 0);
+	}
+	p[5] = (struct tsync_probe_stamps){ .seq = 99, .t1 = 5, .t4 = 5 };	/* never taken */
+	assert_int_equal(tsync_stamp_resolve_probes(s, 0, 3, p, 6, TSYNC_DIR_HOST_SEND, 9),
+			 -EINVAL);
+	assert_int_equal(tsync_stamp_resolve_probes(s, 0, 3, p, 6, TSYNC_DIR_HOST_SEND,
+						    TSYNC_DIR_HOST_RECV), -ENOENT);
+	for (int i = 0; i < 5; i++) {
+		assert_true(p[i].t1 > 0 && p[i].t4 >= p[i].t1);
+		if (i)
+			assert_true(p[i].t1 >= p[i - 1].t4);
+		/* the other directions are left alone */
+		assert_int_equal(p[i].t2, 7);
+		assert_int_equal(p[i].t3, 8);
+	}
+	assert_int_equal(p[5].t1, 0);
+	assert_int_equal(p[5].t4, 0);
+	/* one direction only */
+	assert_int_equal(tsync_stamp_take(s, 4, 1, TSYNC_DIR_GUEST_RECV, 0, &ts), 0);
+	p[0] = (struct tsync_probe_stamps){ .seq = 1 };
+	assert_int_equal(tsync_stamp_resolve_probes(s, 0, 4, p, 1, TSYNC_DIR_GUEST_RECV, 0), 0);
+	assert_true(p[0].t2 > 0);
+	assert_int_equal(p[0].t3, 0);
+	tsync_stamp_close(s);
+
+	/* a source that stamps at once has nothing to resolve */
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_CLOCK, "mono", "probes", 0, &s), 0);
+	p[0] = (struct tsync_probe_stamps){ .seq = 1, .t1 = 11, .t4 = 12 };
+	assert_int_equal(tsync_stamp_resolve_probes(s, 0, 4, p, 1, TSYNC_DIR_HOST_SEND,
+						    TSYNC_DIR_HOST_RECV), 0);
+	assert_int_equal(p[0].t1, 11);
+	assert_int_equal(p[0].t4, 12);
+	tsync_stamp_close(s);
+	unpin();
+}
+
 static void test_marker_cpu0(void **state)
 {
 	(void)state;
@@ -480,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_clock_source),
 		cmocka_unit_test(test_clock_source_timens),
 		cmocka_unit_test(test_tsc_source),
+		cmocka_unit_test(test_resolve_probes),
 		cmocka_unit_test(test_marker_cpu0),
 		cmocka_unit_test(test_marker_cpu1),
 		cmocka_unit_test(test_marker_clocks),

@@ -123,8 +123,8 @@ static long double theta_at_guest(const struct scenario *sc, long double g)
 
 /* One simulated round: probes as each side would report them. */
 struct round {
-	struct tsync_host_probe host[NPROBES];
-	struct tsync_guest_probe guest[2 * NPROBES];
+	struct tsync_probe_stamps host[NPROBES];
+	struct tsync_probe_stamps guest[2 * NPROBES];
 	size_t nh, ng;
 	int expect_valid;	/* -1 if not predictable (corruption) */
 };
@@ -150,8 +150,7 @@ static void simulate(const struct scenario *sc, struct rng *r, long double h,
 		long double db = sc->base_b + rng_exp(r, sc->exp_b);
 		long double hold = 300 + rng_exp(r, 200);
 		long double h1 = h, h2, h3, h4;
-		struct tsync_host_probe hp;
-		struct tsync_guest_probe gp;
+		struct tsync_probe_stamps hp = { 0 }, gp = { 0 };
 
 		if (rng_unit(r) < sc->outlier_frac) {
 			long double extra = 20000 + rng_unit(r) * 480000;
@@ -190,7 +189,7 @@ static void simulate(const struct scenario *sc, struct rng *r, long double h,
 		}
 	}
 	for (i = 0; i < (size_t)sc->corrupt && rd->nh; i++) {
-		struct tsync_host_probe *hp = &rd->host[rng_below(r, rd->nh)];
+		struct tsync_probe_stamps *hp = &rd->host[rng_below(r, rd->nh)];
 		int64_t d = 2000 + (int64_t)rng_below(r, 48000);
 
 		/* push t1 later or t4 earlier: both shrink the delay and
@@ -208,14 +207,14 @@ static void simulate(const struct scenario *sc, struct rng *r, long double h,
 	if (sc->shuffle) {
 		for (i = rd->nh; i > 1; i--) {
 			size_t j = rng_below(r, i);
-			struct tsync_host_probe t = rd->host[i - 1];
+			struct tsync_probe_stamps t = rd->host[i - 1];
 
 			rd->host[i - 1] = rd->host[j];
 			rd->host[j] = t;
 		}
 		for (i = rd->ng; i > 1; i--) {
 			size_t j = rng_below(r, i);
-			struct tsync_guest_probe t = rd->guest[i - 1];
+			struct tsync_probe_stamps t = rd->guest[i - 1];
 
 			rd->guest[i - 1] = rd->guest[j];
 			rd->guest[j] = t;
@@ -322,8 +321,8 @@ static void test_scenarios(void **state)
 /* A single hand-computed probe gives the same exact answer everywhere. */
 static void test_exact_single_probe(void **state)
 {
-	struct tsync_host_probe h = { .seq = 7, .t1 = 100, .t4 = 130 };
-	struct tsync_guest_probe g = { .seq = 7, .t2 = 1000, .t3 = 1010 };
+	struct tsync_probe_stamps h = { .seq = 7, .t1 = 100, .t4 = 130 };
+	struct tsync_probe_stamps g = { .seq = 7, .t2 = 1000, .t3 = 1010 };
 	struct tsync_shift_sample ss;
 	size_t e;
 
@@ -351,11 +350,11 @@ static void test_exact_single_probe(void **state)
 static void test_robust_uses_both_directions(void **state)
 {
 	/* probe 1: fast out (lo = -1010), slow back; probe 2: the reverse */
-	struct tsync_host_probe h[2] = {
+	struct tsync_probe_stamps h[2] = {
 		{ .seq = 1, .t1 = 0 + 10, .t4 = 500 },
 		{ .seq = 2, .t1 = 1000, .t4 = 1500 },
 	};
-	struct tsync_guest_probe g[2] = {
+	struct tsync_probe_stamps g[2] = {
 		{ .seq = 1, .t2 = 1020, .t3 = 1030 },	/* lo -1010 hi -530 */
 		{ .seq = 2, .t2 = 2300, .t3 = 2490 },	/* lo -1300 hi -990 */
 	};
@@ -376,8 +375,8 @@ static void test_robust_uses_both_directions(void **state)
 /* Rounds with nothing usable give a clear error and leave @out alone. */
 static void test_all_bad_rounds(void **state)
 {
-	struct tsync_host_probe h[4];
-	struct tsync_guest_probe g[4];
+	struct tsync_probe_stamps h[4];
+	struct tsync_probe_stamps g[4];
 	struct tsync_estimate est, poison;
 	enum tsync_estimator kind;
 	size_t e;
@@ -386,8 +385,10 @@ static void test_all_bad_rounds(void **state)
 	(void)state;
 	memset(&poison, 0xa5, sizeof(poison));
 	for (i = 0; i < 4; i++) {
-		h[i] = (struct tsync_host_probe){ i + 1, 1000 * i + 100, 1000 * i + 200 };
-		g[i] = (struct tsync_guest_probe){ i + 1, 1000 * i + 140, 1000 * i + 150 };
+		h[i] = (struct tsync_probe_stamps){ .seq = i + 1, .t1 = 1000 * i + 100,
+						    .t4 = 1000 * i + 200 };
+		g[i] = (struct tsync_probe_stamps){ .seq = i + 1, .t2 = 1000 * i + 140,
+						    .t3 = 1000 * i + 150 };
 	}
 	for (e = 0; e < NEST; e++) {
 		kind = all_est[e];
@@ -400,7 +401,7 @@ static void test_all_bad_rounds(void **state)
 	}
 
 	{	/* no seq matches */
-		struct tsync_guest_probe gg[4];
+		struct tsync_probe_stamps gg[4];
 
 		memcpy(gg, g, sizeof(gg));
 		for (i = 0; i < 4; i++)
@@ -409,7 +410,7 @@ static void test_all_bad_rounds(void **state)
 						      &est), -ENODATA);
 	}
 	{	/* every probe's guest hold is longer than the round trip */
-		struct tsync_guest_probe gg[4];
+		struct tsync_probe_stamps gg[4];
 
 		memcpy(gg, g, sizeof(gg));
 		for (i = 0; i < 4; i++)
@@ -418,7 +419,7 @@ static void test_all_bad_rounds(void **state)
 						      &est), -ENODATA);
 	}
 	{	/* t4 before t1 */
-		struct tsync_host_probe hh[4];
+		struct tsync_probe_stamps hh[4];
 
 		memcpy(hh, h, sizeof(hh));
 		for (i = 0; i < 4; i++)
@@ -427,8 +428,8 @@ static void test_all_bad_rounds(void **state)
 						      &est), -ENODATA);
 	}
 	{	/* missing (zero) stamps, one field per probe */
-		struct tsync_host_probe hh[4];
-		struct tsync_guest_probe gg[4];
+		struct tsync_probe_stamps hh[4];
+		struct tsync_probe_stamps gg[4];
 
 		memcpy(hh, h, sizeof(hh));
 		memcpy(gg, g, sizeof(gg));
@@ -446,14 +447,14 @@ static void test_all_bad_rounds(void **state)
 		assert_int_equal(est.offset_ns, 5);
 	}
 	{	/* every seq duplicated on the guest side */
-		struct tsync_guest_probe gg[8];
+		struct tsync_probe_stamps gg[8];
 
 		memcpy(gg, g, sizeof(g));
 		memcpy(gg + 4, g, sizeof(g));
 		assert_int_equal(tsync_estimate_round(h, 4, gg, 8, TSYNC_EST_ROBUST,
 						      &est), -ENODATA);
 		/* and on the host side */
-		struct tsync_host_probe hh[8];
+		struct tsync_probe_stamps hh[8];
 
 		memcpy(hh, h, sizeof(h));
 		memcpy(hh + 4, h, sizeof(h));
@@ -472,17 +473,18 @@ static void test_all_bad_rounds(void **state)
 /* Stamps at the ends of int64 never wrap around into a plausible offset. */
 static void test_overflow(void **state)
 {
-	struct tsync_host_probe h = { 1, INT64_MAX - 100, INT64_MAX - 10 };
-	struct tsync_guest_probe g = { 1, INT64_MIN + 50, INT64_MIN + 60 };
+	struct tsync_probe_stamps h = { .seq = 1, .t1 = INT64_MAX - 100, .t4 = INT64_MAX - 10 };
+	struct tsync_probe_stamps g = { .seq = 1, .t2 = INT64_MIN + 50, .t3 = INT64_MIN + 60 };
 	struct tsync_estimate est;
 
 	(void)state;
 	assert_int_equal(tsync_estimate_round(&h, 1, &g, 1, TSYNC_EST_ROBUST, &est),
 			 -ENODATA);
 	/* large but representable: host +4e18, guest -4e18 */
-	h = (struct tsync_host_probe){ 1, 4000000000000000000LL, 4000000000000000100LL };
-	g = (struct tsync_guest_probe){ 1, -4000000000000000000LL + 40,
-					-4000000000000000000LL + 50 };
+	h = (struct tsync_probe_stamps){ .seq = 1, .t1 = 4000000000000000000LL,
+					 .t4 = 4000000000000000100LL };
+	g = (struct tsync_probe_stamps){ .seq = 1, .t2 = -4000000000000000000LL + 40,
+					 .t3 = -4000000000000000000LL + 50 };
 	assert_int_equal(tsync_estimate_round(&h, 1, &g, 1, TSYNC_EST_ROBUST, &est), 0);
 	/* lo = 8e18 - 40, hi = 8e18 + 50: offset 8e18 + 5 */
 	assert_int_equal(est.offset_ns, 8000000000000000005LL);

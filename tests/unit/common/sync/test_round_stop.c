@@ -203,7 +203,7 @@ static void test_small_moves_and_nonsense(void **state)
 
 /* One simulated probe; returns its round trip as the host would time it. */
 static int64_t sim_probe(struct rng *r, bool sharp, int64_t theta, int64_t *h,
-			 struct tsync_host_probe *hp, struct tsync_guest_probe *gp, uint32_t seq)
+			 struct tsync_probe_stamps *hp, struct tsync_probe_stamps *gp, uint32_t seq)
 {
 	double out, back, hold = 300 + rng_exp(r, 50);
 
@@ -230,8 +230,8 @@ static int64_t sim_probe(struct rng *r, bool sharp, int64_t theta, int64_t *h,
  * the mean |error| of its estimate and of the full 339-probe one. */
 static void simulate(bool sharp, double *probes, double *err_adaptive, double *err_full)
 {
-	static struct tsync_host_probe hp[MAXP];
-	static struct tsync_guest_probe gp[MAXP];
+	static struct tsync_probe_stamps hp[MAXP];
+	static struct tsync_probe_stamps gp[MAXP];
 	const int64_t theta = -12345678901;
 
 	*probes = *err_adaptive = *err_full = 0;

@@ -19,7 +19,7 @@
 
 /* One synthetic sample: guest stamps and the host's PROBES message. */
 struct synth {
-	struct tsync_stamp_slot slots[2 * TCMD_PTP_LOOP];
+	struct tsync_probe_stamps guest[TCMD_PTP_LOOP];	/* t3 sent, t2 echoed */
 	struct tcmd_ptp_sample host[TCMD_PTP_SAMPLES];
 	uint8_t buf[TCMD_MSG_MAX];
 	struct tcmd_msg m;
@@ -36,8 +36,8 @@ static void synth_fill(struct synth *s, int64_t t0, int64_t offset, int host_ok)
 	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
 		int64_t send = t0 + 1000 * (int64_t)n, rtt = 100 + n;
 
-		s->slots[2 * (n - 1)] = (struct tsync_stamp_slot){ n, 0, send };
-		s->slots[2 * (n - 1) + 1] = (struct tsync_stamp_slot){ n, 1, send + rtt };
+		s->guest[n - 1] = (struct tsync_probe_stamps){ .seq = n, .t3 = send,
+							      .t2 = send + rtt };
 		if (host_ok)
 			s->host[n - 1] = (struct tcmd_ptp_sample){ send + rtt / 2 + offset, n };
 	}
@@ -63,13 +63,13 @@ static void test_fastest(void **state)
 
 	(void)state;
 	synth_fill(s, 1000000, 5000, 1);
-	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->slots, synth_probes(s), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->guest, synth_probes(s), &r), 0);
 	assert_int_equal(r.offset, 5000);
 	assert_int_equal(r.ts, 1000000 + 1000 + 101 / 2);
 	assert_int_equal(r.used, TCMD_PTP_LOOP);
 	assert_int_equal(r.stale, 0);
 	assert_false(r.repeated);
-	assert_int_equal(tcmd_ptp_est_sample(e, 2, s->slots, synth_probes(s), &r), -EINVAL);
+	assert_int_equal(tcmd_ptp_est_sample(e, 2, s->guest, synth_probes(s), &r), -EINVAL);
 	tcmd_ptp_est_free(e);
 	free(s);
 }
@@ -84,14 +84,14 @@ static void test_stale_skipped(void **state)
 
 	(void)state;
 	synth_fill(a, 1000000, 5000, 1);
-	assert_int_equal(tcmd_ptp_est_sample(e, 0, a->slots, synth_probes(a), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 0, a->guest, synth_probes(a), &r), 0);
 	/* a second later, on CPU 1: guest stamps new, host stamps the old ones */
 	synth_fill(b, 1001000000, 5000, 1);
 	memcpy(b->host, a->host, sizeof(b->host));
 	/* except the probes from 200 on, which the host did find */
 	for (uint32_t n = 200; n <= TCMD_PTP_LOOP; n++)
-		b->host[n - 1].ts = b->slots[2 * (n - 1)].ts + (100 + n) / 2 + 7000;
-	assert_int_equal(tcmd_ptp_est_sample(e, 1, b->slots, synth_probes(b), &r), 0);
+		b->host[n - 1].ts = b->guest[n - 1].t3 + (100 + n) / 2 + 7000;
+	assert_int_equal(tcmd_ptp_est_sample(e, 1, b->guest, synth_probes(b), &r), 0);
 	assert_int_equal(r.stale, 199);
 	assert_int_equal(r.used, TCMD_PTP_LOOP - 199);
 	assert_int_equal(r.offset, 7000);
@@ -110,25 +110,25 @@ static void test_nothing_usable(void **state)
 
 	(void)state;
 	synth_fill(s, 1000000, 0, 0);
-	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->slots, synth_probes(s), &r),
+	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->guest, synth_probes(s), &r),
 			 -ENODATA);
 	synth_fill(s, 2000000, 3000, 1);
-	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->slots, synth_probes(s), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->guest, synth_probes(s), &r), 0);
 	assert_int_equal(r.offset, 3000);
 	synth_fill(s, 3000000, 0, 0);
-	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->slots, synth_probes(s), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->guest, synth_probes(s), &r), 0);
 	assert_true(r.repeated);
 	assert_int_equal(r.offset, 3000);		/* CPU 0's */
 	assert_int_equal(r.ts, 3000000 + 1000 + 101 / 2);
 	synth_fill(s, 4000000, -8000, 1);
-	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->slots, synth_probes(s), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->guest, synth_probes(s), &r), 0);
 	synth_fill(s, 5000000, 0, 0);
-	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->slots, synth_probes(s), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->guest, synth_probes(s), &r), 0);
 	assert_true(r.repeated);
 	assert_int_equal(r.offset, -8000);		/* its own */
 	/* no guest stamp at all: no time to put an offset at */
-	memset(s->slots, 0, sizeof(s->slots));
-	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->slots, synth_probes(s), &r),
+	memset(s->guest, 0, sizeof(s->guest));
+	assert_int_equal(tcmd_ptp_est_sample(e, 1, s->guest, synth_probes(s), &r),
 			 -ENODATA);
 	tcmd_ptp_est_free(e);
 	free(s);
@@ -142,7 +142,7 @@ static void test_zero_offset(void **state)
 
 	(void)state;
 	synth_fill(s, 1000000, 0, 1);
-	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->slots, synth_probes(s), &r), 0);
+	assert_int_equal(tcmd_ptp_est_sample(e, 0, s->guest, synth_probes(s), &r), 0);
 	assert_int_equal(r.offset, 1);
 	tcmd_ptp_est_free(e);
 	free(s);

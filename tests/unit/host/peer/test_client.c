@@ -479,7 +479,7 @@ static void test_open_auth_refused(void **state)
  */
 static void script_round(struct peer *p)
 {
-	struct tsync_stamp *st;
+	struct tsync_probe_stamps *st;
 	struct tsync_msg m;
 	uint32_t round, n;
 
