@@ -23,7 +23,7 @@
 #include "common/base/log.h"
 #include "common/stamp/stamp_priv.h"
 #include "common/tracefs/instance.h"
-#include "common/tracemeta/tracemeta.h"
+#include "common/tracefs/ringbuf.h"
 #include "proto/tsync_record.h"
 
 /* Reader state of one CPU's ring buffer, created on first resolve. */
@@ -65,8 +65,8 @@ static bool tag_ok(const char *tag)
 
 /*
  * Reads the event id of ftrace/raw_data and the offset of its "id" field,
- * the size of the ring-buffer page's commit field and the sub-buffer size
- * from the instance. Returns 0 or -errno.
+ * the size of the ring-buffer page's commit field and the page size of the
+ * instance (common/tracefs/ringbuf.h). Returns 0 or -errno.
  */
 static int read_formats(struct stamp_marker *s)
 {
@@ -99,8 +99,11 @@ static int read_formats(struct stamp_marker *s)
 	}
 	free(buf);
 
-	ret = tracemeta_subbuf_size(inst);
-	s->page_size = ret > 0 ? (size_t)ret : (size_t)getpagesize();
+	/* what one read of trace_pipe_raw returns */
+	ret = tsync_ringbuf_page_size(inst);
+	if (ret < 0)
+		return ret;
+	s->page_size = (size_t)ret;
 	return 0;
 }
 

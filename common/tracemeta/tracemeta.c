@@ -268,11 +268,6 @@ int tracemeta_add_part(struct tracemeta *tm, unsigned int kind,
 	return 0;
 }
 
-int tracemeta_subbuf_size(struct tracefs_instance *inst)
-{
-	return tsync_ringbuf_page_size(inst);
-}
-
 /* Returns true when @t is a C string (no NUL inside). */
 static bool is_cstring(const struct tracedat_text *t)
 {

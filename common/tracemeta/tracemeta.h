@@ -67,12 +67,6 @@ void tracemeta_free(struct tracemeta *tm);
 int tracemeta_cpustat(const struct tracemeta *tm, const char *const **out);
 
 /*
- * tsync_ringbuf_page_size() (common/tracefs/ringbuf.h) under its old name,
- * for common/stamp/stamp.c until it asks that directly; then this goes.
- */
-int tracemeta_subbuf_size(struct tracefs_instance *inst);
-
-/*
  * Moving metadata between machines. The agent collects it on the guest
  * and sends it as parts (proto META_CHUNK messages); the host rebuilds it
  * to write the guest's file. A part is one text (one format for the
