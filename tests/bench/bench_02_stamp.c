@@ -4,7 +4,7 @@
  *   - cost of one take() for clock (mono), tsc, and marker (mono, local),
  *     with the clock source as the baseline;
  *   - cost of resolve() for 339 and 678 markers (one round, one and two
- *     directions), with the kbuffer reader stamp.c uses, against
+ *     directions), with the kbuffer reader stamp_marker.c uses, against
  *     tracefs_iterate_raw_events() with a one-CPU mask on the same data;
  *   - cost of opening and closing a marker source (instance create/remove);
  *     local is the default clock of a new instance, mono must be set.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of common/stamp/stamp.c against the real tracefs at
- * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
+ * Unit tests of common/stamp/ (the table and its sources) against the
+ * real tracefs at /sys/kernel/tracing (skipped, exit 77, where instances
+ * cannot be made).
  */
 #include <errno.h>
 #include <fcntl.h>
