@@ -220,8 +220,10 @@ static int setup_instance(struct agent_session *s, struct agent_trace *t,
 	snprintf(prefix, sizeof(prefix), AGENT_RECORD_INST_PREFIX "%llx",
 		 (unsigned long long)s->id);
 	ret = tsync_instance_create_rec(prefix, o, &t->ti, err, errlen);
-	if (ret)
-		return ret == -EBUSY ? TSYNC_ERR_BUSY : TSYNC_ERR_INTERNAL;
+	if (ret) {
+		ret = ret == -EBUSY ? TSYNC_ERR_BUSY : TSYNC_ERR_INTERNAL;
+		goto fail;	/* the buffers reserved for it go back */
+	}
 	t->name = tsync_instance_name(t->ti);
 	ret = rq->clock[0] ? tsync_instance_set_clock(t->ti, rq->clock) : 0;
 	if (ret) {

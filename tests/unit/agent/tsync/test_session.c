@@ -23,6 +23,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
+#include <tracefs.h>
+
 #include "agent/rec/budget.h"
 #include "agent/conn/context.h"
 #include "agent/conn/registry.h"
@@ -31,6 +33,7 @@
 #include "common/base/cpu.h"
 #include "common/base/io.h"
 #include "common/base/log.h"
+#include "common/tracefs/instance.h"
 #include "common/wire/msgio.h"
 #include "common/wire/probeio.h"
 #include "common/base/timeutil.h"
@@ -932,6 +935,61 @@ static void test_trace_budget(void **state)
 	close(g.hfd);
 }
 
+/* Returns true if the kernel has tracer @name in the top instance only
+ * (blk, on most kernels): a recording with it needs the top instance. */
+static bool tracer_top_only(const char *name)
+{
+	char *top = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+	struct tsync_instance *ti;
+	char *inst = NULL;
+	bool ret;
+
+	if (!tsync_instance_create("tsync-tsess", &ti)) {
+		inst = tracefs_instance_file_read(tsync_instance_tracefs(ti),
+						  "available_tracers", NULL);
+		tsync_instance_destroy(ti);
+	}
+	ret = top && inst && strstr(top, name) && !strstr(inst, name);
+	free(top);
+	free(inst);
+	return ret;
+}
+
+/* A TRACE_START whose instance cannot be made (the top instance it needs
+ * is in use: BUSY) gives its buffers back to the budget: the next
+ * TRACE_START, which the budget has room for once, is served. */
+static void test_trace_budget_after_busy(void **state)
+{
+	static char *words[] = { "-p", "blk", "-e", "sched:sched_switch" };
+	struct fx *f = *state;
+	struct tsync_session_reply r;
+	struct tsync_instance *top;
+	struct tsync_msg m;
+
+	need_tracefs();
+	if (!tracer_top_only("blk")) {
+		printf("skipped: no tracer of the top instance only\n");
+		skip();
+	}
+	agent_budget_free(f->ctx.budget);
+	f->ctx.budget = agent_budget_new((uint64_t)1408 /* default KiB */ *
+					 (uint64_t)f->ctx.ncpus);	/* room for one */
+	assert_int_equal(tsync_instance_create_top(&top), 0);	/* held: BUSY */
+	start(f);
+	session_req(f, &r);
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
+	m.trace_start.nargs = sizeof(words) / sizeof(words[0]);
+	m.trace_start.args = words;
+	host_send(f, &m);
+	expect_error(f, TSYNC_ERR_BUSY, "top tracefs instance");
+	assert_int_equal(tsync_instance_destroy(top), 0);
+	trace_start(f, NULL, 0, NULL, 0, 0);
+	expect(f, TSYNC_MSG_TRACE_STARTED, &m);
+	bye(f);
+	assert_false(instance_left(r.session_id));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -959,6 +1017,7 @@ int main(void)
 		T(test_trace_refusals),
 		T(test_trace_amplify),
 		T(test_trace_budget),
+		T(test_trace_budget_after_busy),
 #undef T
 	};
 
