@@ -2,6 +2,7 @@
 /* tsync's private tracefs instances and their owner locks; see instance.h. */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 
 #include <tracefs.h>
 
+#include "common/base/errbuf.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
 #include "common/tracemeta/tracemeta.h"
@@ -231,6 +233,14 @@ static int top_save(struct tsync_instance *ti)
 	return 0;
 }
 
+/* Disables every event of @inst (NULL: the top instance): one write of
+ * events/enable; a failure is harmless (what follows reports what
+ * matters). */
+static void events_off(struct tracefs_instance *inst)
+{
+	tracefs_instance_file_write(inst, "events/enable", "0");
+}
+
 /* Puts the top instance in the state trace-cmd records from and leaves
  * it in: tracing off, no event enabled, the top_reset settings (nop
  * tracer, no function or pid filters). A reset file the kernel lacks or
@@ -238,7 +248,7 @@ static int top_save(struct tsync_instance *ti)
 static void top_clean(void)
 {
 	tracefs_trace_off(NULL);
-	tracemeta_disable_events(NULL);
+	events_off(NULL);
 	for (size_t i = 0; i < sizeof(top_reset) / sizeof(top_reset[0]); i++)
 		if (tracefs_file_exists(NULL, top_reset[i].file))
 			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
@@ -404,6 +414,111 @@ int tsync_instance_enable_events(struct tsync_instance *ti,
 	return tracemeta_enable_events(ti->inst, ev, err, errlen);
 }
 
+/* Logs a warning of recipe @r, after its log_as prefix. */
+static void __attribute__((format(printf, 2, 3)))
+recipe_warn(const struct tsync_instance_recipe *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warn("%s%s%s", r->log_as ? r->log_as : "", r->log_as ? ": " : "", msg);
+}
+
+/* Leaves the caller's threads out of @ti as recipe @r says. Returns 0 or
+ * -errno with @err filled. */
+static int recipe_hide(const struct tsync_instance_recipe *r, struct tsync_instance *ti,
+		       char *err, size_t errlen)
+{
+	int ret = r->hide_self ? tsync_instance_hide_self(ti, r->follow_new) : 0;
+
+	if (ret == -EOPNOTSUPP)
+		recipe_warn(r, "this kernel has no set_event_notrace_pid: %s's own threads "
+			    "are recorded too", r->self);
+	else if (ret && r->hide_may_fail)
+		recipe_warn(r, "%s's threads stay in %s: %s", r->self, ti->name,
+			    strerror(-ret));
+	else if (ret)
+		return tsync_set_err(err, errlen, "leaving %s's threads out: %s", r->self,
+				     strerror(-ret)), ret;
+	return 0;
+}
+
+/* The steps of recipe @r on @ti, from the clock on; see instance.h. */
+static int recipe_steps(const struct tsync_instance_recipe *r, struct tsync_instance *ti,
+			enum tsync_recipe_step *step, char *err, size_t errlen)
+{
+	int ret;
+
+	*step = TSYNC_RECIPE_CLOCK;
+	ret = r->clock && *r->clock ? tsync_instance_set_clock(ti, r->clock) : 0;
+	if (ret)
+		return tsync_set_err(err, errlen, "trace clock '%s': %s", r->clock,
+				     ret == -EINVAL ? "not a clock of this kernel" :
+				     strerror(-ret)), ret;
+	*step = TSYNC_RECIPE_BUFFER;
+	ret = r->buffer_kb ? tsync_instance_set_buffer_kb(ti, r->buffer_kb) : 0;
+	if (ret)
+		return tsync_set_err(err, errlen, "cannot set a %u KiB buffer: %s",
+				     r->buffer_kb, strerror(-ret)), ret;
+	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
+	 * that is late then still has 90% of the buffer before events are
+	 * lost (measured by bench_05_record on a loaded machine). */
+	if (tsync_instance_set_buffer_percent(ti, 10))
+		recipe_warn(r, "cannot set buffer_percent of %s", ti->name);
+	*step = TSYNC_RECIPE_OPTS;
+	ret = tsync_instance_apply_opts(ti, r->opt, err, errlen);
+	if (ret)
+		return ret;
+	/* -F: the process exists already, held before exec: only it from
+	 * the first event on */
+	*step = TSYNC_RECIPE_PID;
+	ret = r->only_pid > 0 ? tsync_instance_filter_pid(ti, r->only_pid) : 0;
+	if (ret)
+		return tsync_set_err(err, errlen, "-F: cannot trace process %d: %s",
+				     r->only_pid, strerror(-ret)), ret;
+	*step = TSYNC_RECIPE_HIDE;
+	ret = recipe_hide(r, ti, err, errlen);
+	if (ret)
+		return ret;
+	/* the tracer last: after the pid files, and before anything opens
+	 * trace_pipe_raw, which makes the kernel refuse a tracer change */
+	*step = TSYNC_RECIPE_TRACER;
+	ret = tsync_instance_apply_tracer(ti, r->opt, err, errlen);
+	if (ret)
+		return ret;
+	*step = TSYNC_RECIPE_EVENTS;
+	return r->events ? r->enable_events(ti->inst, r->events, err, errlen) : 0;
+}
+
+/* Makes a recording's instance; see instance.h. */
+int tsync_instance_from_recipe(const struct tsync_instance_recipe *r,
+			       struct tsync_instance **out, enum tsync_recipe_step *step,
+			       char *err, size_t errlen)
+{
+	enum tsync_recipe_step dummy;
+	struct tsync_instance *ti;
+	int ret;
+
+	if (!step)
+		step = &dummy;
+	*step = TSYNC_RECIPE_CREATE;
+	if (r->events && !r->enable_events)
+		return -EINVAL;
+	ret = tsync_instance_create_rec(r->prefix, r->opt, &ti, err, errlen);
+	if (ret)
+		return ret;
+	ret = recipe_steps(r, ti, step, err, errlen);
+	if (ret) {
+		tsync_instance_destroy(ti);
+		return ret;
+	}
+	*out = ti;
+	return 0;
+}
+
 /* Turns tracing on; see instance.h. */
 int tsync_instance_start(struct tsync_instance *ti)
 {
@@ -442,7 +557,7 @@ const char *tsync_instance_name(const struct tsync_instance *ti)
 static void switch_off(struct tracefs_instance *inst)
 {
 	tracefs_trace_off(inst);
-	tracemeta_disable_events(inst);
+	events_off(inst);
 }
 
 /* Resets the top instance as trace-cmd leaves it after a recording

@@ -3,7 +3,9 @@
  * tsync's private tracefs instances: the one module that creates,
  * configures (clock, buffer size, buffer_percent, events), starts, stops
  * and removes them, owns their trace_marker_raw fd, and removes the ones
- * left by processes that died.
+ * left by processes that died. A recording's instance is made by one
+ * recipe, tsync_instance_from_recipe(), for tsync-host and both session
+ * types of the agent.
  *
  * Names and owners
  * ----------------
@@ -42,6 +44,9 @@
 
 /* Longest prefix tsync_instance_create() accepts. */
 #define TSYNC_INSTANCE_PREFIX_MAX 40
+/* The per-CPU ring buffer of a new instance when no size is given: the
+ * kernel's default (trace_buf_size), in KiB. */
+#define TSYNC_INSTANCE_DEFAULT_BUFFER_KB 1408
 
 struct tracefs_instance;
 struct tracemeta_events;
@@ -168,6 +173,58 @@ int tsync_instance_filter_pid(struct tsync_instance *ti, int pid);
  * than 5.8) or -errno.
  */
 int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new);
+
+/*
+ * A recording's instance, as tsync_instance_from_recipe() makes it, in
+ * this order: created (tsync_instance_create_rec(): private, or the top
+ * instance), trace clock, buffer size, buffer_percent 10, the settings of
+ * @opt (tsync_instance_apply_opts()), -F's process, the caller's threads
+ * left out, the tracer (after the pid files, see
+ * tsync_instance_apply_tracer()), the events. Tracing stays off.
+ */
+struct tsync_instance_recipe {
+	const char *prefix;		/* the name's (tsync_instance_create()) */
+	const struct tsync_recopt *opt;	/* the record options */
+	const char *clock;		/* trace clock; NULL or "": the instance's */
+	uint32_t buffer_kb;		/* per CPU; 0: TSYNC_INSTANCE_DEFAULT_BUFFER_KB */
+	int only_pid;			/* > 0: only this process (-F) */
+	/* tsync_instance_hide_self(follow_new) when hide_self; a failure is an
+	 * error, or (hide_may_fail) a warning; a kernel without the files
+	 * (-EOPNOTSUPP) is a warning either way */
+	bool hide_self, follow_new, hide_may_fail;
+	const char *self;		/* whose threads, in messages: "tsync-host" */
+	const char *log_as;		/* the log lines' prefix (a peer), or NULL */
+	/*
+	 * The events: the caller's selection and how to enable it in an
+	 * instance (tracemeta_enable_events(): selections are the metadata
+	 * collector's, which this layer does not include). NULL events: none.
+	 */
+	const struct tracemeta_events *events;
+	int (*enable_events)(struct tracefs_instance *inst,
+			     const struct tracemeta_events *events, char *err,
+			     size_t errlen);
+};
+
+/* The step of a recipe that failed, for callers that answer with a code. */
+enum tsync_recipe_step {
+	TSYNC_RECIPE_CREATE,	/* -EBUSY: the top instance is in use */
+	TSYNC_RECIPE_CLOCK,
+	TSYNC_RECIPE_BUFFER,
+	TSYNC_RECIPE_OPTS,	/* the settings of opt */
+	TSYNC_RECIPE_PID,	/* -F */
+	TSYNC_RECIPE_HIDE,
+	TSYNC_RECIPE_TRACER,
+	TSYNC_RECIPE_EVENTS,	/* a rejected filter: @err starts "filter " */
+};
+
+/*
+ * Makes the instance of recipe @r (tracing off). Returns 0 and *@out, or
+ * -errno with *@step (may be NULL) saying which step failed and @err what
+ * the kernel refused; then nothing is left in tracefs.
+ */
+int tsync_instance_from_recipe(const struct tsync_instance_recipe *r,
+			       struct tsync_instance **out, enum tsync_recipe_step *step,
+			       char *err, size_t errlen);
 
 /* Turns tracing on / off. Returns 0 or -errno. */
 int tsync_instance_start(struct tsync_instance *ti);

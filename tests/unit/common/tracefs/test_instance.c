@@ -148,6 +148,132 @@ static void test_configure(void **state)
 	assert_false(instance_exists(name));
 }
 
+/* Returns true if an instance named "<@prefix>-..." exists. */
+static bool prefix_left(const char *prefix)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "ls -d " INSTANCES "/%s-* >/dev/null 2>&1", prefix);
+	return system(cmd) == 0;
+}
+
+/* What the recipe had written when its events were enabled. */
+struct seen {
+	int calls;
+	char clock[64], percent[16], event_fork[16];
+};
+static struct seen seen;
+
+/* A recipe's enable_events: notes the instance's state, then enables. */
+static int note_and_enable(struct tracefs_instance *inst, const struct tracemeta_events *ev,
+			   char *err, size_t errlen)
+{
+	char *clock = tracefs_get_clock(inst);
+	char *pct = tracefs_instance_file_read(inst, "buffer_percent", NULL);
+	char *fork = tracefs_instance_file_read(inst, "options/event-fork", NULL);
+
+	seen.calls++;
+	snprintf(seen.clock, sizeof(seen.clock), "%s", clock ? clock : "?");
+	snprintf(seen.percent, sizeof(seen.percent), "%.*s", pct ? (int)strcspn(pct, "\n") : 1,
+		 pct ? pct : "?");
+	snprintf(seen.event_fork, sizeof(seen.event_fork), "%.*s",
+		 fork ? (int)strcspn(fork, "\n") : 1, fork ? fork : "?");
+	free(clock);
+	free(pct);
+	free(fork);
+	return tracemeta_enable_events(inst, ev, err, errlen);
+}
+
+/*
+ * The recipe: clock, buffer size, buffer_percent 10 and the threads of
+ * this process left out (event-fork) are written before the events are
+ * enabled, -F's process is in set_event_pid, tracing is off; a step that
+ * fails says which and why and leaves nothing in tracefs.
+ */
+static void test_recipe(void **state)
+{
+	struct tracemeta_event_spec spec = { .spec = "sched:sched_switch" };
+	struct tracemeta_event_spec bad = { .spec = "sched:sched_switch",
+					    .filter = "no_such_field == 1" };
+	struct tracemeta_events *ev = NULL, *bad_ev = NULL;
+	struct tsync_instance_recipe rp = {
+		.clock = "mono", .buffer_kb = 256, .only_pid = (int)getppid(),
+		.hide_self = true, .follow_new = true, .self = "the test",
+		.enable_events = note_and_enable,
+	};
+	enum tsync_recipe_step step;
+	struct tsync_instance *ti = NULL;
+	char prefix[64], name[128], val[512], err[256] = "", *pids;
+	struct tsync_recopt o;
+
+	(void)state;
+	tsync_recopt_init(&o);
+	prefix_of(prefix, sizeof(prefix), "rcp");
+	rp.prefix = prefix;
+	rp.opt = &o;
+	assert_int_equal(tracemeta_resolve_events(&spec, 1, &ev, err, sizeof(err)), 0);
+	assert_int_equal(tracemeta_resolve_events(&bad, 1, &bad_ev, err, sizeof(err)), 0);
+	rp.events = ev;
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(tsync_instance_from_recipe(&rp, &ti, &step, err, sizeof(err)), 0);
+	snprintf(name, sizeof(name), "%s", tsync_instance_name(ti));
+	assert_int_equal(seen.calls, 1);
+	assert_string_equal(seen.clock, "mono");
+	assert_string_equal(seen.percent, "10");
+	assert_string_equal(seen.event_fork, "1");
+	read_inst(name, "buffer_size_kb", val, sizeof(val));
+	assert_in_range(atoi(val), 256, 256 + 64);
+	read_inst(name, "events/sched/sched_switch/enable", val, sizeof(val));
+	assert_string_equal(val, "1");
+	read_inst(name, "set_event_pid", val, sizeof(val));
+	assert_int_equal(atoi(val), (int)getppid());
+	read_inst(name, "tracing_on", val, sizeof(val));
+	assert_string_equal(val, "0");
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+
+	/* no events, no clock, no size: the instance's own */
+	rp.events = NULL;
+	rp.clock = NULL;
+	rp.buffer_kb = 0;
+	rp.only_pid = 0;
+	rp.hide_self = false;
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(tsync_instance_from_recipe(&rp, &ti, &step, err, sizeof(err)), 0);
+	assert_int_equal(seen.calls, 0);
+	pids = tracefs_instance_file_read(tsync_instance_tracefs(ti), "set_event_pid", NULL);
+	assert_true(!pids || !*pids);	/* empty */
+	free(pids);
+	assert_int_equal(tsync_instance_destroy(ti), 0);
+
+	/* failures: the step, the reason, nothing left */
+	rp.clock = "no_such_clock";
+	ti = NULL;
+	assert_int_equal(tsync_instance_from_recipe(&rp, &ti, &step, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(step, TSYNC_RECIPE_CLOCK);
+	assert_string_equal(err, "trace clock 'no_such_clock': not a clock of this kernel");
+	assert_null(ti);
+	assert_false(prefix_left(prefix));
+	rp.clock = "mono";
+	rp.events = bad_ev;
+	assert_true(tsync_instance_from_recipe(&rp, &ti, &step, err, sizeof(err)) < 0);
+	assert_int_equal(step, TSYNC_RECIPE_EVENTS);
+	assert_memory_equal(err, "filter ", 7);
+	assert_false(prefix_left(prefix));
+	rp.prefix = "nope";
+	assert_int_equal(tsync_instance_from_recipe(&rp, &ti, &step, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(step, TSYNC_RECIPE_CREATE);
+	rp.prefix = prefix;
+	rp.enable_events = NULL;	/* events without a way to enable them */
+	assert_int_equal(tsync_instance_from_recipe(&rp, &ti, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_false(prefix_left(prefix));
+	tracemeta_events_free(ev);
+	tracemeta_events_free(bad_ev);
+	tsync_recopt_free(&o);
+}
+
 /* The clock list is the kernel's, with the selected one marked. */
 static void test_clocks(void **state)
 {
@@ -538,6 +664,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_destroy),
 		cmocka_unit_test(test_configure),
+		cmocka_unit_test(test_recipe),
 		cmocka_unit_test(test_clocks),
 		cmocka_unit_test(test_cleanup_stale),
 		cmocka_unit_test(test_top),
