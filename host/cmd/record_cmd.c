@@ -71,63 +71,26 @@ struct host_rec {
 static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 			 char *err, size_t errlen)
 {
-	int ret;
-
-	/* Instances of killed recorders: their owner lock is free. */
-	if (tsync_instance_cleanup_stale("tsync-host") > 0)
-		log_info("removed instances of killed recorders");
-	ret = tsync_instance_create_rec("tsync-host", &cfg->opt, &h->ti, err, errlen);
-	if (ret)
-		return ret;
-	if (tsync_instance_set_clock(h->ti, cfg->opt.clock)) {
-		snprintf(err, errlen, "trace clock '%s' not available on the host", cfg->opt.clock);
-		return -EINVAL;
-	}
-	if (cfg->opt.buffer_kb && tsync_instance_set_buffer_kb(h->ti, cfg->opt.buffer_kb)) {
-		snprintf(err, errlen, "cannot set the host buffer to %u KiB", cfg->opt.buffer_kb);
-		return -EINVAL;
-	}
-	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
-	 * that is late then still has 90% of the buffer before events are
-	 * lost (measured by bench_05_record on a loaded machine). */
-	if (tsync_instance_set_buffer_percent(h->ti, 10))
-		log_warn("cannot set buffer_percent of %s", tsync_instance_name(h->ti));
-	ret = tsync_instance_apply_opts(h->ti, &cfg->opt, err, errlen);
-	if (ret)
-		return ret;
-	/* -F: COMMAND exists already, held before exec: only it from the
-	 * first event on */
-	if (h->only_pid > 0) {
-		ret = tsync_instance_filter_pid(h->ti, h->only_pid);
-		if (ret)
-			return snprintf(err, errlen, "-F: cannot trace process %d: %s",
-					(int)h->only_pid, strerror(-ret)), ret;
-	}
 	/* our own threads are left out (trace-cmd does the same with its
 	 * own); the streamers, started later, by event-fork and function-fork
 	 * at their clone, and threads after them once the recording runs
 	 * (rec_run()). With -P but not -c the forks are not followed (they
 	 * would make -P follow the children its processes fork meanwhile, as
 	 * the agent does), and -P alone keeps the streamers out. */
-	if (!cfg->opt.no_filter) {
-		ret = tsync_instance_hide_self(h->ti, !cfg->opt.npids ||
-						   cfg->opt.follow_children);
-		if (ret == -EOPNOTSUPP)
-			log_warn("this kernel has no set_event_notrace_pid: tsync-host's own "
-				 "threads are recorded too");
-		else if (ret)
-			return snprintf(err, errlen, "leaving tsync-host's threads out: %s",
-					strerror(-ret)), ret;
-	}
-	/* the tracer last: after the pid files (see instance.h), and before
-	 * the streamers open trace_pipe_raw, which makes the kernel refuse a
-	 * tracer change (EBUSY) */
-	ret = tsync_instance_apply_tracer(h->ti, &cfg->opt, err, errlen);
-	if (ret)
-		return ret;
-	if (cfg->nevents)
-		return tsync_instance_enable_events(h->ti, h->events, err, errlen);
-	return 0;
+	struct tsync_instance_recipe rp = {
+		.prefix = "tsync-host", .opt = &cfg->opt, .clock = cfg->opt.clock,
+		.buffer_kb = cfg->opt.buffer_kb, .only_pid = h->only_pid,
+		.hide_self = !cfg->opt.no_filter,
+		.follow_new = !cfg->opt.npids || cfg->opt.follow_children,
+		.self = "tsync-host",
+		.events = cfg->nevents ? h->events : NULL,
+		.enable_events = tracemeta_enable_events,
+	};
+
+	/* Instances of killed recorders: their owner lock is free. */
+	if (tsync_instance_cleanup_stale("tsync-host") > 0)
+		log_info("removed instances of killed recorders");
+	return tsync_instance_from_recipe(&rp, &h->ti, NULL, err, errlen);
 }
 
 /* Creates the host instance and starts its streamers into temp files. */
