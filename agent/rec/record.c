@@ -56,10 +56,6 @@
 #include "common/tracemeta/tracemeta.h"
 #include "proto/tsync_record.h"
 
-/* What a trace without a buffer size takes per CPU: the kernel's default
- * (trace_buf_size), counted against --max-trace-mb. */
-#define AGENT_DEFAULT_BUFFER_KB 1408
-
 /* Margin on top of the streams' own flush deadline before the control
  * side gives up waiting for them. */
 #define STOP_MARGIN_MS	5000
@@ -188,82 +184,71 @@ static int check_clock(const char *clock, char *have, size_t havelen)
 	return ret;
 }
 
-/*
- * The trace-cmd record settings @o of a TRACE_START, and the agent's own
- * threads left out (unless --no-filter). Returns 0 or an ERROR code with
- * @err filled.
- */
-static int apply_opts(struct agent_session *s, struct agent_trace *t,
-		      const struct tsync_recopt *o, char *err, size_t errlen)
+/* The ERROR code for a recipe that failed at @step with @ret, @err. */
+static int recipe_code(enum tsync_recipe_step step, int ret, const char *err)
 {
-	int ret = agent_instopts_apply(t->ti, o, s->peer->name, &t->hide, err, errlen);
-
-	if (ret == -EPERM || ret == -EACCES)
-		return TSYNC_ERR_PERMISSION;	/* "function tracer refused ..." */
-	if (ret == -ENOENT)
-		return TSYNC_ERR_UNSUPPORTED;
-	return ret ? TSYNC_ERR_BAD_REQUEST : 0;
+	switch (step) {
+	case TSYNC_RECIPE_CREATE:
+		return ret == -EBUSY ? TSYNC_ERR_BUSY : TSYNC_ERR_INTERNAL;
+	case TSYNC_RECIPE_BUFFER:
+		return TSYNC_ERR_LIMIT;
+	case TSYNC_RECIPE_OPTS:
+	case TSYNC_RECIPE_TRACER:
+		if (ret == -EPERM || ret == -EACCES)
+			return TSYNC_ERR_PERMISSION;	/* "function tracer refused ..." */
+		return ret == -ENOENT ? TSYNC_ERR_UNSUPPORTED : TSYNC_ERR_BAD_REQUEST;
+	case TSYNC_RECIPE_EVENTS:
+		/* the kernel rejects a bad filter with various errnos; the
+		 * message says which case it is */
+		return !strncmp(err, "filter ", 7) ? TSYNC_ERR_BAD_REQUEST :
+		       TSYNC_ERR_INTERNAL;
+	default:
+		return TSYNC_ERR_INTERNAL;
+	}
 }
 
 /*
- * Creates and configures the instance of @t for request @rq, events @ev;
- * turns tracing on last. Returns 0, or an ERROR code (> 0) with @err
- * filled; on failure nothing is left in tracefs. Lock held.
+ * Creates and configures the instance of @t for request @rq, options @o,
+ * events @ev (the recipe, common/tracefs/instance.h); turns tracing on
+ * last. Returns 0, or an ERROR code (> 0) with @err filled; on failure
+ * nothing is left in tracefs. Lock held.
  */
 static int setup_instance(struct agent_session *s, struct agent_trace *t,
 			  const struct tsync_trace_start *rq, const struct tsync_recopt *o,
 			  const struct tracemeta_events *ev, char *err, size_t errlen)
 {
 	char prefix[TSYNC_INSTANCE_PREFIX_MAX];
+	struct tsync_instance_recipe rp = {
+		.prefix = prefix, .opt = o, .clock = rq->clock, .buffer_kb = rq->buffer_kb,
+		.hide_self = !o->no_filter,
+		/* event-fork leaves the threads the agent starts later out at
+		 * once; it would also make -P follow children, which only -c
+		 * asks for */
+		.follow_new = !o->npids || o->follow_children,
+		.hide_may_fail = true, .self = "the agent", .log_as = s->peer->name,
+		.events = ev, .enable_events = tracemeta_enable_events,
+	};
+	enum tsync_recipe_step step;
 	int ret;
 
 	snprintf(prefix, sizeof(prefix), AGENT_RECORD_INST_PREFIX "%llx",
 		 (unsigned long long)s->id);
-	ret = tsync_instance_create_rec(prefix, o, &t->ti, err, errlen);
+	ret = tsync_instance_from_recipe(&rp, &t->ti, &step, err, errlen);
 	if (ret) {
-		ret = ret == -EBUSY ? TSYNC_ERR_BUSY : TSYNC_ERR_INTERNAL;
+		ret = recipe_code(step, ret, err);
 		goto fail;	/* the buffers reserved for it go back */
 	}
 	t->name = tsync_instance_name(t->ti);
-	ret = rq->clock[0] ? tsync_instance_set_clock(t->ti, rq->clock) : 0;
-	if (ret) {
-		snprintf(err, errlen, "cannot set trace clock %s: %s", rq->clock,
-			 strerror(-ret));
-		goto fail_internal;
-	}
-	ret = rq->buffer_kb ? tsync_instance_set_buffer_kb(t->ti, rq->buffer_kb) : 0;
-	if (ret) {
-		snprintf(err, errlen, "cannot set a %u KiB buffer: %s", rq->buffer_kb,
-			 strerror(-ret));
-		ret = TSYNC_ERR_LIMIT;
-		goto fail;
-	}
-	/* Wake the streamers at 10% fill, not the kernel's 50%: a streamer
-	 * that is late then still has 90% of the buffer before events are
-	 * lost (measured by bench_05_record on a loaded machine). */
-	if (tsync_instance_set_buffer_percent(t->ti, 10))
-		log_warn("%s: cannot set buffer_percent of %s", s->peer->name, t->name);
-	ret = apply_opts(s, t, o, err, errlen);
-	if (ret)
-		goto fail;
-	ret = tsync_instance_enable_events(t->ti, ev, err, errlen);
-	if (ret) {
-		/* the kernel rejects a bad filter with various errnos; the
-		 * message says which case it is */
-		ret = !strncmp(err, "filter ", 7) ? TSYNC_ERR_BAD_REQUEST :
-		      TSYNC_ERR_INTERNAL;
-		goto fail;
-	}
+	t->hide = (struct agent_hide){ .self = rp.hide_self, .follow_new = rp.follow_new };
 	if (tsync_instance_marker_fd(t->ti) < 0)
 		log_warn("%s: no trace_marker_raw in %s: round records will be missing",
 			 s->peer->name, t->name);
 	if (tsync_instance_start(t->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", t->name);
-		goto fail_internal;
+		ret = TSYNC_ERR_INTERNAL;
+		goto fail;
 	}
 	return 0;
-fail_internal:
-	ret = TSYNC_ERR_INTERNAL;
 fail:
 	remove_instance(t);
 	return ret;
@@ -323,7 +308,8 @@ static int check_request(struct agent_session *s, const struct tsync_trace_start
 static int reserve_buffers(struct agent_trace *t, const struct tsync_trace_start *rq,
 			   char *err, size_t errlen)
 {
-	uint64_t kb = (uint64_t)(rq->buffer_kb ? rq->buffer_kb : AGENT_DEFAULT_BUFFER_KB) *
+	uint64_t kb = (uint64_t)(rq->buffer_kb ? rq->buffer_kb :
+				 TSYNC_INSTANCE_DEFAULT_BUFFER_KB) *
 		      t->ncpus, free_kb = 0;
 
 	if (agent_budget_reserve(t->budget, kb, &free_kb)) {

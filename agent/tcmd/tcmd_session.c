@@ -63,8 +63,6 @@
 #include "common/tracemeta/tracemeta.h"
 
 #define TCMD_INST_PREFIX "tsync-t"
-/* Per-CPU buffer when the host gives no -b (the kernel's default). */
-#define TCMD_DEFAULT_BUFFER_KB 1408
 
 struct tcmd_session {
 	const struct agent_ctx *ctx;
@@ -161,6 +159,14 @@ static int setup(struct tcmd_session *s)
 	const struct agent_cfg *cfg = s->ctx->cfg;
 	struct tracemeta_events *ev = NULL;
 	char prefix[TSYNC_INSTANCE_PREFIX_MAX], err[TSYNC_REASON_MAX];
+	struct tsync_instance_recipe rp = {
+		.prefix = prefix, .opt = &s->opts, .clock = s->opts.clock,
+		.buffer_kb = s->opts.buffer_kb, .hide_self = !s->opts.no_filter,
+		/* as record.c: event-fork unless -P without -c */
+		.follow_new = !s->opts.npids || s->opts.follow_children,
+		.hide_may_fail = true, .self = "the agent", .log_as = s->peer->name,
+		.enable_events = tracemeta_enable_events,
+	};
 	uint64_t free_kb = 0;
 	int ret;
 
@@ -170,7 +176,7 @@ static int setup(struct tcmd_session *s)
 		return -EINVAL;
 	}
 	s->reserved_kb = (uint64_t)(s->opts.buffer_kb ? s->opts.buffer_kb :
-				    TCMD_DEFAULT_BUFFER_KB) * (uint64_t)s->ctx->ncpus;
+				    TSYNC_INSTANCE_DEFAULT_BUFFER_KB) * (uint64_t)s->ctx->ncpus;
 	if (agent_budget_reserve(s->ctx->budget, s->reserved_kb, &free_kb)) {
 		refuse(s, "%" PRIu64 " KiB of trace buffers would take the agent over its "
 		       "budget (--max-trace-mb): %" PRIu64 " KiB free", s->reserved_kb,
@@ -183,30 +189,11 @@ static int setup(struct tcmd_session *s)
 		return -EINVAL;
 	}
 	snprintf(prefix, sizeof(prefix), TCMD_INST_PREFIX "%" PRIx64, s->base.id);
-	ret = tsync_instance_create_rec(prefix, &s->opts, &s->ti, err, sizeof(err));
-	if (ret) {
-		refuse(s, "%s", err);
-		goto out;
-	}
-	ret = s->opts.clock ? tsync_instance_set_clock(s->ti, s->opts.clock) : 0;
-	if (ret) {
-		refuse(s, "trace clock '%s': %s", s->opts.clock,
-		       ret == -EINVAL ? "not a clock of this kernel" : strerror(-ret));
-		goto out;
-	}
-	ret = s->opts.buffer_kb ? tsync_instance_set_buffer_kb(s->ti, s->opts.buffer_kb) : 0;
-	if (ret)
-		snprintf(err, sizeof(err), "cannot set a %u KiB buffer: %s", s->opts.buffer_kb,
-			 strerror(-ret));
-	if (!ret)
-		ret = agent_instopts_apply(s->ti, &s->opts, s->peer->name, &s->hide, err,
-					   sizeof(err));
-	if (!ret)
-		ret = tsync_instance_enable_events(s->ti, ev, err, sizeof(err));
+	rp.events = ev;
+	ret = tsync_instance_from_recipe(&rp, &s->ti, NULL, err, sizeof(err));
 	if (ret)
 		refuse(s, "%s", ret == -ENOMEM ? "out of memory" : err);
-	tsync_instance_set_buffer_percent(s->ti, 10);
-out:
+	s->hide = (struct agent_hide){ .self = rp.hide_self, .follow_new = rp.follow_new };
 	tracemeta_events_free(ev);
 	return ret;
 }
