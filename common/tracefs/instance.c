@@ -17,7 +17,6 @@
 #include "common/base/errbuf.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
-#include "common/tracemeta/tracemeta.h"
 
 /* How many "-<n>" suffixes tsync_instance_create() tries. */
 #define INSTANCE_TRIES 10000
@@ -404,14 +403,6 @@ int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent)
 	if (tracefs_instance_file_write(ti->inst, "buffer_percent", val) < 0)
 		return errno ? -errno : -EIO;
 	return 0;
-}
-
-/* Enables events; see instance.h. */
-int tsync_instance_enable_events(struct tsync_instance *ti,
-				 const struct tracemeta_events *ev, char *err,
-				 size_t errlen)
-{
-	return tracemeta_enable_events(ti->inst, ev, err, errlen);
 }
 
 /* Logs a warning of recipe @r, after its log_as prefix. */

@@ -126,14 +126,6 @@ int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb);
 int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent);
 
 /*
- * Enables the events of @ev (tracemeta_resolve_events()). Returns 0, or
- * -errno with @err naming the event (a rejected filter: "filter ...").
- */
-int tsync_instance_enable_events(struct tsync_instance *ti,
-				 const struct tracemeta_events *ev, char *err,
-				 size_t errlen);
-
-/*
  * Writes the instance settings of @o (tracing off): CPU mask, trace
  * options (-O, -T), -c (event-fork, function-fork), -P (set_event_pid,
  * set_ftrace_pid), function filters (-l, -n, -g, --max-graph-depth) and

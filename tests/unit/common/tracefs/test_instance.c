@@ -129,7 +129,8 @@ static void test_configure(void **state)
 	assert_int_equal(tsync_instance_set_buffer_percent(ti, -1), -EINVAL);
 
 	assert_int_equal(tracemeta_resolve_events(&spec, 1, &ev, err, sizeof(err)), 0);
-	assert_int_equal(tsync_instance_enable_events(ti, ev, err, sizeof(err)), 0);
+	assert_int_equal(tracemeta_enable_events(tsync_instance_tracefs(ti), ev, err,
+						 sizeof(err)), 0);
 	tracemeta_events_free(ev);
 	read_inst(name, "events/sched/sched_switch/enable", val, sizeof(val));
 	assert_string_equal(val, "1");
