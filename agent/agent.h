@@ -15,12 +15,15 @@
  *                       authentication, then control or data
  *            -> session.c   the control session's state machine
  *                -> round.c     a sync round
- *                -> record.c    recording: instance, streams, metadata
+ *                -> trace.c     its recording requests (TRACE_START...)
+ *                    -> record.c    a recording: budget, instance,
+ *                                   streams, stop, metadata (both
+ *                                   session types)
  *                    -> evsel.c     the event selection, bounded
  *            -> data.c      a data connection: finds its session,
  *                           streams one CPU (through record.c)
  *   control.c   a session's state and its control connection (send,
- *               error), used by session.c, round.c, record.c, data.c
+ *               error), used by session.c, round.c, trace.c, data.c
  *   ratelimit.c rate-limited warnings for what peers can trigger
  *
  * The folder's map (scripts/check-includes checks that it names every

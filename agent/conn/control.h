@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A control session's state, shared by the modules that serve its
- * requests (session.c, round.c, record.c) and its data connections
- * (data.c), and sending on its control connection.
+ * requests (agent/tsync: session.c, round.c, trace.c) and its data
+ * connections (data.c), and sending on its control connection.
  */
 #ifndef TSYNC_AGENT_CONTROL_H
 #define TSYNC_AGENT_CONTROL_H
@@ -15,7 +15,7 @@
 #include "common/net/transport.h"
 #include "proto/proto.h"
 
-struct agent_trace;
+struct agent_rec;
 
 struct agent_session {
 	const struct agent_ctx *ctx;
@@ -35,7 +35,8 @@ struct agent_session {
 	 * design.md, Instance and marker costs). */
 	struct tsync_stamp_cache stamps;
 
-	struct agent_trace *trace;	/* recording state, NULL when idle */
+	struct agent_rec *rec;		/* its recording (agent/rec/record.h),
+					 * NULL until the first TRACE_START */
 };
 
 /* Returns the agent's configuration. */

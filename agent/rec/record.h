@@ -1,41 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tracing on the agent for `tsync-host record`: the session's private
- * instance, the per-CPU data streams, round records and metadata.
+ * One recording on the agent, the same for both session types (tsync's
+ * TRACE_START, agent/tsync/trace.c; a trace-cmd host's TRACE_REQ,
+ * agent/tcmd/tcmd_session.c): the buffers it takes from the agent's
+ * budget (--max-buffer-kb, --max-trace-mb), its instance (the recipe,
+ * common/tracefs/instance.h), its per-CPU streams, the stop with each
+ * CPU's figures, and its metadata.
  *
- * Control side (the session's thread):
- *   TRACE_START  -> agent_trace_start(): checks clock, buffer size (against
- *                   --max-buffer-kb) and events, creates the instance
- *                   "tsync-r<session id hex>-<pid>", enables the events,
- *                   turns tracing on, replies TRACE_STARTED {ncpus}.
- *   SYNC_RESULT  -> agent_record_round(): a struct tsync_rec_round goes into
- *                   the instance's trace_marker_raw while it records.
- *   TRACE_STOP   -> agent_trace_stop(): tracing off, every stream flushes
- *                   its last pages and ends with EOF on its socket, then
- *                   TRACE_STOPPED {per CPU: bytes sent, entries recorded
- *                   (read + still buffered), overrun (incl. commit
- *                   overrun), dropped}.
- *   META_REQ     -> agent_trace_send_meta(): META_CHUNKs then META_END.
- *                   A "part" is the concatenation of consecutive chunks of
- *                   one kind up to the first with more == 0. HEADER_PAGE,
- *                   HEADER_EVENT, KALLSYMS, PRINTK, CMDLINES, UNAME and
- *                   TRACE_CLOCK are one part each (empty ones are not
- *                   sent); FTRACE_FORMAT and EVENT_FORMAT send one part per
- *                   format file, EVENT_FORMAT naming its system, the
- *                   formats of one system in a row.
- * Errors a host can cause (second TRACE_START, unknown clock or event, a
- * buffer over the limit, STOP or META_REQ without a trace) are answered
- * with ERROR and the session goes on.
+ *   state    what holds                         leaves by
+ *   IDLE     no instance                        agent_rec_setup() -> READY
+ *   READY    the instance, tracing off          agent_rec_start() -> ACTIVE
+ *   ACTIVE   recording: CPUs can be claimed     agent_rec_stop()  -> STOPPED
+ *            and streamed
+ *   STOPPED  tracing off, streams ended; the    agent_rec_setup() (clears
+ *            instance kept for its metadata     first) -> READY
+ *   any      agent_rec_clear() -> IDLE: streams stopped, instance removed,
+ *            buffers given back
  *
- * Data side (one connection thread per CPU, data.c): agent_trace_claim()
- * before the HELLO_REPLY (a refused data hello gets ERROR instead: unknown
- * session or wrong secret NO_SESSION, no active trace UNEXPECTED, CPU out
- * of range NO_CPU, CPU already streaming BUSY), then agent_trace_stream()
- * streams until TRACE_STOP or the session's end, and closes with EOF.
+ * Threads: one control thread drives the states; streams may be driven
+ * by threads of their own (agent_rec_stream() with @wait: a data
+ * connection's thread) or by the control thread alone (without @wait: the
+ * stop ends them). The threads and lifetimes are described at the top of
+ * record.c.
  *
  * The folder's map (scripts/check-includes checks that it names every
  * file): agent/rec/
- *   record.c, record.h      tracing on the agent: instance, streams, stop, metadata
+ *   record.c, record.h      one recording on the agent, for both session
+ *                           types: budget, instance, streams, stop, metadata
  *   budget.c, budget.h      the total trace buffer budget (--max-trace-mb)
  *   evsel.c, evsel.h        a host's event selection, bounded
  *   instopts.c, instopts.h  a host's record options applied to an instance
@@ -45,48 +36,110 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "agent/conn/control.h"
+#include "agent/conn/context.h"
 
-/* Prefix of the agent's recording instances, named
+/* Prefix of the recording instances of tsync's sessions, named
  * tsync-r<sid hex>-<pid>-<n> by common/tracefs/instance.h. */
 #define AGENT_RECORD_INST_PREFIX "tsync-r"
 
-/* Each returns 0 when the session goes on, -errno when it must close. */
-int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *t);
-int agent_trace_stop(struct agent_session *s);
-int agent_trace_send_meta(struct agent_session *s);
-/* Writes the round record of @r into the recorded instance (if any). */
-int agent_record_round(struct agent_session *s, const struct tsync_sync_result *r);
-/*
- * Stops the streams (waiting for their final flush) and removes the
- * recorded instance. The recording state stays allocated for data
- * connections that may still look it up: free it with agent_trace_free()
- * after agent_registry_remove().
- */
-void agent_trace_destroy(struct agent_session *s);
-/* Frees the recording state of @s (destroying it first if needed). Only
- * once no data connection can reach the session (after unregister). */
-void agent_trace_free(struct agent_session *s);
+struct agent_rec;
+struct tracemeta;
+struct tracemeta_events;
+struct tracemeta_opts;
+struct tsync_cpu_stats;
+struct tsync_recopt;
+
+/* What a recording asks for. */
+struct agent_rec_req {
+	const struct tsync_recopt *opt;		/* the host's record options */
+	const char *clock;			/* NULL or "": the instance's */
+	uint32_t buffer_kb;			/* per CPU; 0: the default */
+	const struct tracemeta_events *events;	/* resolved (evsel.h) */
+};
 
 /*
- * Claims @cpu of @s's active trace for a data connection. Returns 0, or
- * an ERROR code (> 0) with @why filled: no active trace UNEXPECTED, CPU
- * out of range NO_CPU, CPU already streaming BUSY.
+ * Creates an idle recording of @ctx's CPUs whose instance will be named
+ * after @prefix ("tsync-r<sid hex>"), logging as @peer (a string that
+ * outlives it). Returns 0 and *@out, or -ENOMEM.
  */
-int agent_trace_claim(struct agent_session *s, uint32_t cpu, char *why, size_t whylen);
+int agent_rec_new(const struct agent_ctx *ctx, const char *prefix, const char *peer,
+		  struct agent_rec **out);
+/* Clears @r and frees it (NULL is fine): only once no thread can reach
+ * it. */
+void agent_rec_free(struct agent_rec *r);
+
+/* Checks a per-CPU buffer of @kb KiB against --max-buffer-kb. Returns 0,
+ * or -EINVAL with the reason in @err. */
+int agent_rec_check_buffer(const struct agent_ctx *ctx, uint32_t kb, char *err,
+			   size_t errlen);
+
 /*
- * Gives up the claim on @cpu before its stream started (the HELLO_REPLY
- * could not be sent, or the data connection failed AUTH): the CPU can be
- * claimed again, and the control side no longer waits for it.
+ * Sets up the recording @q asks for (from IDLE or STOPPED: a STOPPED one
+ * is cleared first): checks its buffer size, sets its buffers aside from
+ * the budget, makes its instance (tracing off). Returns 0 (READY), or
+ * -errno with the ERROR code a tsync host gets in *@code and the reason
+ * in @err: -EBUSY UNEXPECTED (not idle), -EINVAL LIMIT (--max-buffer-kb),
+ * -ENOSPC LIMIT (--max-trace-mb), else the recipe's step: BUSY (the top
+ * instance is in use), LIMIT (buffer size), PERMISSION, UNSUPPORTED or
+ * BAD_REQUEST (options, tracer), BAD_REQUEST (a filter), INTERNAL. On
+ * failure nothing is left in tracefs or taken from the budget.
  */
-void agent_trace_unclaim(struct agent_session *s, uint32_t cpu);
+int agent_rec_setup(struct agent_rec *r, const struct agent_rec_req *q, uint32_t *code,
+		    char *err, size_t errlen);
+/* Turns tracing on (READY -> ACTIVE). Returns 0, or -errno with @err
+ * filled (then cleared: IDLE). */
+int agent_rec_start(struct agent_rec *r, char *err, size_t errlen);
 /*
- * Streams claimed @cpu of @s into @fd until the session stops the trace
- * (then EOF), and releases the claim.
+ * Stops an ACTIVE recording: tracing off, every stream flushes its last
+ * pages and ends with EOF (within the I/O timeout and a margin), then
+ * each CPU's figures go to @cs (@ncpus entries, may be NULL: logged
+ * only). Returns 0, -ENOENT (not ACTIVE) or -ETIMEDOUT (logged; STOPPED
+ * all the same).
  */
-void agent_trace_stream(struct agent_session *s, int fd, const struct tsync_peer *peer,
-			uint32_t cpu);
+int agent_rec_stop(struct agent_rec *r, struct tsync_cpu_stats *cs);
+/* Stops the streams (waiting for their final flush), removes the
+ * instance, gives the buffers back: IDLE. */
+void agent_rec_clear(struct agent_rec *r);
+
+/* Returns true if @r records (ACTIVE). */
+bool agent_rec_active(const struct agent_rec *r);
+/* Returns the instance's name ("" when idle). */
+const char *agent_rec_name(const struct agent_rec *r);
+/* Returns how many CPUs @r records. */
+uint32_t agent_rec_ncpus(const struct agent_rec *r);
+
+/*
+ * Claims @cpu for a stream. Returns 0, or an ERROR code (> 0) with @why
+ * filled: not ACTIVE UNEXPECTED, CPU out of range NO_CPU, CPU already
+ * claimed BUSY.
+ */
+int agent_rec_claim(struct agent_rec *r, uint32_t cpu, char *why, size_t whylen);
+/* Gives up the claim on @cpu before its stream started: it can be claimed
+ * again, and the stop no longer waits for it. */
+void agent_rec_unclaim(struct agent_rec *r, uint32_t cpu);
+/*
+ * Streams claimed @cpu into @fd (a connection of @peer, which must
+ * outlive the stream). With @wait, on the caller's thread until the
+ * recording stops, then flushes and ends the stream (EOF) itself, so that
+ * all CPUs flush at once; without, returns once the stream runs, and the
+ * stop ends it. Returns 0, or -errno when the stream could not start
+ * (logged; @fd shut down, the claim released).
+ */
+int agent_rec_stream(struct agent_rec *r, uint32_t cpu, int fd, const char *peer,
+		     bool wait);
+/* Leaves threads the agent started since out of the instance, as the
+ * options said (its threads are left out unless --no-filter). */
+void agent_rec_hide_new(struct agent_rec *r);
+
+/* Returns the instance's trace_marker_raw (opened on the first call), or
+ * -errno (-ENOENT: no instance). Control thread only. */
+int agent_rec_marker(struct agent_rec *r);
+/* Collects the instance's metadata (tracemeta_collect()). Returns 0 and
+ * *@out, or -ENOENT (no instance) or -errno. */
+int agent_rec_collect(struct agent_rec *r, const struct tracemeta_opts *o,
+		      struct tracemeta **out);
 
 /*
  * Removes recording instances (AGENT_RECORD_INST_PREFIX) left by agents

@@ -6,7 +6,7 @@
 #include "agent/conn/control.h"
 #include "agent/tsync/data.h"
 #include "agent/conn/ratelimit.h"
-#include "agent/rec/record.h"
+#include "agent/tsync/trace.h"
 #include "agent/conn/registry.h"
 #include "common/base/log.h"
 #include "common/wire/msgio.h"

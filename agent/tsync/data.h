@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A data connection on the agent: one CPU of a session's trace streamed
- * to the host (the stream itself is record.c's). Two steps around the
- * HELLO_REPLY, so that a refusal is an ERROR in its place.
+ * to the host (the stream itself is agent/rec/record.c's). Two steps
+ * around the HELLO_REPLY, so that a refusal is an ERROR in its place.
  */
 #ifndef TSYNC_AGENT_DATA_H
 #define TSYNC_AGENT_DATA_H

@@ -16,7 +16,7 @@
  *   SET_UP     SYNC_START     a round (round.c)               SET_UP
  *   SET_UP     SYNC_RESULT    (no answer) round record        SET_UP
  *   SET_UP     TRACE_START / TRACE_STOP / META_REQ            SET_UP
- *                             record.c (its own states)
+ *                             trace.c (the recording's states)
  *   any        BYE            (none)                          end
  *   any        ERROR          (none, logged)                  end
  *   any        other type     ERROR UNEXPECTED                end
@@ -41,7 +41,7 @@
 
 #include "agent/conn/control.h"
 #include "agent/conn/ratelimit.h"
-#include "agent/rec/record.h"
+#include "agent/tsync/trace.h"
 #include "agent/conn/registry.h"
 #include "agent/tsync/round.h"
 #include "agent/tsync/session.h"
@@ -319,7 +319,7 @@ void agent_serve_control(const struct agent_ctx *ctx, int fd,
 		tsync_msg_free(&m);
 	} while (next == NEXT_GO_ON);
 
-	if (s.trace)
+	if (s.rec)
 		agent_trace_destroy(&s);
 	tsync_stamp_cache_close(&s.stamps);
 	agent_registry_remove(ctx->reg, &s);

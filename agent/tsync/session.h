@@ -6,6 +6,8 @@
  * file): agent/tsync/
  *   session.c, session.h  a control session (state machine in session.c)
  *   round.c, round.h      the guest side of a sync round
+ *   trace.c, trace.h      its recording requests (TRACE_START, TRACE_STOP,
+ *                         META_REQ, round records), on agent/rec/record.h
  *   data.c, data.h        a data connection: one CPU streamed to the host
  */
 #ifndef TSYNC_AGENT_SESSION_H
