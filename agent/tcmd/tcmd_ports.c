@@ -21,14 +21,11 @@
 #include "agent/conn/ratelimit.h"
 #include "agent/tcmd/tcmd_ports.h"
 #include "common/base/log.h"
-#include "common/stream/streamer.h"
 #include "common/base/timeutil.h"
 
 struct tcmd_port {
 	struct tsync_listener *l;
 	struct agent_conn *conn;	/* the accepted connection */
-	struct tsync_streamer *st;
-	uint64_t bytes;
 };
 
 struct tcmd_ports {
@@ -186,25 +183,9 @@ int tcmd_ports_accept(struct tcmd_ports *p, int i, int64_t deadline)
 	return agent_conn_fd(p->port[i].conn);
 }
 
-/* Starts the streamer of port @i for CPU @cpu. */
-static int start_stream(struct tcmd_ports *p, int i, int cpu,
-			struct tracefs_instance *inst, int poll_ms)
-{
-	struct tsync_streamer_opts o = {
-		.poll_ms = poll_ms,
-		.stop_timeout_ms = p->ctx->cfg->io_timeout_ms,
-	};
-	int ret = tsync_streamer_start(inst, cpu, agent_conn_fd(p->port[i].conn), &o,
-				       &p->port[i].st);
-
-	if (ret)
-		log_err("%s: cannot stream cpu %d: %s", p->host.name, cpu, strerror(-ret));
-	return ret;
-}
-
-/* Accepts and streams the CPU ports; see tcmd_ports.h. */
-int tcmd_ports_stream(struct tcmd_ports *p, int first, struct tracefs_instance *inst,
-		      int poll_ms, int64_t deadline)
+/* Accepts the CPU ports and hands each connection over; see tcmd_ports.h. */
+int tcmd_ports_accept_each(struct tcmd_ports *p, int first, int64_t deadline,
+			   int (*take)(void *arg, int i, int fd), void *arg)
 {
 	int ret, left = p->n - first;
 
@@ -235,7 +216,7 @@ int tcmd_ports_stream(struct tcmd_ports *p, int first, struct tracefs_instance *
 			if (ret == 0)
 				continue;
 			left--;
-			ret = start_stream(p, idx[j], idx[j] - first, inst, poll_ms);
+			ret = take(arg, idx[j] - first, agent_conn_fd(p->port[idx[j]].conn));
 			if (ret)
 				return ret;
 		}
@@ -243,36 +224,11 @@ int tcmd_ports_stream(struct tcmd_ports *p, int first, struct tracefs_instance *
 	return 0;
 }
 
-/* Stops and flushes every stream, then EOF; see tcmd_ports.h. */
-uint64_t tcmd_ports_stop_streams(struct tcmd_ports *p)
-{
-	uint64_t total = 0;
-
-	for (int i = 0; i < p->n; i++) {
-		struct tcmd_port *t = &p->port[i];
-		int ret;
-
-		if (!t->st)
-			continue;
-		ret = tsync_streamer_stop(t->st);
-		t->bytes = tsync_streamer_bytes(t->st);
-		if (ret)
-			log_warn("%s: a trace-cmd stream ended: %s after %llu bytes",
-				 p->host.name, strerror(-ret), (unsigned long long)t->bytes);
-		tsync_streamer_free(t->st);
-		t->st = NULL;
-		shutdown(agent_conn_fd(t->conn), SHUT_WR);
-		total += t->bytes;
-	}
-	return total;
-}
-
 /* Closes everything; see tcmd_ports.h. */
 void tcmd_ports_close(struct tcmd_ports *p)
 {
 	if (!p)
 		return;
-	tcmd_ports_stop_streams(p);
 	for (int i = 0; i < p->n; i++) {
 		tsync_listener_close(p->port[i].l);
 		if (p->port[i].conn)

@@ -15,7 +15,6 @@
 #include "common/net/transport.h"
 
 struct tcmd_ports;
-struct tracefs_instance;
 
 /*
  * Listens on @nports ephemeral ports beside the local address of control
@@ -33,18 +32,14 @@ uint32_t tcmd_ports_port(const struct tcmd_ports *p, int i);
  */
 int tcmd_ports_accept(struct tcmd_ports *p, int i, int64_t deadline);
 /*
- * Accepts the connections of listeners @first.. and starts a streamer of
- * CPU (i - @first) of @inst on each, every poll_ms ms (0: default), by
- * @deadline. Returns 0 or -errno (logged; streams started so far go on).
+ * Accepts the host's connections on listeners @first.. by @deadline and
+ * hands each to @take(@arg, i - @first, fd) as it arrives (the fd stays
+ * owned by @p). Returns 0, or -errno (logged) or what @take returned;
+ * connections taken so far stay.
  */
-int tcmd_ports_stream(struct tcmd_ports *p, int first, struct tracefs_instance *inst,
-		      int poll_ms, int64_t deadline);
-/*
- * Stops the streamers (each flushes its last pages), then ends each
- * stream with EOF. Returns the bytes sent on all of them.
- */
-uint64_t tcmd_ports_stop_streams(struct tcmd_ports *p);
-/* Stops what runs, closes everything; NULL is fine. */
+int tcmd_ports_accept_each(struct tcmd_ports *p, int first, int64_t deadline,
+			   int (*take)(void *arg, int i, int fd), void *arg);
+/* Closes every listener and connection; NULL is fine. */
 void tcmd_ports_close(struct tcmd_ports *p);
 
 #endif

@@ -6,11 +6,12 @@
  * -------------------
  *   host (trace-cmd record -A)          agent (this file)
  *   TRACE_REQ {argv, protos}     --->   options parsed and applied as for
- *                                       tsync's own hosts (evsel.h,
- *                                       instopts.h); a refusal is NOT_SUPP
- *                                       with the reason as payload
- *                                       (trace-cmd prints "Failed to
- *                                       receive trace response")
+ *                                       tsync's own hosts (evsel.h, the
+ *                                       recording of agent/rec/record.h);
+ *                                       a refusal is NOT_SUPP with
+ *                                       the reason as payload (trace-cmd
+ *                                       prints "Failed to receive trace
+ *                                       response")
  *                                       instance tsync-t<id>-..., events on,
  *                                       ports opened (tcmd_ports.c)
  *                                <---   TRACE_RESP {cpus, page size, trace
@@ -43,11 +44,10 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 
-#include "agent/rec/budget.h"
 #include "agent/conn/control.h"
 #include "agent/conn/conntab.h"
 #include "agent/rec/evsel.h"
-#include "agent/rec/instopts.h"
+#include "agent/rec/record.h"
 #include "agent/conn/ratelimit.h"
 #include "agent/conn/registry.h"
 #include "agent/tcmd/tcmd_io.h"
@@ -71,11 +71,9 @@ struct tcmd_session {
 	int fd;
 	const struct tsync_peer *peer;
 	struct tsync_recopt opts;	/* the host's argv, parsed */
-	struct agent_hide hide;		/* the agent's threads left out? */
 	bool ptp;			/* the host offered ptp */
 	uint64_t host_trace_id, trace_id;
-	uint64_t reserved_kb;
-	struct tsync_instance *ti;
+	struct agent_rec *rec;		/* the recording (agent/rec/record.h) */
 	struct tracemeta *meta;
 	struct tcmd_ports *ports;	/* [0] tsync (if ptp), then the CPUs */
 	struct tcmd_ptp *sync;
@@ -152,48 +150,31 @@ static int recv_request(struct tcmd_session *s)
 	return 0;
 }
 
-/* Checks the limits and sets the instance up. Returns 0 or -errno
+/* Checks the limits and sets the recording up. Returns 0 or -errno
  * (refused, logged). */
 static int setup(struct tcmd_session *s)
 {
-	const struct agent_cfg *cfg = s->ctx->cfg;
+	struct agent_rec_req q = { .opt = &s->opts, .clock = s->opts.clock,
+				   .buffer_kb = s->opts.buffer_kb };
 	struct tracemeta_events *ev = NULL;
 	char prefix[TSYNC_INSTANCE_PREFIX_MAX], err[TSYNC_REASON_MAX];
-	struct tsync_instance_recipe rp = {
-		.prefix = prefix, .opt = &s->opts, .clock = s->opts.clock,
-		.buffer_kb = s->opts.buffer_kb, .hide_self = !s->opts.no_filter,
-		/* as record.c: event-fork unless -P without -c */
-		.follow_new = !s->opts.npids || s->opts.follow_children,
-		.hide_may_fail = true, .self = "the agent", .log_as = s->peer->name,
-		.enable_events = tracemeta_enable_events,
-	};
-	uint64_t free_kb = 0;
+	uint32_t code;
 	int ret;
 
-	if (s->opts.buffer_kb > cfg->max_buffer_kb) {
-		refuse(s, "buffer of %u KiB per CPU above the agent's limit of %u KiB "
-		       "(--max-buffer-kb)", s->opts.buffer_kb, cfg->max_buffer_kb);
-		return -EINVAL;
-	}
-	s->reserved_kb = (uint64_t)(s->opts.buffer_kb ? s->opts.buffer_kb :
-				    TSYNC_INSTANCE_DEFAULT_BUFFER_KB) * (uint64_t)s->ctx->ncpus;
-	if (agent_budget_reserve(s->ctx->budget, s->reserved_kb, &free_kb)) {
-		refuse(s, "%" PRIu64 " KiB of trace buffers would take the agent over its "
-		       "budget (--max-trace-mb): %" PRIu64 " KiB free", s->reserved_kb,
-		       free_kb);
-		s->reserved_kb = 0;
-		return -ENOSPC;
-	}
-	if (agent_events_resolve_opts(&s->opts, &ev, err, sizeof(err))) {
+	ret = agent_rec_check_buffer(s->ctx, s->opts.buffer_kb, err, sizeof(err));
+	if (!ret && agent_events_resolve_opts(&s->opts, &ev, err, sizeof(err)))
+		ret = -EINVAL;
+	if (ret) {
 		refuse(s, "%s", err);
-		return -EINVAL;
+		return ret;
 	}
 	snprintf(prefix, sizeof(prefix), TCMD_INST_PREFIX "%" PRIx64, s->base.id);
-	rp.events = ev;
-	ret = tsync_instance_from_recipe(&rp, &s->ti, NULL, err, sizeof(err));
+	q.events = ev;
+	ret = agent_rec_new(s->ctx, prefix, s->peer->name, &s->rec);
+	if (!ret)
+		ret = agent_rec_setup(s->rec, &q, &code, err, sizeof(err));
 	if (ret)
 		refuse(s, "%s", ret == -ENOMEM ? "out of memory" : err);
-	s->hide = (struct agent_hide){ .self = rp.hide_self, .follow_new = rp.follow_new };
 	tracemeta_events_free(ev);
 	return ret;
 }
@@ -207,7 +188,7 @@ static int respond(struct tcmd_session *s)
 	int extra = s->ptp ? 1 : 0, ret;
 	uint32_t *ports;
 
-	ret = tracemeta_collect(tsync_instance_tracefs(s->ti), &mo, &s->meta);
+	ret = agent_rec_collect(s->rec, &mo, &s->meta);
 	if (ret) {
 		refuse(s, "cannot collect the trace metadata: %s", strerror(-ret));
 		return ret;
@@ -261,7 +242,7 @@ static int start_sync(struct tcmd_session *s)
 	c.series = (base & 0x3fffffff) | 0x1000;
 	ret = tcmd_ptp_start(&c, &s->sync);
 	if (!ret)	/* its thread is new */
-		agent_instopts_hide_new(s->ti, &s->hide, s->peer->name);
+		agent_rec_hide_new(s->rec);
 	return ret;
 }
 
@@ -332,36 +313,58 @@ static int wait_close(struct tcmd_session *s)
 	}
 }
 
+/* Claims CPU @cpu of session @arg and streams it into @fd; a
+ * tcmd_ports_accept_each() callback. */
+static int stream_cpu(void *arg, int cpu, int fd)
+{
+	struct tcmd_session *s = arg;
+	char why[TSYNC_REASON_MAX];
+
+	if (agent_rec_claim(s->rec, (uint32_t)cpu, why, sizeof(why))) {
+		log_err("%s: cpu %d: %s", s->peer->name, cpu, why);
+		return -EPROTO;
+	}
+	return agent_rec_stream(s->rec, (uint32_t)cpu, fd, s->peer->name, false);
+}
+
 /* Records from the first data to CLOSE_RESP. */
 static int record(struct tcmd_session *s)
 {
 	const struct agent_cfg *cfg = s->ctx->cfg;
-	uint64_t bytes;
+	uint32_t n = agent_rec_ncpus(s->rec);
+	struct tsync_cpu_stats *cs = calloc(n, sizeof(*cs));
+	char err[TSYNC_REASON_MAX];
+	uint64_t bytes = 0;
 	int ret;
 
-	ret = tsync_instance_start(s->ti);
+	if (!cs)
+		return -ENOMEM;
+	ret = agent_rec_start(s->rec, err, sizeof(err));
 	if (ret) {
-		log_err("%s: cannot turn tracing on: %s", s->peer->name, strerror(-ret));
-		return ret;
+		log_err("%s: %s", s->peer->name, err);
+		goto out;
 	}
-	ret = tcmd_ports_stream(s->ports, s->ptp ? 1 : 0, tsync_instance_tracefs(s->ti),
-				0, tsync_deadline_ms(cfg->idle_timeout_ms));
+	ret = tcmd_ports_accept_each(s->ports, s->ptp ? 1 : 0,
+				     tsync_deadline_ms(cfg->idle_timeout_ms), stream_cpu, s);
 	if (ret)
-		return ret;
-	agent_instopts_hide_new(s->ti, &s->hide, s->peer->name);	/* the streamers */
+		goto out;
 	log_info("%s: trace-cmd session recording into %s (%d CPUs, clock %s)",
-		 s->peer->name, tsync_instance_name(s->ti), s->ctx->ncpus,
+		 s->peer->name, agent_rec_name(s->rec), s->ctx->ncpus,
 		 s->opts.clock ? s->opts.clock : "local");
 	ret = wait_close(s);
-	tsync_instance_stop(s->ti);
-	bytes = tcmd_ports_stop_streams(s->ports);
+	agent_rec_stop(s->rec, cs);	/* streams late: logged */
 	if (ret)
-		return ret;
+		goto out;
+	for (uint32_t cpu = 0; cpu < n; cpu++)
+		bytes += cs[cpu].bytes;
 	log_info("%s: trace-cmd session stopped: %llu bytes streamed", s->peer->name,
 		 (unsigned long long)bytes);
-	return tcmd_send(s->fd, s->buf, tcmd_enc_simple(s->buf, sizeof(s->buf),
-							TCMD_CLOSE_RESP),
-			 tsync_deadline_ms(cfg->io_timeout_ms));
+	ret = tcmd_send(s->fd, s->buf, tcmd_enc_simple(s->buf, sizeof(s->buf),
+						       TCMD_CLOSE_RESP),
+			tsync_deadline_ms(cfg->io_timeout_ms));
+out:
+	free(cs);
+	return ret;
 }
 
 /* Removes what the session made. */
@@ -376,11 +379,9 @@ static void cleanup(struct tcmd_session *s)
 			log_info("%s: trace-cmd time sync: %d samples", s->peer->name, samples);
 		tcmd_ptp_free(s->sync);
 	}
+	agent_rec_free(s->rec);	/* streams ended before their connections close */
 	tcmd_ports_close(s->ports);
-	tsync_instance_destroy(s->ti);
 	tracemeta_free(s->meta);
-	if (s->reserved_kb)
-		agent_budget_release(s->ctx->budget, s->reserved_kb);
 	tsync_recopt_free(&s->opts);
 	if (s->registered)
 		agent_registry_remove(s->ctx->reg, &s->base);
