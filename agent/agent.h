@@ -35,7 +35,7 @@
  *   conn/             what every connection and session type shares
  *   rec/              a recording on the agent
  *   tsync/            tsync's own session, rounds and data connections
- *   tcmd/             trace-cmd's session, ports, PTP and message I/O
+ *   tcmd/             trace-cmd's session, ports and PTP
  */
 #ifndef TSYNC_AGENT_H
 #define TSYNC_AGENT_H

@@ -45,7 +45,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "agent/tcmd/tcmd_io.h"
+#include "common/wire/tcmd_io.h"
 #include "agent/tcmd/tcmd_ptp.h"
 #include "common/sync/tcmd_ptp_calc.h"
 #include "common/base/cpu.h"

@@ -50,7 +50,7 @@
 #include "agent/rec/record.h"
 #include "agent/conn/ratelimit.h"
 #include "agent/conn/registry.h"
-#include "agent/tcmd/tcmd_io.h"
+#include "common/wire/tcmd_io.h"
 #include "agent/tcmd/tcmd_ports.h"
 #include "agent/tcmd/tcmd_ptp.h"
 #include "agent/tcmd/tcmd_session.h"

@@ -10,7 +10,6 @@
  *   tcmd_session.c, tcmd_session.h  a trace-cmd host's session
  *   tcmd_ports.c, tcmd_ports.h      its time-sync and per-CPU connections
  *   tcmd_ptp.c, tcmd_ptp.h          trace-cmd's PTP, guest side
- *   tcmd_io.c, tcmd_io.h            trace-cmd's messages on a socket
  */
 #ifndef TSYNC_AGENT_TCMD_SESSION_H
 #define TSYNC_AGENT_TCMD_SESSION_H

@@ -13,6 +13,8 @@
  *   msgio.c, msgio.h      tsync's protocol messages on a socket, with deadlines
  *   probeio.c, probeio.h  receiving sync probes on the hot path
  *   auth.c, auth.h        the shared-key HMAC challenge-response
+ *   tcmd_io.c, tcmd_io.h  trace-cmd's agent-protocol messages on a socket
+ *                         (both programs), with deadlines
  */
 #ifndef TSYNC_MSGIO_H
 #define TSYNC_MSGIO_H

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/tcmd/tcmd_io.h"
+#include "common/wire/tcmd_io.h"
 #include "common/base/io.h"
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
