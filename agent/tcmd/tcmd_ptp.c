@@ -36,8 +36,6 @@
  * close, or tcmd_ptp_finish().
  */
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -59,26 +57,16 @@ struct tcmd_ptp {
 	char peer[96];
 	struct tsync_stamper *st;
 	struct tcmd_ptp_est *est;	/* what earlier samples left */
-	bool tcp;			/* re-arm TCP_QUICKACK */
+	struct tcmd_conn conn;		/* on cfg.fd, re-arming TCP_QUICKACK */
 	pthread_t th;
 	bool started;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* done changes */
 	bool done;
 	int result;			/* samples, or -errno */
-	uint8_t buf[TCMD_MSG_MAX];	/* receive buffer */
 	uint8_t out[TCMD_MSG_MAX];	/* send buffer */
 	struct tsync_probe_stamps probes[TCMD_PTP_LOOP];	/* our stamps, t3 and t2 */
 };
-
-/* Acknowledges at once what arrived (TCP only; see the top of the file). */
-static void quickack(const struct tcmd_ptp *p)
-{
-	int one = 1;
-
-	if (p->tcp)
-		setsockopt(p->cfg.fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
-}
 
 /* Receives one message within the I/O timeout into @m and checks it is
  * ptp message @id. Returns 0 or -errno (logged). */
@@ -87,9 +75,7 @@ static int recv_ptp(struct tcmd_ptp *p, uint32_t id, struct tcmd_msg *m)
 	char err[200];
 	int ret;
 
-	ret = tcmd_recv(p->cfg.fd, p->buf, m, tsync_deadline_ms(p->cfg.io_timeout_ms),
-			p->cfg.io_timeout_ms, err, sizeof(err));
-	quickack(p);
+	ret = tcmd_conn_recv(&p->conn, m, err, sizeof(err));
 	if (ret) {
 		log_warn("%s: trace-cmd time sync: %s", p->peer, err);
 		return ret;
@@ -105,16 +91,11 @@ static int recv_ptp(struct tcmd_ptp *p, uint32_t id, struct tcmd_msg *m)
 	return 0;
 }
 
-/* Sends what an encoder wrote into p->out. The kernel goes back to
- * delayed ACKs when it sends soon after receiving, so quick ACKs are
- * re-armed after the send, before the host's answer arrives. */
+/* Sends what an encoder wrote into p->out (quick ACKs re-armed after
+ * it, before the host's answer arrives: common/wire/tcmd_io.h). */
 static int send_out(struct tcmd_ptp *p, ssize_t len)
 {
-	int ret = tcmd_send(p->cfg.fd, p->out, len,
-			    tsync_deadline_ms(p->cfg.io_timeout_ms));
-
-	quickack(p);
-	return ret;
+	return tcmd_conn_send(&p->conn, p->out, len, NULL, 0);
 }
 
 /* Runs the 339 probes of series @series on @cpu; probe n's stamps go to
@@ -210,9 +191,7 @@ static int serve(struct tcmd_ptp *p)
 	int n = 0, ret;
 
 	for (;;) {
-		ret = tcmd_recv(p->cfg.fd, p->buf, &m, -1, p->cfg.io_timeout_ms, err,
-				sizeof(err));
-		quickack(p);
+		ret = tcmd_conn_recv_idle(&p->conn, &m, -1, err, sizeof(err));
 		if (ret) {
 			log_warn("%s: trace-cmd time sync ended: %s", p->peer, err);
 			return ret;
@@ -256,8 +235,6 @@ static void *ptp_thread(void *arg)
 /* Starts the PTP server; see tcmd_ptp.h. */
 int tcmd_ptp_start(const struct tcmd_ptp_cfg *cfg, struct tcmd_ptp **out)
 {
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl = sizeof(ss);
 	pthread_condattr_t ca;
 	struct tcmd_ptp *p;
 	int ret;
@@ -268,8 +245,9 @@ int tcmd_ptp_start(const struct tcmd_ptp_cfg *cfg, struct tcmd_ptp **out)
 	p->cfg = *cfg;
 	snprintf(p->peer, sizeof(p->peer), "%s", cfg->peer);
 	p->cfg.peer = p->peer;
-	if (!getsockname(cfg->fd, (struct sockaddr *)&ss, &sl))
-		p->tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
+	/* the session's port table owns the socket: never tcmd_conn_close()d */
+	if (tcmd_conn_init(&p->conn, cfg->fd, "the host", true, cfg->io_timeout_ms))
+		log_warn("%s: trace-cmd time sync: TCP_QUICKACK not settable", p->peer);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -77,7 +77,8 @@ struct tcmd_session {
 	struct tracemeta *meta;
 	struct tcmd_ports *ports;	/* [0] tsync (if ptp), then the CPUs */
 	struct tcmd_ptp *sync;
-	uint8_t buf[TCMD_MSG_MAX];
+	struct tcmd_conn conn;		/* trace-cmd's messages on fd */
+	uint8_t buf[TCMD_MSG_MAX];	/* what is sent */
 };
 
 /* Refuses the session: the reason in the log and in NOT_SUPP's payload. */
@@ -93,8 +94,8 @@ static void refuse(struct tcmd_session *s, const char *fmt, ...)
 	va_end(ap);
 	agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: refused trace-cmd session: %s",
 		      s->peer->name, why);
-	tcmd_send(s->fd, s->buf, tcmd_enc_not_supp(s->buf, sizeof(s->buf), why),
-		  tsync_deadline_ms(s->ctx->cfg->io_timeout_ms));
+	tcmd_conn_send(&s->conn, s->buf, tcmd_enc_not_supp(s->buf, sizeof(s->buf), why),
+		       NULL, 0);
 }
 
 /* Receives the TRACE_REQ and parses its options. Returns 0 or -errno
@@ -109,8 +110,8 @@ static int recv_request(struct tcmd_session *s)
 	const char *a;
 	int ret, n = 0;
 
-	ret = tcmd_recv(s->fd, s->buf, &m, tsync_deadline_ms(cfg->auth_timeout_ms),
-			cfg->io_timeout_ms, err, sizeof(err));
+	ret = tcmd_conn_recv_idle(&s->conn, &m, tsync_deadline_ms(cfg->auth_timeout_ms),
+				  err, sizeof(err));
 	if (ret == -EBADMSG) {
 		refuse(s, "%s", err);	/* logs it too */
 		return ret;
@@ -209,8 +210,8 @@ static int respond(struct tcmd_session *s)
 		snprintf(r.proto, sizeof(r.proto), "%s", TCMD_PROTO_PTP);
 		r.tsync_port = tcmd_ports_port(s->ports, 0);
 	}
-	ret = tcmd_send(s->fd, s->buf, tcmd_enc_trace_resp(s->buf, sizeof(s->buf), &r, ports),
-			tsync_deadline_ms(s->ctx->cfg->io_timeout_ms));
+	ret = tcmd_conn_send(&s->conn, s->buf,
+			     tcmd_enc_trace_resp(s->buf, sizeof(s->buf), &r, ports), NULL, 0);
 	free(ports);
 	return ret;
 }
@@ -271,14 +272,16 @@ static int send_meta(struct tcmd_session *s)
 		return -errno;
 	ret = tracedat_write_meta(fd, tracemeta_meta(s->meta), &o, s->ctx->ncpus);
 	while (!ret && (n = pread(fd, chunk, sizeof(chunk), off)) > 0) {
-		ret = tcmd_send(s->fd, s->buf, tcmd_enc_send_data(s->buf, sizeof(s->buf),
-								  chunk, (size_t)n), dl);
+		ret = tcmd_conn_send_by(&s->conn, s->buf,
+					tcmd_enc_send_data(s->buf, sizeof(s->buf), chunk,
+							   (size_t)n), dl, NULL, 0);
 		off += n;
 	}
 	close(fd);
 	if (!ret)
-		ret = tcmd_send(s->fd, s->buf, tcmd_enc_simple(s->buf, sizeof(s->buf),
-							       TCMD_FIN_DATA), dl);
+		ret = tcmd_conn_send_by(&s->conn, s->buf,
+					tcmd_enc_simple(s->buf, sizeof(s->buf), TCMD_FIN_DATA),
+					dl, NULL, 0);
 	if (ret)
 		log_warn("%s: trace-cmd metadata not sent: %s", s->peer->name, strerror(-ret));
 	else
@@ -296,8 +299,7 @@ static int wait_close(struct tcmd_session *s)
 	int ret, strays = 0;
 
 	for (;;) {
-		ret = tcmd_recv(s->fd, s->buf, &m, -1, s->ctx->cfg->io_timeout_ms, err,
-				sizeof(err));
+		ret = tcmd_conn_recv_idle(&s->conn, &m, -1, err, sizeof(err));
 		if (ret) {
 			log_warn("%s: trace-cmd session ended without CLOSE: %s",
 				 s->peer->name, err);
@@ -359,9 +361,8 @@ static int record(struct tcmd_session *s)
 		bytes += cs[cpu].bytes;
 	log_info("%s: trace-cmd session stopped: %llu bytes streamed", s->peer->name,
 		 (unsigned long long)bytes);
-	ret = tcmd_send(s->fd, s->buf, tcmd_enc_simple(s->buf, sizeof(s->buf),
-						       TCMD_CLOSE_RESP),
-			tsync_deadline_ms(cfg->io_timeout_ms));
+	ret = tcmd_conn_send(&s->conn, s->buf,
+			     tcmd_enc_simple(s->buf, sizeof(s->buf), TCMD_CLOSE_RESP), NULL, 0);
 out:
 	free(cs);
 	return ret;
@@ -425,6 +426,8 @@ void agent_tcmd_serve(const struct agent_ctx *ctx, struct agent_conn *c)
 	s->ctx = ctx;
 	s->fd = agent_conn_fd(c);
 	s->peer = agent_conn_peer(c);
+	/* the connection table owns the socket: never tcmd_conn_close()d */
+	tcmd_conn_init(&s->conn, s->fd, "the host", false, ctx->cfg->io_timeout_ms);
 	s->base.ctx = ctx;
 	s->base.fd = s->fd;
 	s->base.peer = s->peer;

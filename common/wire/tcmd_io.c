@@ -1,18 +1,166 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/*
- * trace-cmd's agent protocol on a socket: see tcmd_io.h. The header is
- * read and checked before the rest, so a peer announcing a bad size is
- * refused without reading on.
- */
+/* trace-cmd's agent protocol on a socket, with deadlines; see tcmd_io.h. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
-#include "common/wire/tcmd_io.h"
+#include "common/base/errbuf.h"
 #include "common/base/io.h"
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
+#include "common/wire/tcmd_io.h"
+#include "proto/proto.h"
+
+/* Re-arms TCP_QUICKACK (set up for TCP sockets only). Setting it also
+ * sends an ACK that is pending right now. */
+static void quickack(const struct tcmd_conn *c)
+{
+	int one = 1;
+
+	if (c->quickack)
+		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+}
+
+/* Sets up a connection; see tcmd_io.h. */
+int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_on,
+		   int timeout_ms)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl = sizeof(ss);
+	int one = 1;
+
+	c->fd = fd;
+	c->peer = peer;
+	c->quickack = quickack_on;
+	c->timeout_ms = timeout_ms;
+	if (!quickack_on || getsockname(fd, (struct sockaddr *)&ss, &sl) ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
+		c->quickack = false;
+		return 0;
+	}
+	if (setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one)))
+		return -errno;
+	return 0;
+}
+
+/* Closes the socket; see tcmd_io.h. */
+void tcmd_conn_close(struct tcmd_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* Sends one message by a deadline; see tcmd_io.h. */
+int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
+		      int64_t deadline, char *err, size_t errlen)
+{
+	int ret;
+
+	if (len < 0) {
+		tsync_set_err(err, errlen, "cannot encode a message: %s", strerror((int)-len));
+		return (int)len;
+	}
+	ret = tsync_write_full(c->fd, msg, (size_t)len, deadline);
+	quickack(c);
+	if (ret)
+		tsync_set_err(err, errlen, "sending %s: %s",
+			      len >= TCMD_HDR_LEN ? tcmd_cmd_name(msg[7]) : "a message",
+			      strerror(-ret));
+	return ret;
+}
+
+/* Sends one message; see tcmd_io.h. */
+int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+		   size_t errlen)
+{
+	return tcmd_conn_send_by(c, msg, len, tsync_deadline_ms(c->timeout_ms), err, errlen);
+}
+
+/* Reads @len bytes into @p before @deadline, re-arming the quick ACK after
+ * every read. Returns 0 or -errno. */
+static int read_acked(struct tcmd_conn *c, uint8_t *p, size_t len, int64_t deadline)
+{
+	while (len) {
+		ssize_t n;
+		int ret = tsync_wait_readable(c->fd, deadline);
+
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			return -ETIMEDOUT;
+		n = recv(c->fd, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EPIPE;
+		quickack(c);
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Says why reading failed with @ret into @err; @started: after the
+ * message's first byte, within the timeout counted from there. */
+static void read_err(const struct tcmd_conn *c, int ret, bool started, char *err,
+		     size_t errlen)
+{
+	if (ret == -ETIMEDOUT && started)
+		tsync_set_err(err, errlen, "%s stalled in the middle of a message: the rest "
+			      "not in time (%d ms)", c->peer, c->timeout_ms);
+	else if (ret == -ETIMEDOUT)
+		tsync_set_err(err, errlen, "%s sent nothing for %d ms", c->peer, c->timeout_ms);
+	else
+		tsync_set_err(err, errlen, "reading from %s: %s", c->peer,
+			      ret == -EPIPE ? "connection closed" : strerror(-ret));
+}
+
+/* Reads and checks one message by @deadline; @started as read_err()'s. */
+static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bool started,
+		   char *err, size_t errlen)
+{
+	struct tcmd_err e = { { 0 } };
+	struct tcmd_hdr h;
+	int ret;
+
+	ret = read_acked(c, c->buf, TCMD_HDR_LEN, deadline);
+	if (!ret && ((uint32_t)c->buf[0] << 24 | (uint32_t)c->buf[1] << 16 |
+		     (uint32_t)c->buf[2] << 8 | c->buf[3]) == TSYNC_MAGIC) {
+		tsync_set_err(err, errlen, "%s speaks tsync's protocol, not trace-cmd's: "
+			      "a tsync-agent is addressed without the tcmd: prefix", c->peer);
+		return -EPROTO;
+	}
+	if (!ret && tcmd_hdr_decode(c->buf, &h, &e)) {
+		tsync_set_err(err, errlen, "%s", e.reason);
+		return -EBADMSG;
+	}
+	if (!ret)
+		ret = read_acked(c, c->buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, deadline);
+	if (ret) {
+		read_err(c, ret, started, err, errlen);
+		return ret;
+	}
+	if (tcmd_decode(c->buf, h.size, m, &e)) {
+		tsync_set_err(err, errlen, "%s", e.reason);
+		return -EBADMSG;
+	}
+	log_debug("tcmd: received %s (%u bytes)", tcmd_cmd_name(m->cmd), h.size);
+	return 0;
+}
+
+/* Receives one message; see tcmd_io.h. */
+int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
+{
+	return recv_by(c, m, tsync_deadline_ms(c->timeout_ms), false, err, errlen);
+}
 
 /* Waits until @fd is readable (or closed, or shut down by the agent's
  * shutdown): the wait for a peer that may rightly be silent for hours. */
@@ -26,65 +174,40 @@ static int wait_forever(int fd)
 	return 0;
 }
 
-/* Receives one message; see tcmd_io.h. */
-int tcmd_recv(int fd, uint8_t *buf, struct tcmd_msg *m, int64_t first,
-	      int io_timeout_ms, char *err, size_t errlen)
+/* Receives one message after an idle wait; see tcmd_io.h. */
+int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,
+			char *err, size_t errlen)
 {
-	struct tcmd_err e;
-	struct tcmd_hdr h;
-	int64_t io;
-	int ret;
+	int ret = first < 0 ? wait_forever(c->fd) : tsync_wait_readable(c->fd, first);
 
-	if (first < 0) {
-		ret = wait_forever(fd);
-		if (ret) {
-			snprintf(err, errlen, "%s", strerror(-ret));
-			return ret;
-		}
-	} else {
-		ret = tsync_wait_readable(fd, first);
-		if (ret == 0) {
-			snprintf(err, errlen, "idle: no message in time");
-			return -ETIMEDOUT;
-		}
-		if (ret < 0) {
-			snprintf(err, errlen, "%s", strerror(-ret));
-			return ret;
-		}
+	if (ret == 0 && first >= 0) {
+		tsync_set_err(err, errlen, "idle: %s sent no message in time", c->peer);
+		return -ETIMEDOUT;
 	}
-	io = tsync_deadline_ms(io_timeout_ms);
-	ret = tsync_read_full(fd, buf, TCMD_HDR_LEN, io);
-	if (ret) {
-		snprintf(err, errlen, "%s", ret == -EPIPE ? "connection closed" :
-			 strerror(-ret));
+	if (ret < 0) {
+		read_err(c, ret, false, err, errlen);
 		return ret;
 	}
-	ret = tcmd_hdr_decode(buf, &h, &e);
-	if (ret) {
-		snprintf(err, errlen, "%s", e.reason);
-		return ret;
-	}
-	io = tsync_deadline_ms(io_timeout_ms);
-	ret = tsync_read_full(fd, buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, io);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", tcmd_cmd_name(h.cmd),
-			 ret == -ETIMEDOUT ? "rest of the message not in time" :
-			 strerror(-ret));
-		return ret;
-	}
-	ret = tcmd_decode(buf, h.size, m, &e);
-	if (ret) {
-		snprintf(err, errlen, "%s", e.reason);
-		return ret;
-	}
-	log_debug("tcmd: received %s (%u bytes)", tcmd_cmd_name(m->cmd), h.size);
-	return 0;
+	return recv_by(c, m, tsync_deadline_ms(c->timeout_ms), true, err, errlen);
 }
 
-/* Sends one encoded message; see tcmd_io.h. */
-int tcmd_send(int fd, const uint8_t *buf, ssize_t len, int64_t deadline)
+/* Receives one TIME_SYNC message of a given kind; see tcmd_io.h. */
+int tcmd_conn_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,
+			 struct tcmd_msg *m, char *err, size_t errlen)
 {
-	if (len < 0)
-		return (int)len;
-	return tsync_write_full(fd, buf, (size_t)len, deadline);
+	int ret = tcmd_conn_recv(c, m, err, errlen);
+
+	if (ret)
+		return ret;
+	if (m->cmd != TCMD_TIME_SYNC) {
+		tsync_set_err(err, errlen, "%s sent %s during time sync", c->peer,
+			      tcmd_cmd_name(m->cmd));
+		return -EPROTO;
+	}
+	if (strcmp(m->ts.proto, proto) || m->ts.id != id) {
+		tsync_set_err(err, errlen, "%s sent time-sync message %.15s/%u, expected %s/%u",
+			      c->peer, m->ts.proto, m->ts.id, proto, id);
+		return -EPROTO;
+	}
+	return 0;
 }

@@ -1,30 +1,87 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * trace-cmd's agent protocol messages (proto/tcmd.h) on a socket, with
- * deadlines: one receive reads a whole message, one send is one write.
+ * trace-cmd's agent-protocol messages (proto/tcmd.h) on a connected
+ * socket, for both programs (the host talking to a stock trace-cmd agent,
+ * the agent serving a trace-cmd host), as common/wire/msgio.h is for
+ * tsync's own protocol:
+ *
+ *  - every wait is bounded: a message must arrive whole within the
+ *    connection's timeout, once its first byte came (tcmd_conn_recv_idle()
+ *    waits for that first byte until a deadline of its own, or for ever
+ *    where a peer may rightly be silent for hours);
+ *  - a receive reads the header first and checks it (proto/tcmd.h:
+ *    size, command, struct) before reading on, so a peer announcing a bad
+ *    size is refused without reading more; then the codec checks every
+ *    field; a peer that speaks tsync's protocol where a trace-cmd message
+ *    should be is named as such;
+ *  - a send is one write of the whole encoded message.
+ *
+ * Delayed ACK: trace-cmd's agent writes each message in two write()s
+ * (header and command struct, then the payload) with Nagle on. The second
+ * write waits until the first is acknowledged, and a Linux receiver in
+ * "pingpong" mode delays that ACK up to 40 ms: every PTP probe pays it.
+ * With @quickack the connection re-arms TCP_QUICKACK after every read and
+ * every send (the kernel clears it again on its own, and goes back to
+ * delayed ACKs when it sends soon after receiving), so the first part is
+ * ACKed at once and the second part follows. Documentation/trace-cmd-host.md
+ * has the measurement; tests/bench/bench_09_tcmd.c repeats it.
+ *
+ * Errors: 0, or -errno with a reason in @err naming the peer: -ETIMEDOUT
+ * (silent peer), -EPIPE (closed), -EBADMSG (malformed: the codec's reason
+ * as it is), -EPROTO (tsync's protocol, or an unexpected message).
  */
-#ifndef TSYNC_AGENT_TCMD_IO_H
-#define TSYNC_AGENT_TCMD_IO_H
+#ifndef TSYNC_TCMD_IO_H
+#define TSYNC_TCMD_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "proto/tcmd.h"
 
+struct tcmd_conn {
+	int fd;
+	const char *peer;	/* the other end, in messages: "the agent" */
+	bool quickack;		/* re-arm TCP_QUICKACK after every read and send */
+	int timeout_ms;		/* per message */
+	uint8_t buf[TCMD_MSG_MAX];	/* the last message received */
+};
+
 /*
- * Receives one message into @buf (TCMD_MSG_MAX bytes) and decodes it into
- * @m (which points into @buf). The first byte must arrive by @first
- * (absolute CLOCK_MONOTONIC ns; -1: no limit), the rest within
- * @io_timeout_ms. Returns 0, or -errno (-ETIMEDOUT, -EPIPE on close,
- * -EBADMSG malformed) with a reason in @err.
+ * Sets up @c over connected socket @fd, whose other end @peer names in
+ * messages; @quickack applies to TCP only. Returns 0 or -errno
+ * (TCP_QUICKACK not settable).
  */
-int tcmd_recv(int fd, uint8_t *buf, struct tcmd_msg *m, int64_t first,
-	      int io_timeout_ms, char *err, size_t errlen);
+int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack,
+		   int timeout_ms);
+/* Closes the socket (fd -1 is fine). A connection over a socket someone
+ * else owns (the agent's connection table) is simply not closed. */
+void tcmd_conn_close(struct tcmd_conn *c);
+/* Writes the @len bytes of one encoded message in one call (@len < 0: the
+ * encoder's error, returned as is). Returns 0 or -errno with a reason in
+ * @err. */
+int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+		   size_t errlen);
+/* tcmd_conn_send() by @deadline (absolute CLOCK_MONOTONIC ns) instead of
+ * the timeout: one message of a longer exchange that has a deadline of
+ * its own. */
+int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
+		      int64_t deadline, char *err, size_t errlen);
+/* Reads one whole message into c->buf within the timeout and decodes it
+ * into @m (valid until the next read). */
+int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen);
 /*
- * Sends @len bytes of an encoded message (@len < 0: the encoder's error,
- * returned as is) in one write by @deadline. Returns 0 or -errno.
+ * tcmd_conn_recv() on a connection that may stay silent between messages:
+ * waits for the first byte until @first (absolute CLOCK_MONOTONIC ns; -1:
+ * no limit, until the peer or a shutdown of the socket ends the wait),
+ * then the whole message must arrive within the timeout.
  */
-int tcmd_send(int fd, const uint8_t *buf, ssize_t len, int64_t deadline);
+int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,
+			char *err, size_t errlen);
+/* Reads one message and checks it is TIME_SYNC of protocol @proto with id
+ * @id; else -EPROTO with what came instead in @err. */
+int tcmd_conn_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,
+			 struct tcmd_msg *m, char *err, size_t errlen);
 
 #endif
