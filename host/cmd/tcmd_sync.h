@@ -22,7 +22,7 @@ struct tcmd_sync_opts {
 	int interval_ms;
 	int host_cpu;			/* -1: the guest CPU's number */
 	bool json;
-	bool quickack;			/* host/peer/tcmd_io.h; off only to measure */
+	bool quickack;			/* common/wire/tcmd_io.h; off only to measure */
 	int connect_timeout_ms, io_timeout_ms;
 	uint64_t host_trace_id;
 };

@@ -17,7 +17,6 @@
  *   cancel.c, cancel.h                 cancelling the connections from another thread
  *   tcmd_session.c, tcmd_session.h     trace-cmd's agent protocol, host side
  *   tcmd_guest.c, tcmd_guest.h         a record guest running trace-cmd's agent
- *   tcmd_io.c, tcmd_io.h               trace-cmd's messages on a socket (host side)
  *   tcmd_meta.c, tcmd_meta.h           a trace-cmd agent's metadata into a tracemeta
  *   tcmd_ptp.c, tcmd_ptp.h             trace-cmd's PTP, host side
  */

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "host/peer/tcmd_io.h"
+#include "common/wire/tcmd_io.h"
 
 struct tsync_stamper;
 

@@ -116,7 +116,7 @@ int tcmd_session_open(const struct tsync_endpoint *ep, const struct tcmd_session
 		ret = fd;
 		goto fail;
 	}
-	ret = tcmd_conn_init(&s->ctl, fd, o->quickack, o->io_timeout_ms);
+	ret = tcmd_conn_init(&s->ctl, fd, "the trace-cmd agent", o->quickack, o->io_timeout_ms);
 	if (!ret)
 		ret = request(s, o, err, errlen);
 	if (ret)
@@ -127,7 +127,7 @@ int tcmd_session_open(const struct tsync_endpoint *ep, const struct tcmd_session
 		ret = fd;
 		goto fail;
 	}
-	ret = tcmd_conn_init(&s->ts, fd, o->quickack, o->io_timeout_ms);
+	ret = tcmd_conn_init(&s->ts, fd, "the trace-cmd agent", o->quickack, o->io_timeout_ms);
 	if (ret) {
 		snprintf(err, errlen, "TCP_QUICKACK: %s", strerror(-ret));
 		goto fail;

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "common/net/endpoint.h"
-#include "host/peer/tcmd_io.h"
+#include "common/wire/tcmd_io.h"
 
 /* trace-cmd's agent listens on vsock port 823 by default. */
 #define TCMD_DEFAULT_PORT TCMD_VSOCK_PORT
@@ -36,7 +36,7 @@
 struct tcmd_session_opts {
 	int connect_timeout_ms;
 	int io_timeout_ms;
-	bool quickack;			/* host/peer/tcmd_io.h */
+	bool quickack;			/* common/wire/tcmd_io.h */
 	uint64_t host_trace_id;
 	int argc;			/* the guest's record options */
 	const char *const *argv;
