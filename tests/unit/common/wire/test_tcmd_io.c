@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of common/wire/tcmd_io: trace-cmd's messages over real
+ * sockets (socketpairs and a TCP loopback connection). A message is one
+ * write; a whole one is received and decoded, also when it comes in
+ * pieces; a header announcing a bad size is refused with the codec's
+ * reason before anything else is read; tsync's protocol is named; every
+ * wait ends: a silent peer, one that stalls after the first byte, an idle
+ * deadline, a close; TIME_SYNC of the wrong kind is refused; an encoder's
+ * error is passed on.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "common/base/log.h"
+#include "common/base/timeutil.h"
+#include "common/wire/tcmd_io.h"
+#include "proto/tcmd.h"
+
+#define TIMEOUT_MS 200
+
+struct fx {
+	int fd[2];		/* [0] the connection's, [1] the scripted peer's */
+	struct tcmd_conn c;
+	char err[256];
+};
+
+static int setup_type(void **state, int type)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f || socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, f->fd)) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return tcmd_conn_init(&f->c, f->fd[0], "the peer", true, TIMEOUT_MS);
+}
+
+static int setup(void **state)
+{
+	return setup_type(state, SOCK_STREAM);
+}
+
+static int setup_seqpacket(void **state)
+{
+	return setup_type(state, SOCK_SEQPACKET);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	tcmd_conn_close(&f->c);
+	tcmd_conn_close(&f->c);		/* twice is fine */
+	if (f->fd[1] >= 0)
+		close(f->fd[1]);
+	free(f);
+	return 0;
+}
+
+/* Writes @len bytes of @buf on the peer's end. */
+static void peer_write(struct fx *f, const void *buf, size_t len)
+{
+	assert_int_equal(write(f->fd[1], buf, len), (ssize_t)len);
+}
+
+/* One send is one write: on a SOCK_SEQPACKET pair one recv() gets it all
+ * (a TIME_SYNC PROBES, the largest message, 8180 bytes). */
+static void test_send_one_write(void **state)
+{
+	struct fx *f = *state;
+	struct tcmd_ptp_sample samples[TCMD_PTP_SAMPLES] = { { 0 } };
+	uint8_t msg[TCMD_MSG_MAX], got[TCMD_MSG_MAX + 16];
+	ssize_t len = tcmd_enc_ptp_probes(msg, sizeof(msg), 7, 339, samples);
+
+	assert_true(len > 8000);
+	assert_int_equal(tcmd_conn_send(&f->c, msg, len, f->err, sizeof(f->err)), 0);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), len);
+	assert_memory_equal(got, msg, (size_t)len);
+	/* by a deadline of the caller's */
+	len = tcmd_enc_simple(msg, sizeof(msg), TCMD_FIN_DATA);
+	assert_int_equal(tcmd_conn_send_by(&f->c, msg, len, tsync_deadline_ms(1000), NULL, 0),
+			 0);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), len);
+	/* an encoder's error is passed on */
+	assert_int_equal(tcmd_conn_send(&f->c, msg, -ENOSPC, f->err, sizeof(f->err)),
+			 -ENOSPC);
+	assert_non_null(strstr(f->err, "cannot encode a message"));
+}
+
+/* A whole message is received and decoded, also in pieces within the
+ * timeout. */
+static void test_recv(void **state)
+{
+	struct fx *f = *state;
+	uint8_t msg[TCMD_MSG_MAX];
+	struct tcmd_msg m;
+	ssize_t len = tcmd_enc_not_supp(msg, sizeof(msg), "no such thing");
+
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), 0);
+	assert_int_equal(m.cmd, TCMD_NOT_SUPP);
+	assert_string_equal(m.reason, "no such thing");
+
+	peer_write(f, msg, 5);
+	peer_write(f, msg + 5, 10);
+	peer_write(f, msg + 15, (size_t)len - 15);
+	assert_int_equal(tcmd_conn_recv_idle(&f->c, &m, tsync_deadline_ms(1000), f->err,
+					     sizeof(f->err)), 0);
+	assert_int_equal(m.cmd, TCMD_NOT_SUPP);
+}
+
+/* A header that announces 9216 bytes is refused with the codec's reason,
+ * and nothing after the header is read. */
+static void test_bad_size(void **state)
+{
+	static const uint8_t hdr[] = { 0, 0, 0x24, 0, 0, 0, 0, 6, 0, 0, 0, 0x10 };
+	struct fx *f = *state;
+	struct tcmd_msg m;
+	uint8_t rest[4];
+
+	peer_write(f, hdr, sizeof(hdr));
+	peer_write(f, "more", 4);
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), -EBADMSG);
+	assert_string_equal(f->err, "message size 9216 is above the limit of 8192");
+	assert_int_equal(read(f->fd[0], rest, sizeof(rest)), 4);	/* still there */
+	assert_memory_equal(rest, "more", 4);
+}
+
+/* A message whose fields lie (3 strings announced, 2 given) is refused
+ * with the codec's reason. */
+static void test_bad_body(void **state)
+{
+	static const char hex[] = "0000002c000000060000001000000000000000000000000000000000"
+				  "00000000000000080000000361006200";
+	struct fx *f = *state;
+	uint8_t msg[64];
+	struct tcmd_msg m;
+	size_t n = strlen(hex) / 2;
+
+	for (size_t i = 0; i < n; i++)
+		sscanf(hex + 2 * i, "%2hhx", &msg[i]);
+	peer_write(f, msg, n);
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), -EBADMSG);
+	assert_string_equal(f->err, "TRACE_REQ ARGS: 3 strings announced, data ends after 2");
+}
+
+/* tsync's header where trace-cmd's should be is named as such. */
+static void test_tsync_magic(void **state)
+{
+	static const uint8_t hdr[] = { 'T', 'S', 'Y', 'P', 1, 2, 0, 0, 0, 0, 0, 0 };
+	struct fx *f = *state;
+	struct tcmd_msg m;
+
+	peer_write(f, hdr, sizeof(hdr));
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), -EPROTO);
+	assert_string_equal(f->err, "the peer speaks tsync's protocol, not trace-cmd's: a "
+			    "tsync-agent is addressed without the tcmd: prefix");
+}
+
+/* Every wait ends: silence, a stall after the first byte, an idle
+ * deadline, a close (also while waiting for ever). */
+static void test_timeouts(void **state)
+{
+	struct fx *f = *state;
+	uint8_t msg[TCMD_MSG_MAX];
+	ssize_t len = tcmd_enc_simple(msg, sizeof(msg), TCMD_CLOSE);
+	struct tcmd_msg m;
+	int64_t t0 = tsync_now_ns();
+
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), -ETIMEDOUT);
+	assert_string_equal(f->err, "the peer sent nothing for 200 ms");
+	assert_true(tsync_now_ns() - t0 < 5 * NSEC_PER_SEC);
+
+	assert_int_equal(tcmd_conn_recv_idle(&f->c, &m, tsync_deadline_ms(50), f->err,
+					     sizeof(f->err)), -ETIMEDOUT);
+	assert_string_equal(f->err, "idle: the peer sent no message in time");
+
+	peer_write(f, msg, 1);
+	assert_int_equal(tcmd_conn_recv_idle(&f->c, &m, -1, f->err, sizeof(f->err)),
+			 -ETIMEDOUT);
+	assert_string_equal(f->err, "the peer stalled in the middle of a message: the rest "
+			    "not in time (200 ms)");
+
+	close(f->fd[1]);
+	f->fd[1] = -1;
+	assert_int_equal(tcmd_conn_recv_idle(&f->c, &m, -1, f->err, sizeof(f->err)), -EPIPE);
+	assert_string_equal(f->err, "reading from the peer: connection closed");
+	assert_int_equal(len, TCMD_HDR_LEN);
+}
+
+/* TIME_SYNC of the kind asked for passes; another kind, another id or
+ * another message is refused naming what came. */
+static void test_recv_tsync(void **state)
+{
+	struct fx *f = *state;
+	uint8_t msg[TCMD_MSG_MAX];
+	struct tcmd_msg m;
+	ssize_t len;
+
+	len = tcmd_enc_ptp_start(msg, sizeof(msg), 5, TCMD_PTP_FL_FASTEST);
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv_tsync(&f->c, TCMD_PROTO_PTP, TCMD_PTP_START, &m,
+					      f->err, sizeof(f->err)), 0);
+	assert_int_equal(m.ts.start.series, 5);
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv_tsync(&f->c, TCMD_PROTO_PTP, TCMD_PTP_END, &m,
+					      f->err, sizeof(f->err)), -EPROTO);
+	snprintf((char *)msg, sizeof(msg), "the peer sent time-sync message ptp/%u, "
+		 "expected ptp/%u", (unsigned int)TCMD_PTP_START, (unsigned int)TCMD_PTP_END);
+	assert_string_equal(f->err, (char *)msg);
+	len = tcmd_enc_simple(msg, sizeof(msg), TCMD_CLOSE);
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv_tsync(&f->c, TCMD_PROTO_PTP, TCMD_PTP_START, &m,
+					      f->err, sizeof(f->err)), -EPROTO);
+	assert_string_equal(f->err, "the peer sent CLOSE during time sync");
+}
+
+/* Over TCP with quick ACKs: messages both ways. */
+static void test_tcp(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), a, b;
+	struct tcmd_conn ca, cb;
+	uint8_t msg[TCMD_MSG_MAX];
+	struct tcmd_msg m;
+	char err[256];
+
+	(void)state;
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &sl), 0);
+	a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	b = accept(l, NULL, NULL);
+	assert_true(b >= 0);
+	close(l);
+	assert_int_equal(tcmd_conn_init(&ca, a, "b", true, 1000), 0);
+	assert_true(ca.quickack);
+	assert_int_equal(tcmd_conn_init(&cb, b, "a", true, 1000), 0);
+	for (uint32_t n = 1; n <= 20; n++) {
+		assert_int_equal(tcmd_conn_send(&ca, msg, tcmd_enc_ptp_probe(msg, sizeof(msg), n),
+						err, sizeof(err)), 0);
+		assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
+		assert_int_equal(m.ts.count, n);
+		assert_int_equal(tcmd_conn_send(&cb, msg, tcmd_enc_ptp_probe(msg, sizeof(msg), n),
+						err, sizeof(err)), 0);
+		assert_int_equal(tcmd_conn_recv(&ca, &m, err, sizeof(err)), 0);
+	}
+	tcmd_conn_close(&ca);
+	tcmd_conn_close(&cb);
+	assert_int_equal(ca.fd, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_send_one_write, setup_seqpacket, teardown),
+		cmocka_unit_test_setup_teardown(test_recv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tsync_magic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recv_tsync, setup, teardown),
+		cmocka_unit_test(test_tcp),
+	};
+
+	tsync_log_init("test_tcmd_io", TSYNC_LOG_WARN, false);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
