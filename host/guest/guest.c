@@ -34,7 +34,7 @@ static int tcmd_connect(struct guest *g, const struct client_opts *co, const str
 	struct tcmd_guest_opts o = {
 		.clock = ro->clock, .source = ro->source, .quickack = !g->tcmd_no_quickack,
 		.connect_timeout_ms = co->connect_timeout_ms, .io_timeout_ms = co->io_timeout_ms,
-		.host_trace_id = co->host_trace_id,
+		.host_trace_id = co->host_trace_id, .record = true,
 		/* argv[0] "record" is not an option */
 		.argc = g->argc ? g->argc - 1 : 0, .argv = g->argc ? g->argv + 1 : NULL,
 	};
@@ -192,20 +192,19 @@ static void add_tcmd_sample(struct guest *g, uint32_t cpu, int64_t ts, int64_t o
 static int tcmd_sync_all(struct guest *g, const struct round_opts *ro)
 {
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
-		int64_t ts, off;
-		char err[300];
-		int ret = tcmd_guest_sample(g->tc, cpu, ro->cpu_locks, &ts, &off, err, sizeof(err));
+		struct round_result r;
+		int ret = tcmd_guest_round(g->tc, cpu, ro, &r);
 
-		if (ret == -ERANGE) {
-			log_warn("guest %s: sample on CPU %u: %s", g->name, cpu, err);
+		if (r.status == -ERANGE) {
+			log_warn("guest %s: sample on CPU %u: %s", g->name, cpu, r.error);
 			g->samples[cpu].failed++;
 			continue;
 		}
 		if (ret) {
-			snprintf(g->error, sizeof(g->error), "sync: %s", err);
+			snprintf(g->error, sizeof(g->error), "sync: %s", r.error);
 			return g->status = ret;
 		}
-		add_tcmd_sample(g, cpu, ts, off);
+		add_tcmd_sample(g, cpu, r.est.guest_ts, r.est.offset_ns);
 	}
 	return 0;
 }

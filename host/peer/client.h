@@ -9,16 +9,6 @@
  * Every call returns 0, -errno (I/O: -ETIMEDOUT, -EPIPE...) or a
  * TSYNC_PERR_* code (the agent sent something wrong or an ERROR), with a
  * reason in @err that names the agent.
- *
- * The folder's map (scripts/check-includes checks that it names every
- * file): host/peer/
- *   client.c, client.h, client_priv.h  tsync's protocol, host side: every exchange with an agent
- *   client_round.c                     the host side of a sync round
- *   cancel.c, cancel.h                 cancelling the connections from another thread
- *   tcmd_session.c, tcmd_session.h     trace-cmd's agent protocol, host side
- *   tcmd_guest.c, tcmd_guest.h         a record guest running trace-cmd's agent
- *   tcmd_meta.c, tcmd_meta.h           a trace-cmd agent's metadata into a tracemeta
- *   tcmd_ptp.c, tcmd_ptp.h             trace-cmd's PTP, host side
  */
 #ifndef TSYNC_HOST_CLIENT_H
 #define TSYNC_HOST_CLIENT_H
@@ -29,8 +19,7 @@
 
 #include "common/net/endpoint.h"
 #include "common/net/transport.h"
-#include "common/sync/estimate.h"
-#include "common/sync/round_stop.h"
+#include "host/peer/round.h"
 #include "proto/proto.h"
 
 struct tsync_client;
@@ -55,45 +44,6 @@ struct client_opts {
 	/* Where the connections are registered so that another thread can
 	 * cut them all (host/peer/cancel.h); NULL: none. */
 	struct host_cancel *cancel;
-};
-
-/* Result of one round on one guest CPU. */
-struct round_result {
-	uint32_t round_id;
-	uint32_t cpu;
-	int status;			/* 0 or -errno / TSYNC_PERR_* */
-	char error[TSYNC_REASON_MAX + 64];	/* why, when status != 0: a peer's
-					 * ERROR reason whole */
-	struct tsync_estimate est;
-	int64_t round_ns;		/* wall time of the round */
-	int host_cpu;			/* where the host thread ran */
-	enum tsync_stop_reason stop;	/* why the probing ended */
-};
-
-/* Probes of a round unless told otherwise (sync's --loops): the ceiling of an
- * adaptive round, and trace-cmd's PTP_SYNC_LOOP. */
-#define ROUND_DEFAULT_PROBES 339
-
-struct round_opts {
-	const char *clock;		/* trace clock name */
-	enum tsync_stamp_source source;
-	uint32_t nprobes;		/* probes per round (adaptive: at most) */
-	bool fixed_count;		/* always nprobes (--loops); else stop when
-					 * more probes cannot help (round_stop.h) */
-	const struct tsync_stop_cfg *stop;	/* that rule; NULL: the default */
-	enum tsync_estimator estimator;
-	int host_cpu;			/* -1: same number as the guest CPU */
-	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
-	/* probe loops of both ends at normal priority even when the host may
-	 * raise its own (common/base/cpu.h; bench_06_adaptive compares) */
-	bool normal_prio;
-	/* clock source: stamp the clocks as each side's time namespace
-	 * shows them (`--stamp clock` given), not in trace clock terms */
-	bool ns_clock;
-	/* [host CPUs], or NULL: held by a round for its host CPU, so that
-	 * rounds of several guests (record's sync threads) run in parallel
-	 * only on different host CPUs and do not spoil each other */
-	pthread_mutex_t *cpu_locks;
 };
 
 /* What TRACE_START asks for. */

@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/base/cpu.h"
+#include "common/base/io.h"
+#include "common/base/timeutil.h"
 #include "common/stamp/stamp.h"
 #include "common/tracemeta/tracemeta.h"
 #include "host/peer/tcmd_guest.h"
@@ -16,6 +19,10 @@
 #define FIXED_ARGS 7		/* -C CLOCK --file-version 6 -d -k --no-filter */
 #define META_MAX TRACEMETA_MAX_TOTAL
 
+/* The guest's words of a `sync` session: the least trace-cmd's agent
+ * records, nothing but the nop tracer. */
+static char *const sync_words[] = { "-p", "nop" };
+
 struct tcmd_guest {
 	struct tcmd_session *s;
 	struct tsync_stamper *st;
@@ -23,10 +30,13 @@ struct tcmd_guest {
 	uint32_t round;
 	int nhost;
 	char opts[256];			/* the guest's option words, for messages */
+	char addr[TSYNC_EP_HOST_MAX + 32];	/* the agent's address, for messages */
 };
 
-/* Builds the guest's argv (see tcmd_guest.h) into @argv; returns argc. */
-static int make_argv(const struct tcmd_guest_opts *o, const char **argv)
+/* Builds the guest's argv (see tcmd_guest.h) into @argv, the guest's
+ * words @words (@nwords); returns argc. */
+static int make_argv(const struct tcmd_guest_opts *o, char *const *words, int nwords,
+		     const char **argv)
 {
 	int n = 0;
 
@@ -37,19 +47,20 @@ static int make_argv(const struct tcmd_guest_opts *o, const char **argv)
 	argv[n++] = "-d";
 	argv[n++] = "-k";
 	argv[n++] = "--no-filter";
-	for (int i = 0; i < o->argc; i++)
-		argv[n++] = o->argv[i];
+	for (int i = 0; i < nwords; i++)
+		argv[n++] = words[i];
 	return n;
 }
 
-/* Joins the guest's option words of @o into @t->opts (cut with "..."). */
-static void keep_opts(struct tcmd_guest *t, const struct tcmd_guest_opts *o)
+/* Joins the guest's option words @words (@nwords) into @t->opts (cut
+ * with "..."). */
+static void keep_opts(struct tcmd_guest *t, char *const *words, int nwords)
 {
 	size_t len = 0;
 
-	for (int i = 0; i < o->argc && len < sizeof(t->opts); i++)
+	for (int i = 0; i < nwords && len < sizeof(t->opts); i++)
 		len += (size_t)snprintf(t->opts + len, sizeof(t->opts) - len, "%s%s",
-					i ? " " : "", o->argv[i]);
+					i ? " " : "", words[i]);
 	if (len >= sizeof(t->opts))
 		snprintf(t->opts + sizeof(t->opts) - 4, 4, "...");
 }
@@ -58,7 +69,9 @@ static void keep_opts(struct tcmd_guest *t, const struct tcmd_guest_opts *o)
 int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opts *o,
 		    struct tcmd_guest **out, char *err, size_t errlen)
 {
-	const char **argv = calloc((size_t)FIXED_ARGS + (size_t)o->argc + 1, sizeof(*argv));
+	char *const *words = o->record ? o->argv : sync_words;
+	int nwords = o->record ? o->argc : (int)(sizeof(sync_words) / sizeof(sync_words[0]));
+	const char **argv = calloc((size_t)FIXED_ARGS + (size_t)nwords + 1, sizeof(*argv));
 	struct tcmd_guest *t = calloc(1, sizeof(*t));
 	struct tcmd_session_opts so = {
 		.connect_timeout_ms = o->connect_timeout_ms, .io_timeout_ms = o->io_timeout_ms,
@@ -72,8 +85,9 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	}
 	snprintf(t->clock, sizeof(t->clock), "%s", o->clock);
 	t->nhost = tsync_cpu_count();
-	so.argc = make_argv(o, argv);
-	keep_opts(t, o);
+	tsync_endpoint_format(ep, t->addr, sizeof(t->addr));
+	so.argc = make_argv(o, words, nwords, argv);
+	keep_opts(t, words, nwords);
 	ret = tsync_stamp_open(o->source, o->clock, "tcmd", 0, &t->st);
 	if (ret) {
 		snprintf(err, errlen, "timestamp source %s for clock %s: %s",
@@ -96,29 +110,40 @@ fail:
 uint32_t tcmd_guest_ncpus(const struct tcmd_guest *t) { return t->s->ncpus; }
 uint32_t tcmd_guest_page_size(const struct tcmd_guest *t) { return t->s->page_size; }
 uint64_t tcmd_guest_trace_id(const struct tcmd_guest *t) { return t->s->guest_trace_id; }
+const char *tcmd_guest_addr(const struct tcmd_guest *t) { return t->addr; }
 
-/* Takes one sample; see tcmd_guest.h. */
-int tcmd_guest_sample(struct tcmd_guest *t, uint32_t cpu, pthread_mutex_t *locks,
-		      int64_t *ts, int64_t *offset, char *err, size_t errlen)
+/* Takes one sample as a round; see tcmd_guest.h. */
+int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
+		     struct round_result *res)
 {
-	int hc = (int)(cpu % (uint32_t)t->nhost);
+	int hc = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)t->nhost);
 	struct tcmd_ptp_result r;
 	int ret;
 
-	if (locks)
-		pthread_mutex_lock(&locks[hc]);
-	ret = tcmd_ptp_sample(&t->s->ts, t->st, ++t->round, cpu, hc, &r, err, errlen);
-	if (locks)
-		pthread_mutex_unlock(&locks[hc]);
-	*ts = r.ts;
-	*offset = r.offset;
+	memset(res, 0, sizeof(*res));
+	res->round_id = ++t->round;
+	res->cpu = cpu;
+	res->host_cpu = hc;
+	if (o->cpu_locks)
+		pthread_mutex_lock(&o->cpu_locks[hc]);
+	ret = tcmd_ptp_sample(&t->s->ts, t->st, res->round_id, cpu, hc, &r, res->error,
+			      sizeof(res->error));
+	if (o->cpu_locks)
+		pthread_mutex_unlock(&o->cpu_locks[hc]);
+	res->est = (struct tsync_estimate){ .offset_ns = r.offset, .guest_ts = r.ts,
+					    .error_ns = ROUND_UNKNOWN,
+					    .delay_ns = ROUND_UNKNOWN, .sent = r.probes };
+	res->round_ns = r.round_ns;
+	res->stop = TSYNC_STOP_MAX;	/* the agent's count, always */
+	res->status = ret;
 	/* trace-cmd's agent answers TRACE_REQ before it parses the options:
 	 * one it refuses ends its recorder, and the session, here */
 	if (t->round == 1 && (ret == -EPIPE || ret == -ECONNRESET))
-		snprintf(err, errlen, "the trace-cmd agent ended the session as it started: "
-			 "it refused a guest option (%s), its own output says which",
-			 t->opts[0] ? t->opts : "none given");
-	return ret;
+		snprintf(res->error, sizeof(res->error), "the trace-cmd agent ended the session "
+			 "as it started: it refused a guest option (%s), its own output says "
+			 "which", t->opts[0] ? t->opts : "none given");
+	/* a sample trace-cmd's own host drops too: the session goes on */
+	return ret == -ERANGE ? 0 : ret;
 }
 
 /* Reads the metadata; see tcmd_guest.h. */
@@ -162,6 +187,77 @@ int tcmd_guest_stop(struct tcmd_guest *t, char *err, size_t errlen)
 int tcmd_guest_wait_closed(struct tcmd_guest *t, char *err, size_t errlen)
 {
 	return tcmd_session_wait_closed(t->s, err, errlen);
+}
+
+/* Reads the CPU streams @fds (@n, closed here) to their end by
+ * @deadline, dropping the bytes (the nop tracer writes next to nothing).
+ * Returns 0 or -errno. */
+static int drain(int *fds, uint32_t n, int64_t deadline, char *err, size_t errlen)
+{
+	const size_t sinklen = 65536;
+	char *sink = malloc(sinklen);
+	int ret = sink ? 0 : -ENOMEM;
+
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		while (!ret && fds[i] >= 0) {
+			ssize_t k;
+
+			ret = tsync_wait_readable(fds[i], deadline);
+			if (ret <= 0) {
+				ret = ret ? ret : -ETIMEDOUT;
+				snprintf(err, errlen, "the stream of CPU %u did not end: %s", i,
+					 strerror(-ret));
+				break;
+			}
+			ret = 0;
+			k = read(fds[i], sink, sinklen);
+			if (k <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(sink);
+	return ret;
+}
+
+/* Ends a `sync` session; see tcmd_guest.h. */
+int tcmd_guest_finish(struct tcmd_guest *t, char *err, size_t errlen)
+{
+	struct tcmd_session *s = t->s;
+	int *fds = calloc(s->ncpus, sizeof(*fds));
+	uint8_t *meta = NULL;
+	uint32_t nfd = 0;
+	size_t len;
+	int ret = fds ? 0 : -ENOMEM;
+
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	if (!ret)
+		ret = tcmd_session_meta(s, META_MAX, &meta, &len, err, errlen);
+	free(meta);
+	for (; !ret && nfd < s->ncpus; nfd++)
+		ret = tcmd_session_stream(s, nfd, &fds[nfd], err, errlen);
+	if (ret && nfd)
+		nfd--;	/* the failed one holds no socket */
+	if (!ret)
+		ret = tcmd_session_close(s, err, errlen);
+	if (!ret)
+		ret = tcmd_ptp_stop(&s->ts, err, errlen);
+	if (fds) {
+		int r = drain(fds, nfd, tsync_deadline_ms(s->timeout_ms), err, errlen);
+
+		ret = ret ? ret : r;
+	}
+	free(fds);
+	if (!ret)
+		ret = tcmd_session_wait_closed(s, err, errlen);
+	return ret;
 }
 
 /* Frees a guest; see tcmd_guest.h. */

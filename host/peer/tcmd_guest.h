@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A guest of `tsync-host record` that runs a stock `trace-cmd agent`
- * (AGENT tcmd:...): what host/guest/guest.c needs from trace-cmd's protocol,
- * behind one small object. host/guest/guest.c keeps everything the two kinds of
- * guests share (samples, receivers checking pages, the guest's file).
+ * A guest that runs a stock `trace-cmd agent` (AGENT tcmd:...): what the
+ * peer interface needs from trace-cmd's protocol, behind one small object
+ * (host/peer/peer_tcmd.c puts it behind the ops). host/guest/guest.c keeps
+ * everything all guests share (samples, receivers checking pages, the
+ * guest's file).
  *
  * The guest's record options go over as trace-cmd's host sends them: "-C
  * CLOCK" first, then "--file-version 6" (host/peer/tcmd_meta.h reads v6), and
@@ -11,16 +12,19 @@
  * (no function tracer switched on by itself, the tracer kept, its own
  * threads not filtered out), then the guest's own option words
  * (tsync_recopt_instance_argv(): trace-cmd record's instance options,
- * which its agent parses as `trace-cmd record` would).
+ * which its agent parses as `trace-cmd record` would). A session of
+ * `sync` records nothing, as far as trace-cmd lets it: its agent syncs
+ * only while it records, so the guest's words are "-p nop" (the nop
+ * tracer, next to no data), and the data is read and dropped at the end.
  */
 #ifndef TSYNC_HOST_TCMD_GUEST_H
 #define TSYNC_HOST_TCMD_GUEST_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/net/endpoint.h"
+#include "host/peer/round.h"
 #include "proto/proto.h"
 
 struct tcmd_guest;
@@ -32,7 +36,8 @@ struct tcmd_guest_opts {
 	bool quickack;
 	int connect_timeout_ms, io_timeout_ms;
 	uint64_t host_trace_id;
-	int argc;			/* the guest's option words */
+	bool record;			/* false: `sync`, nothing recorded (see above) */
+	int argc;			/* the guest's option words (record) */
 	char *const *argv;
 };
 
@@ -43,14 +48,20 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 uint32_t tcmd_guest_ncpus(const struct tcmd_guest *t);
 uint32_t tcmd_guest_page_size(const struct tcmd_guest *t);
 uint64_t tcmd_guest_trace_id(const struct tcmd_guest *t);
+/* Returns the agent's address for messages ("tcp:127.0.0.1:823"). */
+const char *tcmd_guest_addr(const struct tcmd_guest *t);
 /*
- * One PTP sample of guest CPU @cpu (host/peer/tcmd_ptp.h), holding @lock (may
- * be NULL) around it. Returns 0 with the guest time @ts and host - guest
- * @offset, -ERANGE for a sample trace-cmd would drop, or -errno when the
- * time-sync connection broke, with a reason in @err.
+ * One PTP sample of guest CPU @cpu (host/peer/tcmd_ptp.h) as a round of
+ * @o (its clock and stamps are the session's): stamped on host CPU
+ * o->host_cpu (-1: the guest CPU's number, modulo the host's CPUs),
+ * holding that CPU's lock of o->cpu_locks (may be NULL) around it. The
+ * agent estimates: @res holds the offset, the guest time and the probes
+ * sent, its error bound and delay ROUND_UNKNOWN (host/peer/round.h).
+ * Returns as peer_round() (host/peer/peer.h): a sample trace-cmd would
+ * drop is res->status -ERANGE; a broken time-sync connection -errno.
  */
-int tcmd_guest_sample(struct tcmd_guest *t, uint32_t cpu, pthread_mutex_t *locks,
-		      int64_t *ts, int64_t *offset, char *err, size_t errlen);
+int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
+		     struct round_result *res);
 /* Reads the agent's metadata into @out (host/peer/tcmd_meta.h); 0 or -errno. */
 int tcmd_guest_meta(struct tcmd_guest *t, struct tracemeta **out, char *err, size_t errlen);
 /* Connects CPU @cpu's stream; 0 and @fd, or -errno. */
@@ -59,6 +70,13 @@ int tcmd_guest_stream(struct tcmd_guest *t, uint32_t cpu, int *fd, char *err, si
 int tcmd_guest_stop(struct tcmd_guest *t, char *err, size_t errlen);
 /* Waits for the agent's CLOSE_RESP (or its orderly close). 0 or -errno. */
 int tcmd_guest_wait_closed(struct tcmd_guest *t, char *err, size_t errlen);
+/*
+ * Ends a `sync` session as trace-cmd's host does: the agent's metadata
+ * read (and dropped), the CPU streams connected (the agent's recorders
+ * wait for them), CLOSE, STOP, the streams read to their end, then
+ * CLOSE_RESP. Returns 0 or -errno.
+ */
+int tcmd_guest_finish(struct tcmd_guest *t, char *err, size_t errlen);
 /* Closes everything (NULL is fine). */
 void tcmd_guest_free(struct tcmd_guest *t);
 

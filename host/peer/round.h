@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A probe round on one guest CPU, in every dialect (host/peer/peer.h):
+ * what the host asks for (struct round_opts) and what it gets back
+ * (struct round_result). tsync's protocol runs the round and estimates on
+ * the host (host/peer/client_round.c); trace-cmd's agent estimates itself
+ * and says only the offset and when it holds (host/peer/tcmd_ptp.h).
+ */
+#ifndef TSYNC_HOST_ROUND_H
+#define TSYNC_HOST_ROUND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/sync/estimate.h"
+#include "common/sync/round_stop.h"
+#include "proto/proto.h"
+
+/*
+ * Result of one round on one guest CPU. A dialect whose agent estimates
+ * (trace-cmd's PTP) fills only est.offset_ns, est.guest_ts and est.sent:
+ * est.error_ns and est.delay_ns are ROUND_UNKNOWN and est.used, est.valid 0.
+ */
+struct round_result {
+	uint32_t round_id;
+	uint32_t cpu;
+	int status;			/* 0 or -errno / TSYNC_PERR_* */
+	char error[TSYNC_REASON_MAX + 64];	/* why, when status != 0: a peer's
+					 * ERROR reason whole */
+	struct tsync_estimate est;
+	int64_t round_ns;		/* wall time of the round */
+	int host_cpu;			/* where the host thread ran */
+	enum tsync_stop_reason stop;	/* why the probing ended */
+};
+
+/* An error bound or delay the dialect does not learn. */
+#define ROUND_UNKNOWN (-1)
+
+/* Probes of a round unless told otherwise (sync's --loops): the ceiling of an
+ * adaptive round, and trace-cmd's PTP_SYNC_LOOP. */
+#define ROUND_DEFAULT_PROBES 339
+
+struct round_opts {
+	const char *clock;		/* trace clock name */
+	enum tsync_stamp_source source;
+	uint32_t nprobes;		/* probes per round (adaptive: at most) */
+	bool fixed_count;		/* always nprobes (--loops); else stop when
+					 * more probes cannot help (round_stop.h) */
+	const struct tsync_stop_cfg *stop;	/* that rule; NULL: the default */
+	enum tsync_estimator estimator;
+	int host_cpu;			/* -1: same number as the guest CPU */
+	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
+	/* probe loops of both ends at normal priority even when the host may
+	 * raise its own (common/base/cpu.h; bench_06_adaptive compares) */
+	bool normal_prio;
+	/* clock source: stamp the clocks as each side's time namespace
+	 * shows them (`--stamp clock` given), not in trace clock terms */
+	bool ns_clock;
+	/* [host CPUs], or NULL: held by a round for its host CPU, so that
+	 * rounds of several guests (record's sync threads) run in parallel
+	 * only on different host CPUs and do not spoil each other */
+	pthread_mutex_t *cpu_locks;
+};
+
+#endif
