@@ -11,6 +11,7 @@
 #include "common/tracefs/instance.h"
 #include "common/stamp/stamp.h"
 #include "host/cmd/preflight.h"
+#include "host/peer/peer.h"
 
 /* Writes the @n names of @names to @buf as "a, b, c". */
 static void join_names(const char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int n, char *buf,
@@ -123,11 +124,11 @@ int host_preflight(const char *cmd, bool record, const char *clock, unsigned int
 }
 
 /* Checks the guest's clocks; see preflight.h. */
-int preflight_guest_clock(const struct tsync_session_reply *r, const char *clock,
-			  char *err, size_t errlen)
+int preflight_guest_clock(const char (*clocks)[TSYNC_CLOCK_NAME_MAX], uint32_t nclocks,
+			  const char *clock, char *err, size_t errlen)
 {
 	char list[TSYNC_MAX_CLOCKS * (TSYNC_CLOCK_NAME_MAX + 2)];
-	uint32_t n = r->nclocks < TSYNC_MAX_CLOCKS ? r->nclocks : TSYNC_MAX_CLOCKS;
+	uint32_t n = nclocks < TSYNC_MAX_CLOCKS ? nclocks : TSYNC_MAX_CLOCKS;
 
 	_Static_assert(TSYNC_TRACE_CLOCK_NAME_MAX == TSYNC_CLOCK_NAME_MAX,
 		       "a guest's clock names are trace clock names");
@@ -136,11 +137,19 @@ int preflight_guest_clock(const struct tsync_session_reply *r, const char *clock
 	if (!n)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (!strncmp(r->clocks[i], clock, TSYNC_CLOCK_NAME_MAX))
+		if (!strncmp(clocks[i], clock, TSYNC_CLOCK_NAME_MAX))
 			return 0;
-	join_names((const char (*)[TSYNC_TRACE_CLOCK_NAME_MAX])r->clocks, (int)n, list,
-		   sizeof(list));
+	join_names(clocks, (int)n, list, sizeof(list));
 	tsync_set_err(err, errlen, "the guest has no trace clock '%s': choose one both offer "
 		      "with -C; the guest offers %s", clock, list);
 	return -EINVAL;
+}
+
+/* Checks the clocks the guest sent; see preflight.h. */
+int host_preflight_guest(const struct peer *p, const char *clock, char *err, size_t errlen)
+{
+	const char (*names)[TSYNC_CLOCK_NAME_MAX];
+	uint32_t n = peer_clocks(p, &names);
+
+	return preflight_guest_clock(names, n, clock, err, errlen);
 }

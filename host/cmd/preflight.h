@@ -13,10 +13,11 @@
  *   - a trace clock the host's kernel does not offer (its trace_clock
  *     list, read when tracefs can be read);
  *   - after the session opened, a clock the guest does not offer (the
- *     list in its SESSION_REPLY).
+ *     list it sent: host/peer/peer.h, peer_clocks()).
  *
  * preflight_decide() and preflight_guest_clock() are pure (tested with
- * synthetic facts); host_preflight() gathers the facts from this machine.
+ * synthetic facts); host_preflight() gathers the facts from this machine,
+ * host_preflight_guest() from the guest's session.
  */
 #ifndef TSYNC_HOST_PREFLIGHT_H
 #define TSYNC_HOST_PREFLIGHT_H
@@ -26,6 +27,8 @@
 
 #include "common/base/trace_clock.h"
 #include "proto/proto.h"
+
+struct peer;
 
 /* What a command needs and what this machine has. */
 struct preflight_facts {
@@ -58,11 +61,15 @@ int host_preflight(const char *cmd, bool record, const char *clock, unsigned int
 		   bool stamp_forced, char *err, size_t errlen);
 
 /*
- * Checks that the guest whose SESSION_REPLY is @r offers trace clock
- * @clock (a guest that lists no clocks passes). Returns 0, or -EINVAL
- * with the guest's clocks in @err.
+ * Checks that the guest whose @nclocks trace clocks are @clocks offers
+ * trace clock @clock (a guest that lists none passes; more than
+ * TSYNC_MAX_CLOCKS are read as that many). Returns 0, or -EINVAL with the
+ * guest's clocks in @err.
  */
-int preflight_guest_clock(const struct tsync_session_reply *r, const char *clock,
-			  char *err, size_t errlen);
+int preflight_guest_clock(const char (*clocks)[TSYNC_CLOCK_NAME_MAX], uint32_t nclocks,
+			  const char *clock, char *err, size_t errlen);
+
+/* preflight_guest_clock() with the clocks the guest of @p sent. */
+int host_preflight_guest(const struct peer *p, const char *clock, char *err, size_t errlen);
 
 #endif

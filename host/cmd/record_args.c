@@ -121,9 +121,7 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 	merge_whole_run(&cfg->opt, o);
 	g = &cfg->guests[cfg->nguests];
 	g->ep = a.ep;
-	g->tcmd = a.tcmd;
-	/* the benchmark's switch (tsync-host(1), ENVIRONMENT) */
-	g->tcmd_no_quickack = a.tcmd && getenv("TSYNC_TCMD_NO_QUICKACK");
+	g->dialect = a.dialect;
 	snprintf(g->name, sizeof(g->name), "%s", o->name ? o->name : a.name);
 	for (int i = 0; i < cfg->nguests; i++)
 		if (!strcmp(cfg->guests[i].name, g->name))
@@ -132,10 +130,11 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 	g->agent_str = val;
 	g->ts_offset = o->ts_offset;
 	/* an agent of an earlier version takes events, filters and a buffer
-	 * size: only what goes beyond is sent as option words; a trace-cmd
-	 * agent takes words only */
-	g->send_argv = g->tcmd || !tsync_recopt_plain_events(o);
-	if (g->send_argv && tsync_recopt_instance_argv(o, &g->argv, &g->argc))
+	 * size: only what goes beyond is sent as option words at trace start;
+	 * a dialect that takes words as the session opens (trace-cmd's)
+	 * always gets them */
+	g->send_argv = !tsync_recopt_plain_events(o);
+	if (tsync_recopt_instance_argv(o, &g->argv, &g->argc))
 		return fprintf(stderr, "tsync-host record: out of memory\n"), exit(2), 0;
 	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
 	g->events = cfg->gevents[cfg->nguests];
@@ -170,13 +169,16 @@ void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
 	parse_check(at, err);
 	while (at_agent(argc, argv, at))
 		at = add_guest(cfg, argc, argv, at);
-	for (int i = 0; i < cfg->nguests && cfg->opt.key_file; i++)
-		if (cfg->guests[i].tcmd) {
-			fprintf(stderr, "tsync-host record: guest %s: --key-file does not apply to a "
-				"trace-cmd agent (its protocol has no authentication)\n",
-				cfg->guests[i].name);
+	/* what a guest's protocol cannot do (--key-file to a trace-cmd agent) */
+	for (int i = 0; i < cfg->nguests; i++) {
+		struct peer_opts po = { .key_file = cfg->opt.key_file };
+
+		if (peer_check(cfg->guests[i].dialect, &po, NULL, err, sizeof(err))) {
+			fprintf(stderr, "tsync-host record: guest %s: %s\n", cfg->guests[i].name,
+				err);
 			exit(2);
 		}
+	}
 	/* COMMAND, after "--" or not (as trace-cmd accepts both) */
 	if (at < argc)
 		cfg->command = argv + at;

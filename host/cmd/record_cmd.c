@@ -45,7 +45,7 @@
 #include "host/guest/agent_arg.h"
 #include "host/cmd/commands.h"
 #include "host/peer/cancel.h"
-#include "host/peer/client.h"
+#include "host/peer/peer.h"
 #include "host/cmd/cpu_locks.h"
 #include "host/guest/guest.h"
 #include "host/cmd/outfile.h"
@@ -245,7 +245,7 @@ out:
 /* One run of `record`: the configuration and everything it started. */
 struct recorder {
 	struct rec_cfg cfg;
-	struct client_opts co;
+	struct peer_opts po;		/* how every guest's session opens */
 	struct round_opts ro;
 	struct host_rec h;
 	char dir[PATH_MAX];		/* where the output and temporary files go */
@@ -267,9 +267,12 @@ static void rec_init(struct recorder *r)
 
 	if (getrandom(&r->trace_id, sizeof(r->trace_id), 0) != sizeof(r->trace_id))
 		r->trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
-	r->co = (struct client_opts){ .connect_timeout_ms = 5000, .io_timeout_ms = 5000,
-				      .host_trace_id = r->trace_id, .host_name = "host",
-				      .key_file = r->cfg.opt.key_file };
+	r->po = (struct peer_opts){ .connect_timeout_ms = 5000, .io_timeout_ms = 5000,
+				    .host_trace_id = r->trace_id, .host_name = "host",
+				    .key_file = r->cfg.opt.key_file, .clock = r->cfg.opt.clock,
+				    .source = r->cfg.source, .record = true,
+				    /* the benchmark's switch (tsync-host(1), ENVIRONMENT) */
+				    .no_quickack = getenv("TSYNC_TCMD_NO_QUICKACK") != NULL };
 	r->ro = (struct round_opts){ .clock = r->cfg.opt.clock, .source = r->cfg.source,
 				     .nprobes = ROUND_DEFAULT_PROBES, .estimator = TSYNC_EST_ROBUST,
 				     .host_cpu = -1, .busy = -1,
@@ -309,10 +312,8 @@ static int guest_setup(void *ctx, int i)
 	g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
 	g->max_kb = cfg->opt.max_kb;
 	g->unsynced = !rec_synced(cfg);
-	/* a trace-cmd agent cannot answer tsync's clock query */
-	return guest_connect(g, &r->co, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||
-	       (!g->tcmd && preflight_guest_clock(client_session(g->client), cfg->opt.clock,
-						  g->error, sizeof(g->error))) ||
+	return guest_connect(g, &r->po) || guest_check_can_record(g, cfg->opt.clock) ||
+	       host_preflight_guest(g->peer, cfg->opt.clock, g->error, sizeof(g->error)) ||
 	       (!g->unsynced && guest_sync_all(g, &r->ro));
 }
 
@@ -667,7 +668,7 @@ int host_cmd_record(int argc, char **argv)
 		return 2;
 	}
 	r->cancel = host_cancel_new();
-	r->co.cancel = r->cancel;
+	r->po.cancel = r->cancel;
 	r->stop_fd = eventfd(0, EFD_CLOEXEC);
 	ret = r->cancel && r->stop_fd >= 0 ? rec_signals_start(r->cancel, &r->sig) : -ENOMEM;
 	if (ret || r->stop_fd < 0) {

@@ -21,7 +21,7 @@
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
 #include "host/guest/agent_arg.h"
-#include "host/peer/client.h"
+#include "host/peer/peer.h"
 #include "host/cmd/commands.h"
 #include "host/cmd/cpu_locks.h"
 #include "host/cmd/preflight.h"
@@ -247,7 +247,7 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 		*nlist = (uint32_t)n;
 		return 0;
 	}
-	/* ncpus >= 1: client_open() refuses a session without CPUs */
+	/* ncpus >= 1: peer_open() refuses a session without CPUs */
 	*list = calloc(ncpus, sizeof(**list));	// NOLINT(clang-analyzer-optin.portability.UnixAPI)
 	if (!*list) {
 		fprintf(stderr, "tsync-host sync: out of memory\n");
@@ -261,12 +261,12 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 
 /* Prints the table's header line for agent @name (named with several). */
 static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name,
-			 const struct tsync_client *c)
+			 const struct peer *p)
 {
 	fprintf(out, "%s%sagent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
 	       "%4s %6s %20s %10s %10s %11s %9s\n", cfg->nagents > 1 ? name : "",
-	       cfg->nagents > 1 ? ": " : "", client_peer(c),
-	       client_session(c)->name, client_session(c)->ncpus, cfg->round.clock,
+	       cfg->nagents > 1 ? ": " : "", peer_addr(p),
+	       peer_host(p), peer_ncpus(p), cfg->round.clock,
 	       tsync_stamp_source_name(cfg->round.source),
 	       tsync_estimator_name(cfg->round.estimator),
 	       cfg->round.fixed_count ? "" : "at most ", cfg->round.nprobes,
@@ -278,7 +278,7 @@ static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name
  * printing table rows. Returns 0 (@failed counts the failed rounds) or 1
  * when the connection broke (said why).
  */
-static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct tsync_client *c,
+static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct peer *p,
 		      const uint32_t *cpulist, uint32_t nlist, struct round_result *res,
 		      int *failed)
 {
@@ -290,14 +290,14 @@ static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct tsync_client
 		}
 		for (uint32_t i = 0; i < nlist; i++) {
 			struct round_result *rr = &res[(size_t)r * nlist + i];
-			int ret = client_sync_round(c, cpulist[i], &cfg->round, rr);
+			int ret = peer_round(p, cpulist[i], &cfg->round, rr);
 
 			if (rr->status)
 				(*failed)++;
 			if (!cfg->json)
 				print_row(out, rr);
 			if (ret) {
-				fprintf(stderr, "tsync-host sync: %s: %s\n", client_peer(c), rr->error);
+				fprintf(stderr, "tsync-host sync: %s: %s\n", peer_addr(p), rr->error);
 				return 1;
 			}
 		}
@@ -351,14 +351,14 @@ static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
 /* Prints agent @name's JSON object or the drift per CPU, fitted over the
  * rounds. */
 static void print_results(FILE *out, const struct sync_cfg *cfg, const char *name,
-			  const struct tsync_client *c, const uint32_t *cpulist, uint32_t nlist,
+			  const struct peer *p, const uint32_t *cpulist, uint32_t nlist,
 			  const struct round_result *res)
 {
 	if (cfg->json) {
 		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"clock\": \"%s\", "
 		       "\"stamp\": \"%s\", \"estimator\": \"%s\", \"probes\": %u, "
 		       "\"adaptive\": %s,\n  \"cpus\": [\n",
-		       name, client_peer(c), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
+		       name, peer_addr(p), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
 		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
 		       cfg->round.fixed_count ? "false" : "true");
 	} else if (cfg->rounds > 1) {
@@ -375,7 +375,7 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
  * only tsync's protocol has. Returns 0, 1 or 2 as sync_agent().
  */
 static int sync_tcmd_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a,
-			   const struct client_opts *copts)
+			   const struct peer_opts *copts)
 {
 	struct tcmd_sync_opts o = {
 		.clock = cfg->round.clock, .source = cfg->round.source, .cpus = cfg->cpus,
@@ -405,27 +405,27 @@ static int sync_tcmd_agent(const struct sync_cfg *cfg, const struct host_agent_a
  * 0, 1 when it failed (said why on stderr) or 2 for a --cpus it lacks.
  */
 static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
-		      const struct client_opts *copts, bool *object)
+		      const struct peer_opts *copts, bool *object)
 {
-	struct tsync_client *c = NULL;
+	struct peer *c = NULL;
 	struct round_result *res = NULL;
 	uint32_t *cpulist = NULL, nlist = 0;
 	char err[300];
 	int ret, failed = 0;
 
-	if (a->tcmd)
+	if (!strcmp(peer_dialect_name(a->dialect), "tcmd"))
 		return sync_tcmd_agent(cfg, a, copts);
-	ret = client_open(&a->ep, copts, &c, err, sizeof(err));
+	ret = peer_open(a->dialect, &a->ep, copts, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		return 1;
 	}
-	if (preflight_guest_clock(client_session(c), cfg->round.clock, err, sizeof(err))) {
+	if (host_preflight_guest(c, cfg->round.clock, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		ret = 1;
 		goto out;
 	}
-	ret = select_cpus(cfg, client_session(c)->ncpus, &cpulist, &nlist);
+	ret = select_cpus(cfg, peer_ncpus(c), &cpulist, &nlist);
 	if (ret)
 		goto out;
 	if (!nlist || cfg->rounds < 1) {
@@ -450,7 +450,7 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 	if (failed)
 		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
 out:
-	client_close(c);
+	peer_free(c);
 	free(cpulist);
 	free(res);
 	return ret;
@@ -460,7 +460,7 @@ out:
 struct agent_job {
 	const struct sync_cfg *cfg;
 	const struct host_agent_arg *a;
-	const struct client_opts *copts;
+	const struct peer_opts *copts;
 	pthread_t th;
 	char *buf;			/* what it printed (open_memstream) */
 	size_t len;
@@ -491,7 +491,7 @@ static void *agent_thread(void *arg)
  * take turns, round_opts.cpu_locks), then prints their output in the
  * order given. Returns the worst exit code.
  */
-static int sync_agents(const struct sync_cfg *cfg, const struct client_opts *copts)
+static int sync_agents(const struct sync_cfg *cfg, const struct peer_opts *copts)
 {
 	struct agent_job jobs[HOST_MAX_AGENTS] = { 0 };
 	int ret = 0, nprinted = 0;
@@ -523,7 +523,7 @@ static int sync_agents(const struct sync_cfg *cfg, const struct client_opts *cop
 int host_cmd_sync(int argc, char **argv)
 {
 	struct sync_cfg cfg = { 0 };	/* defaults: sync_opts[] */
-	struct client_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
+	struct peer_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
 	pthread_mutex_t *locks = NULL;
 	int ret = 0, nlocks;
 	bool object = false;
@@ -538,6 +538,9 @@ int host_cmd_sync(int argc, char **argv)
 	tsync_log_init("tsync-host", cfg.verbose ? TSYNC_LOG_DEBUG : TSYNC_LOG_INFO, false);
 	copts.host_name = "host";
 	copts.key_file = cfg.key_file;
+	copts.clock = cfg.round.clock;
+	copts.source = cfg.round.source;
+	copts.no_quickack = cfg.no_quickack;
 	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 
 	/* one agent: its rows as they come, its object alone */

@@ -9,7 +9,6 @@
 #include "common/base/errbuf.h"
 #include "host/guest/agent_arg.h"
 #include "host/guest/qemu.h"
-#include "proto/tcmd.h"
 
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
 #define DIGITS "0123456789"
@@ -55,9 +54,10 @@ static int parse_tsync(const char *arg, int index, struct host_agent_arg *out,
 		tsync_set_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
-	/* CID@NAME: the shorthand's port is tsync's; a trace-cmd agent's is 823 */
-	if (out->tcmd && is_digits(ep))
-		out->ep.port = TCMD_VSOCK_PORT;
+	/* CID@NAME: the shorthand's port is the dialect's (a trace-cmd
+	 * agent's is 823) */
+	if (is_digits(ep))
+		out->ep.port = peer_dialect_port(out->dialect);
 	return 0;
 }
 
@@ -125,13 +125,12 @@ static void name_by_cid(const char *proc, unsigned int cid, const char *fallback
 }
 
 /* trace-cmd's forms, @s writable: NAME@CID[:PORT], CID[:PORT], NAME[:PORT],
- * HOST:PORT (see agent_arg.h); the port defaults to trace-cmd's for a
- * trace-cmd agent (out->tcmd). */
+ * HOST:PORT (see agent_arg.h); the port defaults to the dialect's. */
 static int parse_tracecmd(const char *proc, char *s, struct host_agent_arg *out,
 			  char *err, size_t errlen)
 {
 	char *colon = strrchr(s, ':'), *at;
-	unsigned long port = out->tcmd ? TCMD_VSOCK_PORT : TSYNC_DEFAULT_PORT;
+	unsigned long port = peer_dialect_port(out->dialect);
 
 	if (colon) {
 		*colon = '\0';
@@ -173,15 +172,13 @@ static int parse_tracecmd(const char *proc, char *s, struct host_agent_arg *out,
 int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
 			    struct host_agent_arg *out, char *err, size_t errlen)
 {
-	size_t plen = strlen(HOST_TCMD_PREFIX);
-	const char *at = strrchr(arg, '@');
+	const char *at;
 	char buf[256];
 
 	memset(out, 0, sizeof(*out));
 	/* tcmd:AGENT: a stock trace-cmd agent, AGENT in any form below */
-	out->tcmd = !strncmp(arg, HOST_TCMD_PREFIX, plen);
-	if (out->tcmd)
-		arg += plen;
+	out->dialect = peer_dialect(arg, &arg);
+	at = strrchr(arg, '@');
 	if (strlen(arg) >= sizeof(buf)) {
 		tsync_set_err(err, errlen, "agent address too long: %.40s...", arg);
 		return -EINVAL;

@@ -15,11 +15,12 @@
  * optionally followed by @NAME (named guestN without it), and AGENT@NAME
  * where NAME is not a number. The port defaults to TSYNC_DEFAULT_PORT.
  *
- * Any of these after HOST_TCMD_PREFIX ("tcmd:") names a stock `trace-cmd
- * agent` (trace-cmd's protocol, host/peer/tcmd_session.h) instead of
- * tsync-agent: tcmd:HOST:PORT, tcmd:vsock:CID:PORT, tcmd:NAME@CID, ...;
- * there a form without a port (tcmd:CID, tcmd:NAME@CID, tcmd:CID@NAME,
- * tcmd:NAME) takes trace-cmd's vsock port 823.
+ * Any of these after a dialect's prefix (host/peer/peer.h: peer_dialect())
+ * names an agent of that protocol: "tcmd:" a stock `trace-cmd agent`
+ * (host/peer/tcmd_session.h) instead of tsync-agent: tcmd:HOST:PORT,
+ * tcmd:vsock:CID:PORT, tcmd:NAME@CID, ...; there a form without a port
+ * (tcmd:CID, tcmd:NAME@CID, tcmd:CID@NAME, tcmd:NAME) takes the dialect's
+ * port, trace-cmd's vsock port 823.
  */
 #ifndef TSYNC_HOST_AGENT_ARG_H
 #define TSYNC_HOST_AGENT_ARG_H
@@ -28,17 +29,15 @@
 #include <stddef.h>
 
 #include "common/net/endpoint.h"
+#include "host/peer/peer.h"
 
 /* Most agents one command takes. */
 #define HOST_MAX_AGENTS 16
 
-/* AGENT prefix for a stock `trace-cmd agent` (see above). */
-#define HOST_TCMD_PREFIX "tcmd:"
-
 struct host_agent_arg {
 	struct tsync_endpoint ep;
 	char name[64];
-	bool tcmd;		/* a trace-cmd agent (HOST_TCMD_PREFIX) */
+	const struct peer_ops *dialect;	/* its protocol, from the prefix */
 };
 
 /*

@@ -26,39 +26,23 @@
 #include "host/guest/guest.h"
 #include "host/guest/qemu.h"
 #include "host/guest/guest_rx.h"
-#include "host/peer/tcmd_guest.h"
-
-/* Opens the session with a trace-cmd agent; 0 or -errno. */
-static int tcmd_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
-{
-	struct tcmd_guest_opts o = {
-		.clock = ro->clock, .source = ro->source, .quickack = !g->tcmd_no_quickack,
-		.connect_timeout_ms = co->connect_timeout_ms, .io_timeout_ms = co->io_timeout_ms,
-		.host_trace_id = co->host_trace_id, .record = true,
-		/* argv[0] "record" is not an option */
-		.argc = g->argc ? g->argc - 1 : 0, .argv = g->argc ? g->argv + 1 : NULL,
-	};
-	int ret = tcmd_guest_open(&g->ep, &o, &g->tc, g->error, sizeof(g->error));
-
-	if (!ret)
-		g->ncpus = tcmd_guest_ncpus(g->tc);
-	return ret;
-}
 
 /* Connects and sets up the session; see guest.h. */
-int guest_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro)
+int guest_connect(struct guest *g, const struct peer_opts *o)
 {
+	struct peer_opts po = *o;
 	int ret;
 
 	g->host_marker_fd = -1;
-	if (g->tcmd)
-		ret = tcmd_connect(g, co, ro);
-	else
-		ret = client_open(&g->ep, co, &g->client, g->error, sizeof(g->error));
+	/* the option words without argv[0] "record", for a dialect that
+	 * takes them as the session opens */
+	po.record = true;
+	po.argc = g->argc ? g->argc - 1 : 0;
+	po.argv = g->argc ? g->argv + 1 : NULL;
+	ret = peer_open(g->dialect, &g->ep, &po, &g->peer, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;
-	if (!g->tcmd)
-		g->ncpus = client_session(g->client)->ncpus;
+	g->ncpus = peer_ncpus(g->peer);
 	g->samples = calloc(g->ncpus, sizeof(*g->samples));
 	g->rx = calloc(g->ncpus, sizeof(*g->rx));
 	if (!g->samples || !g->rx)
@@ -74,40 +58,24 @@ int guest_connect(struct guest *g, const struct client_opts *co, const struct ro
 	return 0;
 }
 
-/* Checks that the agent can record; see guest.h. An agent announces no
- * tracing (no CAP_TRACE) when it found at start that it cannot use
- * tracefs; its ERROR to a TRACE_START carries the reason and the fix it
- * found, so that is what the user is shown, before any other complaint
- * (the clock, say: such an agent offers only the clocks it stamps without
- * tracefs). */
+/* Checks that the agent can record; see guest.h. */
 int guest_check_can_record(struct guest *g, const char *clock)
 {
-	struct client_trace_opts to = { .clock = clock };
-	uint32_t nstreams;
-	int ret;
+	int ret = peer_can_record(g->peer, clock, g->error, sizeof(g->error));
 
-	if (g->tcmd || client_session(g->client)->caps & TSYNC_CAP_TRACE)
-		return 0;
-	ret = client_trace_start(g->client, &to, &nstreams, g->error, sizeof(g->error));
-	if (ret)
-		return g->status = ret;
-	snprintf(g->error, sizeof(g->error), "the agent cannot record: it announces no "
-		 "tracing (no CAP_TRACE in its SESSION_REPLY)");
-	return g->status = -EPROTO;
+	return ret ? (g->status = ret) : 0;
 }
 
 /* Returns true once connected; see guest.h. */
 bool guest_connected(const struct guest *g)
 {
-	return g->client || g->tc;
+	return g->peer;
 }
 
 /* Returns the guest's trace id; see guest.h. */
 uint64_t guest_trace_id(const struct guest *g)
 {
-	if (g->tc)
-		return tcmd_guest_trace_id(g->tc);
-	return g->client ? client_session(g->client)->trace_id : 0;
+	return g->peer ? peer_trace_id(g->peer) : 0;
 }
 
 /* Writes the round record of @r into the host's recorded instance, so the
@@ -153,70 +121,39 @@ static int samples_push(struct guest *g, uint32_t cpu, int64_t ts, int64_t offse
 	return 0;
 }
 
-/* Appends a TIME_SHIFT sample for CPU @cpu from round result @r. */
+/* Appends a TIME_SHIFT sample for CPU @cpu from round result @r. A round
+ * without an error bound (the agent estimated it: host/peer/round.h)
+ * counts as 0 for the adaptive interval and the live line, and leaves no
+ * round record: it cannot say how well the clocks were aligned. */
 static void add_sample(struct guest *g, const struct round_result *r)
 {
 	struct guest_samples *gs = &g->samples[r->cpu];
-	struct tsync_shift_sample s;
+	struct tsync_shift_sample s = { r->est.guest_ts, r->est.offset_ns };
+	bool bounded = r->est.error_ns >= 0;
+	int64_t bound = bounded ? r->est.error_ns : 0;
 
 	if (r->status) {
 		gs->failed++;
 		return;
 	}
-	if (tsync_estimate_shift_sample(&r->est, &s) ||
-	    samples_push(g, r->cpu, s.guest_ts, s.offset_ns))
+	if (samples_push(g, r->cpu, s.guest_ts, s.offset_ns))
 		return;
 	atomic_store(&g->live_offset_ns, s.offset_ns);
-	atomic_store(&g->live_error_ns, r->est.error_ns);
+	atomic_store(&g->live_error_ns, bound);
 	atomic_fetch_add(&g->live_rounds, 1);
-	write_round_record(g, r);
-	if (r->est.error_ns > gs->err_max)
-		gs->err_max = r->est.error_ns;
-	tsync_interval_add(gs->iv, &s, r->est.error_ns, NULL);
-}
-
-/* Appends a trace-cmd PTP sample (@ts, @offset) for CPU @cpu: PTP has no
- * error bound, so the adaptive interval sees 0. */
-static void add_tcmd_sample(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
-{
-	struct tsync_shift_sample s = { ts, offset };
-
-	if (samples_push(g, cpu, ts, offset))
-		return;
-	atomic_store(&g->live_offset_ns, offset);
-	atomic_fetch_add(&g->live_rounds, 1);
-	tsync_interval_add(g->samples[cpu].iv, &s, 0, NULL);
-}
-
-/* One PTP sample per CPU of a trace-cmd agent; 0 or -errno (broken). */
-static int tcmd_sync_all(struct guest *g, const struct round_opts *ro)
-{
-	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
-		struct round_result r;
-		int ret = tcmd_guest_round(g->tc, cpu, ro, &r);
-
-		if (r.status == -ERANGE) {
-			log_warn("guest %s: sample on CPU %u: %s", g->name, cpu, r.error);
-			g->samples[cpu].failed++;
-			continue;
-		}
-		if (ret) {
-			snprintf(g->error, sizeof(g->error), "sync: %s", r.error);
-			return g->status = ret;
-		}
-		add_tcmd_sample(g, cpu, r.est.guest_ts, r.est.offset_ns);
-	}
-	return 0;
+	if (bounded)
+		write_round_record(g, r);
+	if (bound > gs->err_max)
+		gs->err_max = bound;
+	tsync_interval_add(gs->iv, &s, bound, NULL);
 }
 
 /* Runs one round per guest CPU; see guest.h. */
 int guest_sync_all(struct guest *g, const struct round_opts *ro)
 {
-	if (g->tcmd)
-		return tcmd_sync_all(g, ro);
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
 		struct round_result r;
-		int ret = client_sync_round(g->client, cpu, ro, &r);
+		int ret = peer_round(g->peer, cpu, ro, &r);
 
 		if (r.status)
 			log_warn("guest %s: round on CPU %u failed: %s", g->name, cpu, r.error);
@@ -234,13 +171,10 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 {
 	int sock, ret;
 
-	if (g->tcmd)
-		ret = tcmd_guest_stream(g->tc, cpu, &sock, g->error, sizeof(g->error));
-	else
-		ret = client_stream_open(g->client, cpu, &sock, g->error, sizeof(g->error));
+	ret = peer_stream_open(g->peer, cpu, &sock, g->error, sizeof(g->error));
 	if (ret)
 		return ret;
-	return rx_start(g->rxg, cpu, g->client, sock, dir, &g->rx[cpu], g->error,
+	return rx_start(g->rxg, cpu, g->peer, sock, dir, &g->rx[cpu], g->error,
 			sizeof(g->error));
 }
 
@@ -248,7 +182,7 @@ static int start_rx(struct guest *g, uint32_t cpu, const char *dir)
 static int start_rx_group(struct guest *g)
 {
 	const struct tracedat_meta *m = tracemeta_meta(g->meta);
-	uint32_t psz = g->tcmd ? tcmd_guest_page_size(g->tc) : client_session(g->client)->page_size;
+	uint32_t psz = peer_page_size(g->peer);
 	struct page_format f;
 	int ret;
 
@@ -267,8 +201,7 @@ static int start_rx_group(struct guest *g)
 static int fetch_meta(struct guest *g)
 {
 	struct tracemeta *tm;
-	int ret = g->tcmd ? tcmd_guest_meta(g->tc, &tm, g->error, sizeof(g->error)) :
-		  client_fetch_meta(g->client, &tm, g->error, sizeof(g->error));
+	int ret = peer_meta(g->peer, &tm, g->error, sizeof(g->error));
 
 	if (ret)
 		return ret;
@@ -280,20 +213,18 @@ static int fetch_meta(struct guest *g)
 /* Starts tracing and the data receivers; see guest.h. */
 int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 {
-	struct client_trace_opts to = { .clock = clock, .buffer_kb = g->buffer_kb,
-					.nevents = (uint32_t)g->nevents, .events = g->events };
+	struct peer_trace_opts to = { .clock = clock, .buffer_kb = g->buffer_kb,
+				      .nevents = (uint32_t)g->nevents, .events = g->events };
 
 	/* options beyond -e -f -b: all of them as option words (argv[0] is
 	 * not sent) */
 	if (g->send_argv)
-		to = (struct client_trace_opts){ .clock = clock, .nargs = (uint32_t)g->argc - 1,
-						 .args = g->argv + 1 };
+		to = (struct peer_trace_opts){ .clock = clock, .nargs = (uint32_t)g->argc - 1,
+					       .args = g->argv + 1 };
 	uint32_t nstreams = g->ncpus;
 	int ret;
 
-	/* a trace-cmd agent started recording with its TRACE_RESP */
-	ret = g->tcmd ? 0 : client_trace_start(g->client, &to, &nstreams, g->error,
-					       sizeof(g->error));
+	ret = peer_trace_start(g->peer, &to, &nstreams, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;
 	if (nstreams != g->ncpus)
@@ -412,15 +343,13 @@ static void rx_ended(struct guest *g, uint32_t cpu, int how)
 /* Stops tracing, ends the streams, fetches metadata; see guest.h. */
 int guest_stop_trace(struct guest *g, int timeout_ms)
 {
+	struct tracemeta *tm;
 	int64_t deadline;
 	int ret;
 
 	if (!g->status) {
-		if (g->tcmd)
-			ret = tcmd_guest_stop(g->tc, g->error, sizeof(g->error));
-		else
-			ret = client_trace_stop(g->client, timeout_ms, &g->stopped, g->error,
-						sizeof(g->error));
+		ret = peer_trace_stop(g->peer, timeout_ms, &g->stopped, g->error,
+				      sizeof(g->error));
 		if (ret)
 			g->status = ret;
 	}
@@ -433,16 +362,16 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
 		if (g->rx[cpu])
 			rx_ended(g, cpu, rx_join(g->rx[cpu], deadline));
-	/* a trace-cmd agent sent its metadata before the data */
-	if (!g->status && g->tcmd) {
-		ret = tcmd_guest_wait_closed(g->tc, g->error, sizeof(g->error));
-		if (ret)
-			g->status = ret;
-	} else if (!g->status) {
-		ret = fetch_meta(g);
+	/* the end of the agent's recording, with the final metadata when
+	 * the dialect sends it then (the guest's statistics at its stop) */
+	if (!g->status) {
+		ret = peer_wait(g->peer, &tm, g->error, sizeof(g->error));
 		if (ret) {
-			log_warn("guest %s: metadata: %s", g->name, g->error);
+			log_warn("guest %s: %s", g->name, g->error);
 			g->status = ret;
+		} else if (tm) {
+			tracemeta_free(g->meta);
+			g->meta = tm;
 		}
 	}
 	/* the data's fault says most about what went wrong */
@@ -673,8 +602,6 @@ void guest_free(struct guest *g)
 	free(g->samples);
 	free(g->stopped.cpus);
 	tracemeta_free(g->meta);
-	client_close(g->client);
-	g->client = NULL;
-	tcmd_guest_free(g->tc);
-	g->tc = NULL;
+	peer_free(g->peer);
+	g->peer = NULL;
 }

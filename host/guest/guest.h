@@ -18,13 +18,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "host/peer/client.h"
+#include "host/peer/peer.h"
 #include "common/sync/sync_interval.h"
 #include "common/tracedat/tracedat.h"
 #include "proto/proto.h"
 
 struct tracemeta;
-struct tcmd_guest;
 struct guest_rx;
 struct rx_group;
 
@@ -40,16 +39,15 @@ struct guest_samples {
 struct guest {
 	/* from the command line */
 	struct tsync_endpoint ep;
-	bool tcmd;			/* a stock trace-cmd agent (host/peer/tcmd_guest.h) */
-	bool tcmd_no_quickack;		/* TSYNC_TCMD_NO_QUICKACK: TCP_QUICKACK not
-					 * re-armed, only to measure the fix */
+	const struct peer_ops *dialect;	/* its agent's protocol (host/peer/peer.h) */
 	char name[64];
 	const char *agent_str;
 	char **argv;			/* its options for the agent ("record" first:
 					 * tsync_recopt_instance_argv()) */
 	int argc;
-	bool send_argv;			/* sent as such: more than -e -f -b
-					 * (always to a trace-cmd agent) */
+	bool send_argv;			/* sent at trace start: more than -e -f -b
+					 * (a dialect that takes them at the
+					 * session's opening always gets them) */
 	int nevents;
 	struct tsync_trace_event *events;
 	uint32_t buffer_kb;
@@ -63,8 +61,7 @@ struct guest {
 
 	/* run time */
 	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
-	struct tsync_client *client;
-	struct tcmd_guest *tc;		/* instead of client, for a trace-cmd agent */
+	struct peer *peer;		/* the connection to its agent */
 	uint32_t ncpus;
 	struct guest_samples *samples;	/* [ncpus] */
 	struct rx_group *rxg;		/* the receivers' shared limits */
@@ -94,16 +91,16 @@ struct guest_sync_opts {
 	int stop_fd;			/* eventfd: readable when stopping */
 };
 
-/* Connects and sets up the session (a trace-cmd agent's takes the clock
- * and stamp source of @ro); 0 or -errno with g->error set. */
-int guest_connect(struct guest *g, const struct client_opts *co, const struct round_opts *ro);
+/* Connects and sets up the session (@o: the recording's clock and stamps;
+ * the guest's option words are added); 0 or -errno with g->error set. */
+int guest_connect(struct guest *g, const struct peer_opts *o);
 /* Returns true once connected. */
 bool guest_connected(const struct guest *g);
 /* Returns the guest's trace id (its file's TRACEID); 0 before connecting. */
 uint64_t guest_trace_id(const struct guest *g);
-/* Before anything else of a recording: an agent that announces no tracing
- * cannot record; 0, or -errno with its reason (asked of it) in g->error.
- * (A trace-cmd agent always records.) */
+/* Before anything else of a recording: an agent that cannot record
+ * (host/peer/peer.h: peer_can_record()); 0, or -errno with its reason in
+ * g->error. */
 int guest_check_can_record(struct guest *g, const char *clock);
 /* Runs one sync round on every guest CPU, recording samples. Returns 0 or
  * -errno when the connection broke. */

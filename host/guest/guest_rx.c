@@ -37,7 +37,7 @@
 #include "common/base/log.h"
 #include "common/base/maxkb.h"
 #include "common/base/timeutil.h"
-#include "host/peer/client.h"
+#include "host/peer/peer.h"
 #include "host/guest/guest_rx.h"
 
 #define RX_PAGES		16
@@ -63,7 +63,7 @@ struct rx_group {
 
 struct guest_rx {
 	struct rx_group *grp;
-	struct tsync_client *client;
+	struct peer *peer;		/* its streams close through it */
 	uint32_t cpu;
 	int sock, file;
 	pthread_t th;
@@ -341,24 +341,24 @@ static void *rx_thread(void *arg)
 	/* Not reading any more: tell the agent at once (a close with data
 	 * unread resets the connection), so that it does not block writing
 	 * to a stream nobody reads. */
-	client_stream_close(rx->client, rx->sock);
+	peer_stream_close(rx->peer, rx->sock);
 	atomic_store(&rx->status, ret);
 	return NULL;
 }
 
 /* Starts a receiver; see guest_rx.h. */
-int rx_start(struct rx_group *grp, uint32_t cpu, struct tsync_client *c, int sock,
+int rx_start(struct rx_group *grp, uint32_t cpu, struct peer *p, int sock,
 	     const char *dir, struct guest_rx **out, char *err, size_t errlen)
 {
 	struct guest_rx *rx = calloc(1, sizeof(*rx));
 	int ret;
 
 	if (!rx) {
-		client_stream_close(c, sock);
+		peer_stream_close(p, sock);
 		return -ENOMEM;
 	}
 	rx->grp = grp;
-	rx->client = c;
+	rx->peer = p;
 	rx->cpu = cpu;
 	rx->sock = sock;
 	atomic_init(&rx->status, RX_RUNNING);
@@ -377,7 +377,7 @@ int rx_start(struct rx_group *grp, uint32_t cpu, struct tsync_client *c, int soc
 	*out = rx;
 	return 0;
 fail:
-	client_stream_close(c, sock);
+	peer_stream_close(p, sock);
 	free(rx);
 	return ret;
 }

@@ -18,7 +18,7 @@
 
 struct rx_group;
 struct guest_rx;
-struct tsync_client;
+struct peer;
 
 /* How a receiver ended (rx_join()); errors are -errno. */
 enum rx_end {
@@ -52,13 +52,13 @@ void rx_group_counts(const struct rx_group *grp, struct rx_counts *c);
 void rx_group_free(struct rx_group *grp);
 
 /*
- * Starts a receiver of CPU @cpu reading @sock, a stream of client @c,
+ * Starts a receiver of CPU @cpu reading @sock, a stream of peer @p,
  * into a temporary file in @dir. The receiver closes @sock
- * (client_stream_close()) as soon as it ends: an agent writing to a
+ * (peer_stream_close()) as soon as it ends: an agent writing to a
  * stream nobody reads any more learns it at once. Returns 0 or -errno
  * with a reason in @err (@sock is closed then too).
  */
-int rx_start(struct rx_group *grp, uint32_t cpu, struct tsync_client *c, int sock,
+int rx_start(struct rx_group *grp, uint32_t cpu, struct peer *p, int sock,
 	     const char *dir, struct guest_rx **out, char *err, size_t errlen);
 /*
  * Waits until @deadline (CLOCK_MONOTONIC ns) for the receiver to end, then

@@ -23,7 +23,8 @@
  *
  * Every call returns 0 or -errno (or a TSYNC_PERR_* code of tsync's
  * protocol), with a reason in @err that names the agent. A peer is used
- * by one thread at a time; the data streams it opens are their owners'.
+ * by one thread at a time; the data streams it opens are their owners'
+ * (peer_stream_close() from any thread).
  */
 #ifndef TSYNC_HOST_PEER_H
 #define TSYNC_HOST_PEER_H
@@ -140,7 +141,8 @@ int peer_meta(struct peer *p, struct tracemeta **out, char *err, size_t errlen);
 /* Opens the data stream of guest CPU @cpu: 0 and a socket in @fd whose
  * bytes are the CPU's raw ring-buffer pages. */
 int peer_stream_open(struct peer *p, uint32_t cpu, int *fd, char *err, size_t errlen);
-/* Closes a stream from peer_stream_open() (@p NULL: only closes @fd). */
+/* Closes a stream from peer_stream_open() (@p NULL: only closes @fd);
+ * safe from any thread (a stream's receiver). */
 void peer_stream_close(struct peer *p, int fd);
 /* Stops tracing, waiting up to @timeout_ms; 0 and the agent's per-CPU
  * statistics in @st when it sends them (free st->cpus; else count 0). */

@@ -116,20 +116,24 @@ static void test_stamp_mismatch(void **state)
 static void test_guest_clock(void **state)
 {
 	struct tsync_session_reply r = { .nclocks = 2 };
+	const char (*names)[TSYNC_CLOCK_NAME_MAX] =
+		(const char (*)[TSYNC_CLOCK_NAME_MAX])r.clocks;
 	char err[512];
 
 	(void)state;
 	strcpy(r.clocks[0], "local");
 	strcpy(r.clocks[1], "global");
-	assert_int_equal(preflight_guest_clock(&r, "global", err, sizeof(err)), 0);
-	assert_int_equal(preflight_guest_clock(&r, "mono", err, sizeof(err)), -EINVAL);
+	assert_int_equal(preflight_guest_clock(names, r.nclocks, "global", err, sizeof(err)), 0);
+	assert_int_equal(preflight_guest_clock(names, r.nclocks, "mono", err, sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "the guest has no trace clock 'mono': choose one both offer "
 			    "with -C; the guest offers local, global");
 	r.nclocks = 0;
-	assert_int_equal(preflight_guest_clock(&r, "mono", err, sizeof(err)), 0);
+	assert_int_equal(preflight_guest_clock(names, r.nclocks, "mono", err, sizeof(err)), 0);
 	/* a count beyond the array is read as the array */
 	r.nclocks = 1000;
-	assert_int_equal(preflight_guest_clock(&r, "nosuch", err, sizeof(err)), -EINVAL);
+	assert_int_equal(preflight_guest_clock(names, r.nclocks, "nosuch", err, sizeof(err)),
+			 -EINVAL);
 }
 
 int main(void)

@@ -144,26 +144,26 @@ static void test_tcmd(void **state)
 
 	(void)state;
 	assert_int_equal(host_agent_arg_parse("tcmd:3", 0, &a, err, sizeof(err)), 0);
-	assert_true(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tcmd");
 	assert_int_equal(a.ep.kind, TSYNC_EP_VSOCK);
 	assert_int_equal(a.ep.cid, 3);
 	assert_int_equal(a.ep.port, 823);
 	assert_int_equal(host_agent_arg_parse("tcmd:127.0.0.1:1234@vm", 0, &a, err,
 					      sizeof(err)), 0);
-	assert_true(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tcmd");
 	assert_int_equal(a.ep.kind, TSYNC_EP_TCP);
 	assert_int_equal(a.ep.port, 1234);
 	assert_string_equal(a.name, "vm");
 	assert_int_equal(host_agent_arg_parse("tcmd:vsock:4:900", 0, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.ep.port, 900);
 	assert_int_equal(host_agent_arg_parse("3", 0, &a, err, sizeof(err)), 0);
-	assert_false(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tsync");
 	assert_int_equal(a.ep.port, 8823);
 	assert_int_equal(host_agent_arg_parse("tcmd:", 0, &a, err, sizeof(err)), -EINVAL);
 	/* every -A form takes the prefix; without a port, trace-cmd's */
 	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:web@7", 0, &a, err, sizeof(err)),
 			 0);
-	assert_true(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tcmd");
 	assert_string_equal(a.name, "web");
 	assert_int_equal(a.ep.cid, 7);
 	assert_int_equal(a.ep.port, 823);
@@ -172,7 +172,7 @@ static void test_tcmd(void **state)
 	assert_string_equal(a.name, "web");
 	assert_int_equal(a.ep.port, 823);
 	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:vm1", 0, &a, err, sizeof(err)), 0);
-	assert_true(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tcmd");
 	assert_int_equal(a.ep.cid, 5);
 	assert_int_equal(a.ep.port, 823);
 	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:5:900", 0, &a, err, sizeof(err)),
@@ -181,13 +181,13 @@ static void test_tcmd(void **state)
 	assert_int_equal(a.ep.port, 900);
 	assert_int_equal(host_agent_arg_parse_in(root, "tcmd:localhost:5000", 0, &a, err,
 						 sizeof(err)), 0);
-	assert_true(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tcmd");
 	assert_int_equal(a.ep.kind, TSYNC_EP_TCP);
 	assert_string_equal(a.ep.host, "localhost");
 	assert_int_equal(a.ep.port, 5000);
 	/* trace-cmd's forms without the prefix stay tsync's protocol */
 	assert_int_equal(host_agent_arg_parse_in(root, "web@7", 0, &a, err, sizeof(err)), 0);
-	assert_false(a.tcmd);
+	assert_string_equal(peer_dialect_name(a.dialect), "tsync");
 	assert_int_equal(a.ep.port, TSYNC_DEFAULT_PORT);
 }
 
