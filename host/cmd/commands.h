@@ -5,8 +5,7 @@
  * The folder's map (scripts/check-includes checks that it names every
  * file): host/cmd/
  *   commands.h                    the subcommands
- *   sync_cmd.c                    tsync-host sync
- *   tcmd_sync.c, tcmd_sync.h      tsync-host sync against a trace-cmd agent
+ *   sync_cmd.c                    tsync-host sync, one loop for every agent
  *   record_cmd.c                  tsync-host record
  *   record_args.c, record_args.h  record's command line
  *   rec_signals.c, rec_signals.h  record's signals, per phase

@@ -4,7 +4,11 @@
  * and the guest's trace clocks, print a table or JSON, and with --rounds
  * the drift fitted over the rounds. Several agents are synced at once, a
  * thread each (rounds that share a host CPU take turns), and printed in
- * the order given.
+ * the order given. Every agent, whatever its protocol (host/peer/peer.h),
+ * goes through the same loop and prints the same table and JSON, with its
+ * protocol named; what a protocol does not learn (trace-cmd's agent
+ * estimates itself: no error bound, delay or probes used) prints as "-"
+ * in the table and null in JSON.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,8 +29,6 @@
 #include "host/cmd/commands.h"
 #include "host/cmd/cpu_locks.h"
 #include "host/cmd/preflight.h"
-#include "host/cmd/tcmd_sync.h"
-#include "proto/tcmd.h"
 
 struct sync_cfg {
 	struct host_agent_arg agents[HOST_MAX_AGENTS];
@@ -192,21 +194,60 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	cfg->round.ns_clock = cfg->stamp_forced && cfg->round.source == TSYNC_STAMP_CLOCK;
 }
 
+/* Prints the bound or delay @v in @width columns, "-" when the protocol
+ * does not learn it (ROUND_UNKNOWN). */
+static void print_ns(FILE *out, int width, int64_t v)
+{
+	if (v < 0)
+		fprintf(out, "%*s", width, "-");
+	else
+		fprintf(out, "%*lld", width, (long long)v);
+}
+
+/* Formats @v for JSON into @buf: the number, or null when unknown. */
+static const char *json_ns(char *buf, size_t len, int64_t v)
+{
+	if (v < 0)
+		snprintf(buf, len, "null");
+	else
+		snprintf(buf, len, "%lld", (long long)v);
+	return buf;
+}
+
+/* Formats the probes used for JSON into @buf: 0 used is unknown (a round
+ * that succeeds uses at least one). */
+static const char *json_used(char *buf, size_t len, uint32_t used)
+{
+	if (!used)
+		snprintf(buf, len, "null");
+	else
+		snprintf(buf, len, "%u", used);
+	return buf;
+}
+
 /* Prints one table row. */
 static void print_row(FILE *out, const struct round_result *r)
 {
+	char used[16] = "-";
+
 	if (r->status) {
 		fprintf(out, "%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
 		return;
 	}
-	fprintf(out, "%4u %6u %20lld %10lld %10lld %5u/%-5u %9.3f\n", r->cpu, r->round_id,
-	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
-	       (long long)r->est.delay_ns, r->est.used, r->est.sent, r->round_ns / 1e6);
+	if (r->est.used)
+		snprintf(used, sizeof(used), "%u", r->est.used);
+	fprintf(out, "%4u %6u %20lld ", r->cpu, r->round_id, (long long)r->est.offset_ns);
+	print_ns(out, 10, r->est.error_ns);
+	fputc(' ', out);
+	print_ns(out, 10, r->est.delay_ns);
+	fprintf(out, " %5s/%-5u %9.3f\n", used, r->est.sent, r->round_ns / 1e6);
 }
 
 /* Prints one round as a JSON object. */
 static void print_json_round(FILE *out, const struct round_result *r, bool last)
 {
+	char e[32], d[32], u[16], v[16];
+
 	fprintf(out, "      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round_id, r->cpu,
 	       r->host_cpu);
 	if (r->status) {
@@ -219,11 +260,12 @@ static void print_json_round(FILE *out, const struct round_result *r, bool last)
 		fprintf(out, "\"}%s\n", last ? "" : ",");
 		return;
 	}
-	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
-	       "\"used\": %u, \"valid\": %u, \"sent\": %u, \"stop\": \"%s\", "
+	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %s, \"delay_ns\": %s, "
+	       "\"used\": %s, \"valid\": %s, \"sent\": %u, \"stop\": \"%s\", "
 	       "\"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
-	       (long long)r->est.offset_ns, (long long)r->est.error_ns,
-	       (long long)r->est.delay_ns, r->est.used, r->est.valid, r->est.sent,
+	       (long long)r->est.offset_ns, json_ns(e, sizeof(e), r->est.error_ns),
+	       json_ns(d, sizeof(d), r->est.delay_ns), json_used(u, sizeof(u), r->est.used),
+	       json_used(v, sizeof(v), r->est.valid), r->est.sent,
 	       tsync_stop_reason_name(r->stop), (long long)r->est.guest_ts,
 	       r->round_ns / 1e6, last ? "" : ",");
 }
@@ -259,17 +301,30 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 	return 0;
 }
 
+/* Who estimates @p's rounds, and how many probes they send (*@adaptive:
+ * at most that many). */
+static const char *estimator_of(const struct sync_cfg *cfg, const struct peer *p,
+				uint32_t *probes, bool *adaptive)
+{
+	*probes = peer_fixed_probes(p) ? peer_fixed_probes(p) : cfg->round.nprobes;
+	*adaptive = !peer_fixed_probes(p) && !cfg->round.fixed_count;
+	return peer_estimator(p) ? peer_estimator(p) : tsync_estimator_name(cfg->round.estimator);
+}
+
 /* Prints the table's header line for agent @name (named with several). */
 static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name,
 			 const struct peer *p)
 {
-	fprintf(out, "%s%sagent %s (%s), %u CPUs, clock %s, stamps %s, estimator %s, %s%u probes\n"
+	uint32_t probes;
+	bool adaptive;
+	const char *est = estimator_of(cfg, p, &probes, &adaptive);
+
+	fprintf(out, "%s%sagent %s (%s), protocol %s, %u CPUs, clock %s, stamps %s, "
+		"estimator %s, %s%u probes\n"
 	       "%4s %6s %20s %10s %10s %11s %9s\n", cfg->nagents > 1 ? name : "",
-	       cfg->nagents > 1 ? ": " : "", peer_addr(p),
-	       peer_host(p), peer_ncpus(p), cfg->round.clock,
-	       tsync_stamp_source_name(cfg->round.source),
-	       tsync_estimator_name(cfg->round.estimator),
-	       cfg->round.fixed_count ? "" : "at most ", cfg->round.nprobes,
+	       cfg->nagents > 1 ? ": " : "", peer_addr(p), peer_host(p), peer_name(p),
+	       peer_ncpus(p), cfg->round.clock, tsync_stamp_source_name(cfg->round.source), est,
+	       adaptive ? "at most " : "", probes,
 	       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
 }
 
@@ -321,17 +376,21 @@ static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
 		if (rr->status)
 			continue;
 		last = rr;
-		tsync_estimate_shift_sample(&rr->est, &s[n++]);
+		s[n++] = (struct tsync_shift_sample){ rr->est.guest_ts, rr->est.offset_ns };
 	}
 	if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
 		have_drift = 1;
 	if (cfg->json) {
+		char e[32], d[32], u[16];
+
 		fprintf(out, "    {\"cpu\": %u, ", cpu);
 		if (last)
-			fprintf(out, "\"offset_ns\": %lld, \"error_ns\": %lld, \"delay_ns\": %lld, "
-			       "\"used\": %u, \"sent\": %u, \"round_ms\": %.3f, ",
-			       (long long)last->est.offset_ns, (long long)last->est.error_ns,
-			       (long long)last->est.delay_ns, last->est.used, last->est.sent,
+			fprintf(out, "\"offset_ns\": %lld, \"error_ns\": %s, \"delay_ns\": %s, "
+			       "\"used\": %s, \"sent\": %u, \"round_ms\": %.3f, ",
+			       (long long)last->est.offset_ns,
+			       json_ns(e, sizeof(e), last->est.error_ns),
+			       json_ns(d, sizeof(d), last->est.delay_ns),
+			       json_used(u, sizeof(u), last->est.used), last->est.sent,
 			       last->round_ns / 1e6);
 		if (have_drift)
 			fprintf(out, "\"drift_ppm\": %.4f, ", ppm);
@@ -355,12 +414,16 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 			  const struct round_result *res)
 {
 	if (cfg->json) {
-		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"clock\": \"%s\", "
-		       "\"stamp\": \"%s\", \"estimator\": \"%s\", \"probes\": %u, "
-		       "\"adaptive\": %s,\n  \"cpus\": [\n",
-		       name, peer_addr(p), cfg->round.clock, tsync_stamp_source_name(cfg->round.source),
-		       tsync_estimator_name(cfg->round.estimator), cfg->round.nprobes,
-		       cfg->round.fixed_count ? "false" : "true");
+		uint32_t probes;
+		bool adaptive;
+		const char *est = estimator_of(cfg, p, &probes, &adaptive);
+
+		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"protocol\": \"%s\", "
+		       "\"ncpus\": %u, \"clock\": \"%s\", \"stamp\": \"%s\", \"estimator\": \"%s\", "
+		       "\"probes\": %u, \"adaptive\": %s,\n  \"cpus\": [\n",
+		       name, peer_addr(p), peer_name(p), peer_ncpus(p), cfg->round.clock,
+		       tsync_stamp_source_name(cfg->round.source), est, probes,
+		       adaptive ? "true" : "false");
 	} else if (cfg->rounds > 1) {
 		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
 	}
@@ -371,38 +434,10 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 }
 
 /*
- * Syncs trace-cmd agent @a (host/cmd/tcmd_sync.h), refusing the options that
- * only tsync's protocol has. Returns 0, 1 or 2 as sync_agent().
- */
-static int sync_tcmd_agent(const struct sync_cfg *cfg, const struct host_agent_arg *a,
-			   const struct peer_opts *copts)
-{
-	struct tcmd_sync_opts o = {
-		.clock = cfg->round.clock, .source = cfg->round.source, .cpus = cfg->cpus,
-		.rounds = cfg->rounds, .interval_ms = cfg->interval_ms,
-		.host_cpu = cfg->round.host_cpu, .json = cfg->json, .quickack = !cfg->no_quickack,
-		.connect_timeout_ms = copts->connect_timeout_ms,
-		.io_timeout_ms = copts->io_timeout_ms, .host_trace_id = copts->host_trace_id,
-	};
-
-	if (cfg->round.fixed_count || cfg->key_file) {
-		fprintf(stderr, "tsync-host sync: %s: %s does not apply to a trace-cmd agent "
-			"(its PTP always sends %u probes and has no authentication)\n", a->name,
-			cfg->key_file ? "--key-file" : "--loops", TCMD_PTP_LOOP);
-		return 2;
-	}
-	if (cfg->json && cfg->nagents > 1) {
-		fprintf(stderr, "tsync-host sync: %s: --json with a trace-cmd agent takes one "
-			"agent\n", a->name);
-		return 2;
-	}
-	return tcmd_sync_agent(a, &o);
-}
-
-/*
  * Syncs agent @a: connects, runs the rounds, prints the table or its JSON
- * object to @out (*@object says whether it printed the object). Returns
- * 0, 1 when it failed (said why on stderr) or 2 for a --cpus it lacks.
+ * object to @out (*@object says whether it printed the object), ends the
+ * session. Returns 0, 1 when it failed (said why on stderr) or 2 for a
+ * --cpus it lacks or an option its protocol cannot honour.
  */
 static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
 		      const struct peer_opts *copts, bool *object)
@@ -413,8 +448,10 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 	char err[300];
 	int ret, failed = 0;
 
-	if (!strcmp(peer_dialect_name(a->dialect), "tcmd"))
-		return sync_tcmd_agent(cfg, a, copts);
+	if (peer_check(a->dialect, copts, &cfg->round, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
+		return 2;
+	}
 	ret = peer_open(a->dialect, &a->ep, copts, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
@@ -446,7 +483,10 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 		goto out;
 	print_results(out, cfg, a->name, c, cpulist, nlist, res);
 	*object = true;
-	ret = failed ? 1 : 0;
+	ret = peer_finish(c, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "tsync-host sync: %s: ending the session: %s\n", a->name, err);
+	ret = ret || failed ? 1 : 0;
 	if (failed)
 		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
 out:

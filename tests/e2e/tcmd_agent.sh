@@ -103,7 +103,7 @@ grep -q '^[[:space:]]*6[[:space:]]*\[Version\]' v6/summary.txt ||
 tcmd_check_timeshift v6/trace-localhost.dat "$ncpu" 1 v6
 timeout 60 "$HOST" sync "tcmd:127.0.0.1:$port" >tsh.out 2>&1 ||
 	fail "tsync-host sync tcmd: against tsync-agent: $(tail -3 tsh.out)"
-[ "$(grep -cE '^ +[0-9]+ +0 ' tsh.out)" = "$ncpu" ] || fail "tsync-host sync tcmd:: $(cat tsh.out)"
+[ "$(grep -cE '^ +[0-9]+ +[0-9]+ ' tsh.out)" = "$ncpu" ] || fail "tsync-host sync tcmd:: $(cat tsh.out)"
 pass "--file-version 6 gives version 6 metadata; tsync-host's tcmd: mode syncs with tsync-agent"
 
 # --- refusals reach trace-cmd, which prints them as a failed response ---

@@ -57,7 +57,8 @@ grep -q "does not exist" "$E2E_TMP/bad.out" || fail "sync --cpus 99: $(cat "$E2E
 tc_idle
 timeout 60 "$HOST" sync "$EP" > "$E2E_TMP/sync.out" 2>&1 || fail "sync failed: $(cat "$E2E_TMP/sync.out")"
 ncpu=$(awk '/CPUs, clock/ { for (i = 1; i <= NF; i++) if ($i == "CPUs,") print $(i - 1) }' "$E2E_TMP/sync.out")
-rows=$(awk '$1 ~ /^[0-9]+$/ && $5 == 339' "$E2E_TMP/sync.out" | wc -l)
+# the agent estimates: probes used unknown ("-"), 339 sent
+rows=$(awk '$1 ~ /^[0-9]+$/ && $6 == "-/339"' "$E2E_TMP/sync.out" | wc -l)
 [ -n "$ncpu" ] && [ "$rows" -eq "$ncpu" ] || fail "expected $ncpu rows of 339 probes: $(cat "$E2E_TMP/sync.out")"
 awk '$1 ~ /^[0-9]+$/ { o = $3 < 0 ? -$3 : $3; if (o > 1000000) exit 1 }' "$E2E_TMP/sync.out" ||
 	fail "same kernel, yet an offset over 1 ms: $(cat "$E2E_TMP/sync.out")"
@@ -65,10 +66,22 @@ pass "sync: one PTP sample of 339 probes on each of $ncpu CPUs, |offset| < 1 ms"
 tc_idle
 timeout 60 "$HOST" sync --json --rounds 2 "$EP" > "$E2E_TMP/sync.json" 2>&1 ||
 	fail "sync --json failed: $(cat "$E2E_TMP/sync.json")"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["samples"]) == 2 * d["cpus"]' \
+# the JSON of tsync's agents, with the protocol named
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["protocol"] == "tcmd"; assert sum(len(c["rounds"]) for c in d["cpus"]) == 2 * d["ncpus"]' \
 	"$E2E_TMP/sync.json" || fail "sync --json: $(cat "$E2E_TMP/sync.json")"
 pass "sync --json --rounds 2: valid JSON, a sample per CPU and round"
 tc_idle
+# --host-cpu: every sample stamped on that host CPU (not the guest CPU's
+# number, as without it), and the marker stamps read back from there
+if [ "$(nproc)" -ge 2 ]; then
+	hc=$(($(nproc) - 1))
+	timeout 60 "$HOST" sync --json --host-cpu "$hc" "$EP" > "$E2E_TMP/hcpu.json" 2>&1 ||
+		fail "sync --host-cpu $hc failed: $(cat "$E2E_TMP/hcpu.json")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[x for c in d["cpus"] for x in c["rounds"]]; assert len(r) == d["ncpus"] and all(x["ok"] and x["host_cpu"] == int(sys.argv[2]) for x in r), r' \
+		"$E2E_TMP/hcpu.json" "$hc" || fail "sync --host-cpu $hc: $(cat "$E2E_TMP/hcpu.json")"
+	pass "sync --host-cpu $hc: every guest CPU's sample taken on host CPU $hc"
+	tc_idle
+fi
 
 # --- record ---
 out=$E2E_TMP/out; mkdir -p "$out"
