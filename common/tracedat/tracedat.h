@@ -41,13 +41,16 @@
 #define TRACEDAT_TSYNC_INTERPOLATE 0x1u
 
 /*
- * One time-sync sample: at guest time @ts the host clock read
- * guest + @offset (offset = host - guest). Written with scaling 1 and
- * fraction 0.
+ * One time-sync sample: from guest time @ts on, host = ((guest * @scaling)
+ * >> @frac) + @offset, as trace-cmd corrects (offset = host - guest when
+ * scaling is 1 and frac 0, as a probe round measures). @scaling 0 is
+ * written as 1.
  */
 struct tracedat_ts_sample {
 	int64_t ts;
 	int64_t offset;
+	uint64_t scaling;
+	uint32_t frac;
 };
 
 /* The samples of one guest CPU. */

@@ -162,13 +162,13 @@ static void opt_time_shift(struct tdbuf *b, const struct tracedat_time_shift *ts
 		for (j = 0; j < c->count; j++)
 			tdbuf_u64(b, (uint64_t)c->samples[j].offset);
 		for (j = 0; j < c->count; j++)
-			tdbuf_u64(b, 1);	/* scaling */
+			tdbuf_u64(b, c->samples[j].scaling ? c->samples[j].scaling : 1);
 	}
 	for (i = 0; i < ts->ncpu; i++) {
 		const struct tracedat_ts_cpu *c = ts_cpu(ts, i, donor);
 
 		for (j = 0; j < c->count; j++)
-			tdbuf_u64(b, 0);	/* fraction bits */
+			tdbuf_u64(b, c->samples[j].frac);	/* fraction bits */
 	}
 }
 

@@ -117,7 +117,7 @@ static int samples_push(struct guest *g, uint32_t cpu, int64_t ts, int64_t offse
 		gs->s = p;
 		gs->cap = cap;
 	}
-	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset };
+	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset, 1, 0 };
 	return 0;
 }
 

@@ -533,7 +533,7 @@ struct ts_case {
 	struct tracedat_ts_cpu cpu[2];	/* samples sorted by time */
 };
 
-/* trace-cmd's timestamp_correction_calc() with scaling 1, fraction 0. */
+/* trace-cmd's timestamp_correction_calc() (scaling 0 is written as 1). */
 static uint64_t corr_calc(uint64_t ts, uint32_t flags,
 			  const struct tracedat_ts_sample *min,
 			  const struct tracedat_ts_sample *max)
@@ -549,6 +549,7 @@ static uint64_t corr_calc(uint64_t ts, uint32_t flags,
 	} else {
 		tscor = min->offset;
 	}
+	ts = (ts * (min->scaling ? min->scaling : 1)) >> min->frac;
 	if (tscor < 0)
 		return ts - (uint64_t)llabs(tscor);
 	return ts + (uint64_t)tscor;
@@ -642,9 +643,9 @@ static void test_time_shift_interpolate(void **state)
 {
 	struct fx *f = *state;
 	int64_t t = (int64_t)f->raw_ts[0][0] - 123456789;
-	struct tracedat_ts_sample s0[2] = { { t, 1000000000 },
-					    { t + 2000000000, 3000000000 } };
-	struct tracedat_ts_sample s1[3] = { { 0, 0 } };
+	struct tracedat_ts_sample s0[2] = { { t, 1000000000, 1, 0 },
+					    { t + 2000000000, 3000000000, 1, 0 } };
+	struct tracedat_ts_sample s1[3] = { { 0, 0, 1, 0 } };
 	struct ts_case tc = { .flags = TRACEDAT_TSYNC_INTERPOLATE };
 
 	if (f->ncpus > 1) {
@@ -652,11 +653,11 @@ static void test_time_shift_interpolate(void **state)
 		int64_t b = (int64_t)f->raw_ts[1][NMARK - 1];
 
 		/* a bracket inside the events and a negative slope */
-		s1[0] = (struct tracedat_ts_sample){ a - 500000000, -700000000 };
+		s1[0] = (struct tracedat_ts_sample){ a - 500000000, -700000000, 1, 0 };
 		s1[1] = (struct tracedat_ts_sample){ (a + b) / 2 + 1,
-						     -700012345 };
+						     -700012345, 1, 0 };
 		s1[2] = (struct tracedat_ts_sample){ b + 300000000,
-						     -699000001 };
+						     -699000001, 1, 0 };
 	}
 	tc.cpu[0] = (struct tracedat_ts_cpu){ 2, s0 };
 	tc.cpu[1] = (struct tracedat_ts_cpu){ 3, s1 };
@@ -673,9 +674,9 @@ static void test_time_shift_step(void **state)
 {
 	struct fx *f = *state;
 	int64_t t = (int64_t)f->raw_ts[0][NMARK / 2];
-	struct tracedat_ts_sample s0[3] = { { t - 1000, 5000 }, { t, 7000 },
-					    { t + 1000000, 9000 } };
-	struct tracedat_ts_sample s1[1] = { { 42, -33 } };
+	struct tracedat_ts_sample s0[3] = { { t - 1000, 5000, 1, 0 }, { t, 7000, 1, 0 },
+					    { t + 1000000, 9000, 1, 0 } };
+	struct tracedat_ts_sample s1[1] = { { 42, -33, 1, 0 } };
 	struct ts_case tc = { .flags = 0 };
 
 	s0[1].ts = t + 1;	/* no event exactly at a sample time */
@@ -684,12 +685,31 @@ static void test_time_shift_step(void **state)
 	check_guest(f, &tc, "guest-step.dat", tc.cpu);
 }
 
+/* A sample's scaling and fraction bits are written as given: here the
+ * guest clock runs at 2/3 of the host's (host = guest * 3 >> 1 + offset),
+ * as a method that reads a TSC scaling ratio would give them. */
+static void test_time_shift_scaling(void **state)
+{
+	struct fx *f = *state;
+	int64_t t = (int64_t)f->raw_ts[0][0] - 1000;
+	struct tracedat_ts_sample s[2] = { { t, -5000, 3, 1 },
+					   { t + 4000000000, -7000, 3, 1 } };
+	struct ts_case tc = { .flags = TRACEDAT_TSYNC_INTERPOLATE };
+
+	tc.cpu[0] = (struct tracedat_ts_cpu){ 2, s };
+	tc.cpu[1] = (struct tracedat_ts_cpu){ 2, s };
+	check_guest(f, &tc, "guest-scaled.dat", tc.cpu);
+	/* the formula itself, spelled out */
+	assert_int_equal(corr_calc(1000, 0, &s[0], &s[1]), 1500 - 5000);
+}
+
 /* A CPU without samples gets CPU 0's; no samples at all: no option. */
 static void test_time_shift_empty(void **state)
 {
 	struct fx *f = *state;
 	int64_t t = (int64_t)f->raw_ts[0][0];
-	struct tracedat_ts_sample s0[2] = { { t - 10, 100 }, { t + 4000000000, 900 } };
+	struct tracedat_ts_sample s0[2] = { { t - 10, 100, 1, 0 },
+					    { t + 4000000000, 900, 1, 0 } };
 	struct ts_case tc = { .flags = TRACEDAT_TSYNC_INTERPOLATE };
 	struct tracedat_ts_cpu written[2] = { { 2, s0 }, { 0, NULL } };
 	struct tracedat_time_shift ts = { .ncpu = (uint32_t)f->ncpus,
@@ -728,7 +748,8 @@ static void test_host_guests(void **state)
 	struct tracedat_opts ho = { .has_traceid = 1, .traceid = 0x4855,
 				    .nguests = 2, .guests = g };
 	int64_t t = (int64_t)f->raw_ts[0][0];
-	struct tracedat_ts_sample s[2] = { { t - 5, 250000 }, { t + 1000000000, 250000 } };
+	struct tracedat_ts_sample s[2] = { { t - 5, 250000, 1, 0 },
+					   { t + 1000000000, 250000, 1, 0 } };
 	struct tracedat_ts_cpu tcpu[2] = { { 2, s }, { 2, s } };
 	struct tracedat_time_shift ts = { .peer_traceid = 0x4855,
 					  .flags = TRACEDAT_TSYNC_INTERPOLATE,
@@ -1226,6 +1247,7 @@ int main(void)
 		cmocka_unit_test(test_partial_page),
 		cmocka_unit_test(test_time_shift_interpolate),
 		cmocka_unit_test(test_time_shift_step),
+		cmocka_unit_test(test_time_shift_scaling),
 		cmocka_unit_test(test_time_shift_empty),
 		cmocka_unit_test(test_host_guests),
 		cmocka_unit_test(test_formats),
