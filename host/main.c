@@ -7,6 +7,7 @@
  *   main.c  tsync-host's subcommand dispatch
  *   cmd/    the sync and record commands
  *   guest/  one guest during a recording
+ *   sync/   sync methods: how a guest's clock offset is learned
  *   peer/   the protocols' host side
  */
 #include <signal.h>

@@ -312,7 +312,7 @@ static int guest_setup(void *ctx, int i)
 	g->max_bytes = (uint64_t)cfg->opt.guest_max_mb << 20;
 	g->max_kb = cfg->opt.max_kb;
 	g->unsynced = !rec_synced(cfg);
-	return guest_connect(g, &r->po) || guest_check_can_record(g, cfg->opt.clock) ||
+	return guest_connect(g, &r->po, &r->ro) || guest_check_can_record(g, cfg->opt.clock) ||
 	       host_preflight_guest(g->peer, cfg->opt.clock, g->error, sizeof(g->error)) ||
 	       (!g->unsynced && guest_sync_all(g, &r->ro));
 }

@@ -4,11 +4,12 @@
  * and the guest's trace clocks, print a table or JSON, and with --rounds
  * the drift fitted over the rounds. Several agents are synced at once, a
  * thread each (rounds that share a host CPU take turns), and printed in
- * the order given. Every agent, whatever its protocol (host/peer/peer.h),
- * goes through the same loop and prints the same table and JSON, with its
- * protocol named; what a protocol does not learn (trace-cmd's agent
- * estimates itself: no error bound, delay or probes used) prints as "-"
- * in the table and null in JSON.
+ * the order given. Every agent, whatever its protocol (host/peer/peer.h)
+ * and the sync method that serves it (host/sync/sync.h), goes through the
+ * same loop and prints the same table and JSON, with both named; what a
+ * method does not learn (trace-cmd's agent estimates itself: no error
+ * bound, delay or probes used; a method without probes: no probe columns)
+ * prints as "-" in the table and null in JSON.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include "common/base/timeutil.h"
 #include "host/guest/agent_arg.h"
 #include "host/peer/peer.h"
+#include "host/sync/sync.h"
 #include "host/cmd/commands.h"
 #include "host/cmd/cpu_locks.h"
 #include "host/cmd/preflight.h"
@@ -226,29 +228,31 @@ static const char *json_used(char *buf, size_t len, uint32_t used)
 }
 
 /* Prints one table row. */
-static void print_row(FILE *out, const struct round_result *r)
+static void print_row(FILE *out, const struct sync_result *r)
 {
-	char used[16] = "-";
+	char used[16] = "-", sent[16] = "-";
 
 	if (r->status) {
-		fprintf(out, "%4u %6u  FAILED: %s\n", r->cpu, r->round_id, r->error);
+		fprintf(out, "%4u %6u  FAILED: %s\n", r->cpu, r->round, r->error);
 		return;
 	}
-	if (r->est.used)
-		snprintf(used, sizeof(used), "%u", r->est.used);
-	fprintf(out, "%4u %6u %20lld ", r->cpu, r->round_id, (long long)r->est.offset_ns);
-	print_ns(out, 10, r->est.error_ns);
+	if (r->probes.used)
+		snprintf(used, sizeof(used), "%u", r->probes.used);
+	if (r->probes.sent)
+		snprintf(sent, sizeof(sent), "%u", r->probes.sent);
+	fprintf(out, "%4u %6u %20lld ", r->cpu, r->round, (long long)r->offset_ns);
+	print_ns(out, 10, r->error_ns);
 	fputc(' ', out);
-	print_ns(out, 10, r->est.delay_ns);
-	fprintf(out, " %5s/%-5u %9.3f\n", used, r->est.sent, r->round_ns / 1e6);
+	print_ns(out, 10, r->probes.sent ? r->probes.delay_ns : SYNC_UNKNOWN);
+	fprintf(out, " %5s/%-5s %9.3f\n", used, sent, r->round_ns / 1e6);
 }
 
 /* Prints one round as a JSON object. */
-static void print_json_round(FILE *out, const struct round_result *r, bool last)
+static void print_json_round(FILE *out, const struct sync_result *r, bool last)
 {
 	char e[32], d[32], u[16], v[16];
 
-	fprintf(out, "      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round_id, r->cpu,
+	fprintf(out, "      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round, r->cpu,
 	       r->host_cpu);
 	if (r->status) {
 		fprintf(out, "\"ok\": false, \"error\": \"");
@@ -260,14 +264,15 @@ static void print_json_round(FILE *out, const struct round_result *r, bool last)
 		fprintf(out, "\"}%s\n", last ? "" : ",");
 		return;
 	}
-	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"error_ns\": %s, \"delay_ns\": %s, "
-	       "\"used\": %s, \"valid\": %s, \"sent\": %u, \"stop\": \"%s\", "
-	       "\"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
-	       (long long)r->est.offset_ns, json_ns(e, sizeof(e), r->est.error_ns),
-	       json_ns(d, sizeof(d), r->est.delay_ns), json_used(u, sizeof(u), r->est.used),
-	       json_used(v, sizeof(v), r->est.valid), r->est.sent,
-	       tsync_stop_reason_name(r->stop), (long long)r->est.guest_ts,
-	       r->round_ns / 1e6, last ? "" : ",");
+	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"scaling\": %llu, \"frac\": %u, "
+	       "\"error_ns\": %s, \"delay_ns\": %s, \"used\": %s, \"valid\": %s, \"sent\": %u, "
+	       "\"stop\": \"%s\", \"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
+	       (long long)r->offset_ns, (unsigned long long)r->scaling, r->frac,
+	       json_ns(e, sizeof(e), r->error_ns),
+	       json_ns(d, sizeof(d), r->probes.sent ? r->probes.delay_ns : SYNC_UNKNOWN),
+	       json_used(u, sizeof(u), r->probes.used), json_used(v, sizeof(v), r->probes.valid),
+	       r->probes.sent, r->probes.sent ? tsync_stop_reason_name(r->probes.stop) : "none",
+	       (long long)r->guest_ts, r->round_ns / 1e6, last ? "" : ",");
 }
 
 /*
@@ -301,30 +306,29 @@ static int select_cpus(const struct sync_cfg *cfg, uint32_t ncpus, uint32_t **li
 	return 0;
 }
 
-/* Who estimates @p's rounds, and how many probes they send (*@adaptive:
- * at most that many). */
-static const char *estimator_of(const struct sync_cfg *cfg, const struct peer *p,
-				uint32_t *probes, bool *adaptive)
+/* Prints @text, or "-" for NULL. */
+static const char *or_dash(const char *text)
 {
-	*probes = peer_fixed_probes(p) ? peer_fixed_probes(p) : cfg->round.nprobes;
-	*adaptive = !peer_fixed_probes(p) && !cfg->round.fixed_count;
-	return peer_estimator(p) ? peer_estimator(p) : tsync_estimator_name(cfg->round.estimator);
+	return text ? text : "-";
 }
 
-/* Prints the table's header line for agent @name (named with several). */
+/* Prints the table's header line for agent @name (named with several),
+ * synced by @m. */
 static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name,
-			 const struct peer *p)
+			 const struct peer *p, const struct sync_method *m)
 {
-	uint32_t probes;
-	bool adaptive;
-	const char *est = estimator_of(cfg, p, &probes, &adaptive);
+	struct sync_info in;
+	char probes[32] = "no";
 
-	fprintf(out, "%s%sagent %s (%s), protocol %s, %u CPUs, clock %s, stamps %s, "
-		"estimator %s, %s%u probes\n"
+	sync_method_info(m, &cfg->round, &in);
+	if (in.probes)
+		snprintf(probes, sizeof(probes), "%s%u", in.adaptive ? "at most " : "", in.probes);
+	fprintf(out, "%s%sagent %s (%s), protocol %s, method %s, %u CPUs, clock %s, stamps %s, "
+		"estimator %s, %s probes\n"
 	       "%4s %6s %20s %10s %10s %11s %9s\n", cfg->nagents > 1 ? name : "",
 	       cfg->nagents > 1 ? ": " : "", peer_addr(p), peer_host(p), peer_name(p),
-	       peer_ncpus(p), cfg->round.clock, tsync_stamp_source_name(cfg->round.source), est,
-	       adaptive ? "at most " : "", probes,
+	       sync_method_name(m), peer_ncpus(p), cfg->round.clock, or_dash(in.stamp),
+	       or_dash(in.estimator), probes,
 	       "cpu", "round", "offset_ns", "error_ns", "delay_ns", "used/sent", "round_ms");
 }
 
@@ -333,9 +337,9 @@ static void print_header(FILE *out, const struct sync_cfg *cfg, const char *name
  * printing table rows. Returns 0 (@failed counts the failed rounds) or 1
  * when the connection broke (said why).
  */
-static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct peer *p,
-		      const uint32_t *cpulist, uint32_t nlist, struct round_result *res,
-		      int *failed)
+static int run_rounds(FILE *out, const struct sync_cfg *cfg, const struct peer *p,
+		      struct sync_method *m, const uint32_t *cpulist, uint32_t nlist,
+		      struct sync_result *res, int *failed)
 {
 	for (int r = 0; r < cfg->rounds; r++) {
 		if (r && cfg->interval_ms) {
@@ -344,8 +348,8 @@ static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct peer *p,
 			nanosleep(&ts, NULL);
 		}
 		for (uint32_t i = 0; i < nlist; i++) {
-			struct round_result *rr = &res[(size_t)r * nlist + i];
-			int ret = peer_round(p, cpulist[i], &cfg->round, rr);
+			struct sync_result *rr = &res[(size_t)r * nlist + i];
+			int ret = sync_method_sample(m, cpulist[i], &cfg->round, rr);
 
 			if (rr->status)
 				(*failed)++;
@@ -363,20 +367,20 @@ static int run_rounds(FILE *out, const struct sync_cfg *cfg, struct peer *p,
 /* Prints CPU @cpu's result over the rounds @res (one per round, @stride
  * apart): its JSON object, or with several rounds its drift line. */
 static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
-		      const struct round_result *res, size_t stride, bool last_cpu)
+		      const struct sync_result *res, size_t stride, bool last_cpu)
 {
 	struct tsync_shift_sample *s = calloc((size_t)cfg->rounds, sizeof(*s));
-	const struct round_result *last = NULL;
+	const struct sync_result *last = NULL;
 	double ppm = 0;
 	int n = 0, have_drift = 0;
 
 	for (int r = 0; s && r < cfg->rounds; r++) {
-		const struct round_result *rr = &res[(size_t)r * stride];
+		const struct sync_result *rr = &res[(size_t)r * stride];
 
 		if (rr->status)
 			continue;
 		last = rr;
-		s[n++] = (struct tsync_shift_sample){ rr->est.guest_ts, rr->est.offset_ns };
+		s[n++] = (struct tsync_shift_sample){ rr->guest_ts, rr->offset_ns };
 	}
 	if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
 		have_drift = 1;
@@ -387,10 +391,11 @@ static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
 		if (last)
 			fprintf(out, "\"offset_ns\": %lld, \"error_ns\": %s, \"delay_ns\": %s, "
 			       "\"used\": %s, \"sent\": %u, \"round_ms\": %.3f, ",
-			       (long long)last->est.offset_ns,
-			       json_ns(e, sizeof(e), last->est.error_ns),
-			       json_ns(d, sizeof(d), last->est.delay_ns),
-			       json_used(u, sizeof(u), last->est.used), last->est.sent,
+			       (long long)last->offset_ns,
+			       json_ns(e, sizeof(e), last->error_ns),
+			       json_ns(d, sizeof(d), last->probes.sent ? last->probes.delay_ns :
+				       SYNC_UNKNOWN),
+			       json_used(u, sizeof(u), last->probes.used), last->probes.sent,
 			       last->round_ns / 1e6);
 		if (have_drift)
 			fprintf(out, "\"drift_ppm\": %.4f, ", ppm);
@@ -410,20 +415,23 @@ static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
 /* Prints agent @name's JSON object or the drift per CPU, fitted over the
  * rounds. */
 static void print_results(FILE *out, const struct sync_cfg *cfg, const char *name,
-			  const struct peer *p, const uint32_t *cpulist, uint32_t nlist,
-			  const struct round_result *res)
+			  const struct peer *p, const struct sync_method *m,
+			  const uint32_t *cpulist, uint32_t nlist, const struct sync_result *res)
 {
 	if (cfg->json) {
-		uint32_t probes;
-		bool adaptive;
-		const char *est = estimator_of(cfg, p, &probes, &adaptive);
+		struct sync_info in;
+		char stamp[48] = "null", est[48] = "null";
 
+		sync_method_info(m, &cfg->round, &in);
+		if (in.stamp)
+			snprintf(stamp, sizeof(stamp), "\"%s\"", in.stamp);
+		if (in.estimator)
+			snprintf(est, sizeof(est), "\"%s\"", in.estimator);
 		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"protocol\": \"%s\", "
-		       "\"ncpus\": %u, \"clock\": \"%s\", \"stamp\": \"%s\", \"estimator\": \"%s\", "
-		       "\"probes\": %u, \"adaptive\": %s,\n  \"cpus\": [\n",
-		       name, peer_addr(p), peer_name(p), peer_ncpus(p), cfg->round.clock,
-		       tsync_stamp_source_name(cfg->round.source), est, probes,
-		       adaptive ? "true" : "false");
+		       "\"method\": \"%s\", \"ncpus\": %u, \"clock\": \"%s\", \"stamp\": %s, "
+		       "\"estimator\": %s, \"probes\": %u, \"adaptive\": %s,\n  \"cpus\": [\n",
+		       name, peer_addr(p), peer_name(p), sync_method_name(m), peer_ncpus(p),
+		       cfg->round.clock, stamp, est, in.probes, in.adaptive ? "true" : "false");
 	} else if (cfg->rounds > 1) {
 		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
 	}
@@ -434,19 +442,69 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 }
 
 /*
- * Syncs agent @a: connects, runs the rounds, prints the table or its JSON
- * object to @out (*@object says whether it printed the object), ends the
- * session. Returns 0, 1 when it failed (said why on stderr) or 2 for a
- * --cpus it lacks or an option its protocol cannot honour.
+ * Syncs the guest of session @c (agent @a): chooses its method, runs the
+ * rounds, prints the table or its JSON object to @out (*@object says
+ * whether it printed the object), ends the session. Returns as
+ * sync_agent().
+ */
+static int sync_session(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
+			struct peer *c, bool *object)
+{
+	struct sync_method *m = NULL;
+	struct sync_result *res = NULL;
+	uint32_t *cpulist = NULL, nlist = 0;
+	struct sync_target t;
+	char err[600];
+	int ret, failed = 0;
+
+	ret = select_cpus(cfg, peer_ncpus(c), &cpulist, &nlist);
+	if (ret)
+		return ret;
+	if (!nlist || cfg->rounds < 1) {
+		fprintf(stderr, "tsync-host sync: %s: no guest CPU to sync\n", a->name);
+		ret = 2;
+		goto out;
+	}
+	host_agent_target(&t, c, &a->ep, a->name);
+	ret = sync_method_open(&t, &cfg->round, &m, err, sizeof(err));
+	res = ret ? NULL : calloc((size_t)nlist * (size_t)cfg->rounds, sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, ret ? err : "out of memory");
+		ret = 1;
+		goto out;
+	}
+	if (!cfg->json)
+		print_header(out, cfg, a->name, c, m);
+	ret = run_rounds(out, cfg, c, m, cpulist, nlist, res, &failed);
+	if (ret)
+		goto out;
+	print_results(out, cfg, a->name, c, m, cpulist, nlist, res);
+	*object = true;
+	ret = peer_finish(c, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "tsync-host sync: %s: ending the session: %s\n", a->name, err);
+	ret = ret || failed ? 1 : 0;
+	if (failed)
+		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
+out:
+	sync_method_close(m);
+	free(cpulist);
+	free(res);
+	return ret;
+}
+
+/*
+ * Syncs agent @a: connects and checks what its protocol and its guest
+ * allow, then sync_session(). Returns 0, 1 when it failed (said why on
+ * stderr) or 2 for a --cpus it lacks or an option its protocol cannot
+ * honour.
  */
 static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
 		      const struct peer_opts *copts, bool *object)
 {
 	struct peer *c = NULL;
-	struct round_result *res = NULL;
-	uint32_t *cpulist = NULL, nlist = 0;
 	char err[300];
-	int ret, failed = 0;
+	int ret;
 
 	if (peer_check(a->dialect, copts, &cfg->round, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
@@ -460,39 +518,10 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 	if (host_preflight_guest(c, cfg->round.clock, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		ret = 1;
-		goto out;
+	} else {
+		ret = sync_session(out, cfg, a, c, object);
 	}
-	ret = select_cpus(cfg, peer_ncpus(c), &cpulist, &nlist);
-	if (ret)
-		goto out;
-	if (!nlist || cfg->rounds < 1) {
-		fprintf(stderr, "tsync-host sync: %s: no guest CPU to sync\n", a->name);
-		ret = 2;
-		goto out;
-	}
-	res = calloc((size_t)nlist * (size_t)cfg->rounds, sizeof(*res));
-	if (!res) {
-		fprintf(stderr, "tsync-host sync: out of memory\n");
-		ret = 1;
-		goto out;
-	}
-	if (!cfg->json)
-		print_header(out, cfg, a->name, c);
-	ret = run_rounds(out, cfg, c, cpulist, nlist, res, &failed);
-	if (ret)
-		goto out;
-	print_results(out, cfg, a->name, c, cpulist, nlist, res);
-	*object = true;
-	ret = peer_finish(c, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "tsync-host sync: %s: ending the session: %s\n", a->name, err);
-	ret = ret || failed ? 1 : 0;
-	if (failed)
-		fprintf(stderr, "tsync-host sync: %s: %d round(s) failed\n", a->name, failed);
-out:
 	peer_free(c);
-	free(cpulist);
-	free(res);
 	return ret;
 }
 

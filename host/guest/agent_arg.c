@@ -204,3 +204,10 @@ int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
 {
 	return host_agent_arg_parse_in(NULL, arg, index, out, err, errlen);
 }
+
+/* Fills a sync target; see agent_arg.h. */
+void host_agent_target(struct sync_target *t, struct peer *p, const struct tsync_endpoint *ep,
+		       const char *name)
+{
+	*t = (struct sync_target){ .peer = p, .ep = ep, .name = name };
+}

@@ -30,6 +30,7 @@
 
 #include "common/net/endpoint.h"
 #include "host/peer/peer.h"
+#include "host/sync/sync.h"
 
 /* Most agents one command takes. */
 #define HOST_MAX_AGENTS 16
@@ -52,5 +53,15 @@ int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
 /* host_agent_arg_parse_in() with /proc. */
 int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
 			 char *err, size_t errlen);
+
+/*
+ * Fills @t, what a sync method is told of a guest (host/sync/sync.h): its
+ * session @p, its agent's endpoint @ep and its name @name (both kept by
+ * pointer). The one place a target is made, here beside the lookups of
+ * local QEMU guests, so that what a method may come to need of the guest
+ * (its VM's process, say) is found once for `sync` and `record`.
+ */
+void host_agent_target(struct sync_target *t, struct peer *p, const struct tsync_endpoint *ep,
+		       const char *name);
 
 #endif

@@ -23,14 +23,16 @@
 #include "common/base/timeutil.h"
 #include "common/tracemeta/tracemeta.h"
 #include "proto/tsync_record.h"
+#include "host/guest/agent_arg.h"
 #include "host/guest/guest.h"
 #include "host/guest/qemu.h"
 #include "host/guest/guest_rx.h"
 
-/* Connects and sets up the session; see guest.h. */
-int guest_connect(struct guest *g, const struct peer_opts *o)
+/* Connects, sets up the session and chooses the sync method; see guest.h. */
+int guest_connect(struct guest *g, const struct peer_opts *o, const struct round_opts *ro)
 {
 	struct peer_opts po = *o;
+	struct sync_target t;
 	int ret;
 
 	g->host_marker_fd = -1;
@@ -43,6 +45,10 @@ int guest_connect(struct guest *g, const struct peer_opts *o)
 	if (ret)
 		return g->status = ret;
 	g->ncpus = peer_ncpus(g->peer);
+	host_agent_target(&t, g->peer, &g->ep, g->name);
+	ret = g->unsynced ? 0 : sync_method_open(&t, ro, &g->sm, g->error, sizeof(g->error));
+	if (ret)
+		return g->status = ret;
 	g->samples = calloc(g->ncpus, sizeof(*g->samples));
 	g->rx = calloc(g->ncpus, sizeof(*g->rx));
 	if (!g->samples || !g->rx)
@@ -80,16 +86,16 @@ uint64_t guest_trace_id(const struct guest *g)
 
 /* Writes the round record of @r into the host's recorded instance, so the
  * host trace shows where and how well the clocks were aligned. */
-static void write_round_record(const struct guest *g, const struct round_result *r)
+static void write_round_record(const struct guest *g, const struct sync_result *r)
 {
 	struct tsync_rec_round rec = {
-		.round = r->round_id,
+		.round = r->round,
 		.cpu = r->cpu,
-		.offset_ns = r->est.offset_ns,
-		.error_ns = (uint64_t)r->est.error_ns,
-		.delay_ns = (uint64_t)r->est.delay_ns,
-		.used = r->est.used,
-		.sent = r->est.sent,
+		.offset_ns = r->offset_ns,
+		.error_ns = (uint64_t)r->error_ns,
+		.delay_ns = r->probes.delay_ns > 0 ? (uint64_t)r->probes.delay_ns : 0,
+		.used = r->probes.used,
+		.sent = r->probes.sent,
 	};
 
 	if (g->host_marker_fd < 0)
@@ -100,10 +106,11 @@ static void write_round_record(const struct guest *g, const struct round_result 
 		log_debug("round record: %s", strerror(errno));
 }
 
-/* Appends (@ts, @offset) to @g's TIME_SHIFT samples of CPU @cpu. Returns
+/* Appends the TIME_SHIFT sample of @r to @g's samples of its CPU. Returns
  * 0, or -ENOMEM, said: the file then lacks that sample, not the others. */
-static int samples_push(struct guest *g, uint32_t cpu, int64_t ts, int64_t offset)
+static int samples_push(struct guest *g, const struct sync_result *r)
 {
+	uint32_t cpu = r->cpu;
 	struct guest_samples *gs = &g->samples[cpu];
 
 	if (gs->count == gs->cap) {
@@ -117,26 +124,28 @@ static int samples_push(struct guest *g, uint32_t cpu, int64_t ts, int64_t offse
 		gs->s = p;
 		gs->cap = cap;
 	}
-	gs->s[gs->count++] = (struct tracedat_ts_sample){ ts, offset, 1, 0 };
+	/* the method's own terms: host = (guest * scaling >> frac) + offset */
+	gs->s[gs->count++] = (struct tracedat_ts_sample){ r->guest_ts, r->offset_ns, r->scaling,
+							  r->frac };
 	return 0;
 }
 
-/* Appends a TIME_SHIFT sample for CPU @cpu from round result @r. A round
- * without an error bound (the agent estimated it: host/peer/round.h)
- * counts as 0 for the adaptive interval and the live line, and leaves no
- * round record: it cannot say how well the clocks were aligned. */
-static void add_sample(struct guest *g, const struct round_result *r)
+/* Appends a TIME_SHIFT sample for CPU @cpu from sync result @r. One
+ * without an error bound (SYNC_UNKNOWN: the agent estimated it) counts as
+ * 0 for the adaptive interval and the live line, and leaves no round
+ * record: it cannot say how well the clocks were aligned. */
+static void add_sample(struct guest *g, const struct sync_result *r)
 {
 	struct guest_samples *gs = &g->samples[r->cpu];
-	struct tsync_shift_sample s = { r->est.guest_ts, r->est.offset_ns };
-	bool bounded = r->est.error_ns >= 0;
-	int64_t bound = bounded ? r->est.error_ns : 0;
+	struct tsync_shift_sample s = { r->guest_ts, r->offset_ns };
+	bool bounded = r->error_ns >= 0;
+	int64_t bound = bounded ? r->error_ns : 0;
 
 	if (r->status) {
 		gs->failed++;
 		return;
 	}
-	if (samples_push(g, r->cpu, s.guest_ts, s.offset_ns))
+	if (samples_push(g, r))
 		return;
 	atomic_store(&g->live_offset_ns, s.offset_ns);
 	atomic_store(&g->live_error_ns, bound);
@@ -151,9 +160,9 @@ static void add_sample(struct guest *g, const struct round_result *r)
 /* Runs one round per guest CPU; see guest.h. */
 int guest_sync_all(struct guest *g, const struct round_opts *ro)
 {
-	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
-		struct round_result r;
-		int ret = peer_round(g->peer, cpu, ro, &r);
+	for (uint32_t cpu = 0; g->sm && cpu < g->ncpus; cpu++) {
+		struct sync_result r;
+		int ret = sync_method_sample(g->sm, cpu, ro, &r);
 
 		if (r.status)
 			log_warn("guest %s: round on CPU %u failed: %s", g->name, cpu, r.error);
@@ -526,7 +535,8 @@ static void print_sync_summary(const struct guest *g)
 /* Prints the per-CPU summary; see guest.h. */
 void guest_print_summary(const struct guest *g)
 {
-	printf("guest %s (%s): %u CPUs%s%s\n", g->name, g->agent_str, g->ncpus,
+	printf("guest %s (%s): %u CPUs, protocol %s, method %s%s%s\n", g->name, g->agent_str,
+	       g->ncpus, peer_dialect_name(g->dialect), g->sm ? sync_method_name(g->sm) : "none",
 	       g->status ? ", ERROR: " : "", g->status ? g->error : "");
 	printf("  %4s %12s %10s %10s %10s %8s %24s %10s\n", "cpu", "bytes", "entries",
 	       "lost", "dropped", "samples", "offset range (ns)", "drift ppm");
@@ -602,6 +612,8 @@ void guest_free(struct guest *g)
 	free(g->samples);
 	free(g->stopped.cpus);
 	tracemeta_free(g->meta);
+	sync_method_close(g->sm);
+	g->sm = NULL;
 	peer_free(g->peer);
 	g->peer = NULL;
 }

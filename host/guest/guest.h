@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "host/peer/peer.h"
+#include "host/sync/sync.h"
 #include "common/sync/sync_interval.h"
 #include "common/tracedat/tracedat.h"
 #include "proto/proto.h"
@@ -62,6 +63,7 @@ struct guest {
 	/* run time */
 	int host_marker_fd;		/* host instance trace_marker_raw, or -1 */
 	struct peer *peer;		/* the connection to its agent */
+	struct sync_method *sm;		/* how it is synced (not when unsynced) */
 	uint32_t ncpus;
 	struct guest_samples *samples;	/* [ncpus] */
 	struct rx_group *rxg;		/* the receivers' shared limits */
@@ -92,8 +94,10 @@ struct guest_sync_opts {
 };
 
 /* Connects and sets up the session (@o: the recording's clock and stamps;
- * the guest's option words are added); 0 or -errno with g->error set. */
-int guest_connect(struct guest *g, const struct peer_opts *o);
+ * the guest's option words are added), then, unless unsynced, chooses
+ * how the guest is synced with the rounds @ro (host/sync/sync.h); 0 or
+ * -errno with g->error set. */
+int guest_connect(struct guest *g, const struct peer_opts *o, const struct round_opts *ro);
 /* Returns true once connected. */
 bool guest_connected(const struct guest *g);
 /* Returns the guest's trace id (its file's TRACEID); 0 before connecting. */
@@ -102,7 +106,8 @@ uint64_t guest_trace_id(const struct guest *g);
  * (host/peer/peer.h: peer_can_record()); 0, or -errno with its reason in
  * g->error. */
 int guest_check_can_record(struct guest *g, const char *clock);
-/* Runs one sync round on every guest CPU, recording samples. Returns 0 or
+/* Takes one sample of every guest CPU with the guest's sync method,
+ * recording them (none for a guest without sync rounds). Returns 0 or
  * -errno when the connection broke. */
 int guest_sync_all(struct guest *g, const struct round_opts *ro);
 /* Starts tracing on the guest and one data receiver per CPU writing into

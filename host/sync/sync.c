@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The sync-method interface: the method list, the choice, the dispatch;
+ * see sync.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/sync/sync.h"
+#include "host/sync/sync_priv.h"
+
+/* Every method, in any order (sync_pick() goes by rank). */
+static const struct sync_method_ops *const methods[] = {
+	&sync_probes_ops,
+};
+
+struct sync_method {
+	const struct sync_method_ops *ops;
+	void *state;
+};
+
+/* Picks the best usable method; see sync_priv.h. */
+int sync_pick(const struct sync_method_ops *const *list, size_t n, const struct sync_target *t,
+	      const struct round_opts *o, const struct sync_method_ops **out, char *err,
+	      size_t errlen)
+{
+	const struct sync_method_ops *best = NULL;
+	size_t len = 0;
+	int nwhy = 0;
+
+	len += (size_t)snprintf(err, errlen, "no sync method for %s", t->name);
+	for (size_t i = 0; i < n; i++) {
+		char why[256] = "";
+
+		if (best && list[i]->rank >= best->rank)
+			continue;	/* cannot do better: not asked */
+		if (!list[i]->usable(t, o, why, sizeof(why))) {
+			best = list[i];
+			continue;
+		}
+		if (len < errlen)
+			len += (size_t)snprintf(err + len, errlen - len, "%s %s: %s",
+						nwhy++ ? ";" : ":", list[i]->name,
+						why[0] ? why : "not usable");
+	}
+	if (!best)
+		return -EOPNOTSUPP;
+	*out = best;
+	return 0;
+}
+
+/* Opens the best usable method; see sync.h. */
+int sync_method_open(const struct sync_target *t, const struct round_opts *o,
+		     struct sync_method **out, char *err, size_t errlen)
+{
+	const size_t n = sizeof(methods) / sizeof(methods[0]);
+	struct sync_method *m = calloc(1, sizeof(*m));
+	int ret;
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = sync_pick(methods, n, t, o, &m->ops, err, errlen);
+	if (!ret)
+		ret = m->ops->open(t, o, &m->state, err, errlen);
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+/* The method's name and facts; see sync.h. */
+const char *sync_method_name(const struct sync_method *m)
+{
+	return m->ops->name;
+}
+
+void sync_method_info(const struct sync_method *m, const struct round_opts *o,
+		      struct sync_info *info)
+{
+	*info = (struct sync_info){ 0 };
+	if (m->ops->info)
+		m->ops->info(m->state, o, info);
+}
+
+/* One sample; see sync.h. */
+int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_opts *o,
+		       struct sync_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->cpu = cpu;
+	res->host_cpu = -1;
+	return m->ops->sample(m->state, cpu, o, res);
+}
+
+/* Closes a method; see sync.h. */
+void sync_method_close(struct sync_method *m)
+{
+	if (!m)
+		return;
+	m->ops->close(m->state);
+	free(m);
+}

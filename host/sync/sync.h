@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * host/sync/: how the host learns the offset between its trace clock and
+ * a guest's, per guest CPU, whatever the way. A sync method is one ops
+ * table (host/sync/sync_priv.h); the ones there are ranked by accuracy,
+ * and a guest is synced by the best one usable with it and the clock
+ * (sync_method_open()), named in `sync`'s output and `record`'s summary.
+ * Today's only method is "probes": a probe round through the guest's peer
+ * (host/peer/peer.h), in whichever protocol its agent speaks. A method
+ * that reads an offset and a scaling directly, with no probes (KVM's TSC
+ * offset from debugfs, a paravirtual PTP clock in the guest), is another
+ * ops table: Documentation/design.md, "Peers and sync methods".
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): host/sync/
+ *   sync.c, sync.h, sync_priv.h  the interface: method list, choice, dispatch, struct sync_method_ops
+ *   probes.c                     the probe method: a probe round through the peer
+ *
+ * A sync result says where the guest clock is against the host's, in the
+ * terms of trace-cmd's TIME_SHIFT, from guest time guest_ts on:
+ *
+ *     host = ((guest * scaling) >> frac) + offset_ns
+ *
+ * (scaling 1 and frac 0 for probes: offset_ns is then host minus guest).
+ * Times are in the trace clock's units (ns, except for x86-tsc and
+ * counter). How a method reports its error bound: error_ns is the r of
+ * an interval [offset_ns - r, offset_ns + r] that holds the true offset at
+ * guest_ts whenever the method's own premise holds (probes: stamps that
+ * respect causality; a value read from the hypervisor: that it is the
+ * one the guest runs with), drift after guest_ts not included; a method
+ * that learns no bound says SYNC_UNKNOWN. Users take an unknown bound as
+ * 0 where one is needed (the adaptive interval, the live status line) and
+ * write no round record for it.
+ */
+#ifndef TSYNC_HOST_SYNC_H
+#define TSYNC_HOST_SYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/net/endpoint.h"
+#include "common/sync/round_stop.h"
+#include "host/peer/peer.h"
+
+/* An error bound (or a probe round's delay) a method does not learn. */
+#define SYNC_UNKNOWN ROUND_UNKNOWN
+
+struct sync_method;
+
+/* The guest a method syncs. host/guest/agent_arg.h's host_agent_target()
+ * fills it, the one place that knows who a guest is (its agent, its local
+ * VM). */
+struct sync_target {
+	struct peer *peer;		/* its session */
+	const struct tsync_endpoint *ep;	/* where its agent listens */
+	const char *name;		/* its name, for messages */
+};
+
+/* A probe method's round: what its probes were (sent 0: no probes). */
+struct sync_probes {
+	int64_t delay_ns;		/* smallest round trip; SYNC_UNKNOWN */
+	uint32_t used;			/* probes the estimate used; 0: unknown */
+	uint32_t valid;			/* probes matched and sane; 0: unknown */
+	uint32_t sent;
+	enum tsync_stop_reason stop;	/* why the probing ended */
+};
+
+/* One sample of one guest CPU. */
+struct sync_result {
+	uint32_t round;			/* numbers a method's samples (a probe
+					 * round's id) */
+	uint32_t cpu;			/* guest CPU */
+	int host_cpu;			/* host CPU it was taken on; -1: none */
+	int status;			/* 0 or -errno / TSYNC_PERR_* */
+	char error[TSYNC_REASON_MAX + 64];	/* why, when status != 0 */
+	int64_t guest_ts;		/* guest time it holds from */
+	int64_t offset_ns;		/* see above */
+	uint64_t scaling;		/* see above: 1 for probes */
+	uint32_t frac;			/* see above: 0 for probes */
+	int64_t error_ns;		/* see above, or SYNC_UNKNOWN */
+	int64_t round_ns;		/* how long it took */
+	struct sync_probes probes;
+};
+
+/* What a method says of itself for `sync`'s header and JSON; NULL or 0
+ * where it does not apply. */
+struct sync_info {
+	const char *stamp;		/* the host's stamp source */
+	const char *estimator;		/* who turns the probes into an offset */
+	uint32_t probes;		/* per round (at most, when adaptive) */
+	bool adaptive;
+};
+
+/*
+ * Opens the best-ranked method usable with target @t and the clock of @o
+ * (struct round_opts, host/peer/round.h: the clock, host CPU and its locks
+ * for every method, probes, estimator and stamps for the probe method).
+ * Returns 0 and the method in @out, or -errno with a reason in @err (when
+ * none is usable: each method's reason).
+ */
+int sync_method_open(const struct sync_target *t, const struct round_opts *o,
+		     struct sync_method **out, char *err, size_t errlen);
+/* Returns the name of method @m ("probes"). */
+const char *sync_method_name(const struct sync_method *m);
+/* Fills @info for @m asked with @o. */
+void sync_method_info(const struct sync_method *m, const struct round_opts *o,
+		      struct sync_info *info);
+/*
+ * Takes one sample of guest CPU @cpu. Returns 0 with @res filled (and
+ * res->status 0), a failure of this sample in res->status with 0 returned
+ * when the method can go on, or -errno (also in res->status, the reason in
+ * res->error) when it cannot (the guest's connection broke).
+ */
+int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_opts *o,
+		       struct sync_result *res);
+/* Closes @m (NULL is fine); the target's peer stays open. */
+void sync_method_close(struct sync_method *m);
+
+#endif

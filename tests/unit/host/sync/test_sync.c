@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of host/sync: the choice of a sync method by rank among the
+ * usable ones (with made-up methods, one of them reading an offset and a
+ * scaling with no probes, as KVM's would), and the probe method's turning
+ * of a round into a sample, for both dialects' rounds. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "host/sync/sync.h"
+#include "host/sync/sync_priv.h"
+
+/* A method usable only with clock x86-tsc, reading per CPU an offset, a
+ * scaling and an exact bound, as KVM's TSC offset would. */
+static int direct_usable(const struct sync_target *t, const struct round_opts *o, char *why,
+			 size_t whylen)
+{
+	(void)t;
+	if (strcmp(o->clock, "x86-tsc")) {
+		snprintf(why, whylen, "clock %s is not the TSC", o->clock);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int direct_open(const struct sync_target *t, const struct round_opts *o, void **state,
+		       char *err, size_t errlen)
+{
+	(void)t;
+	(void)o;
+	(void)err;
+	(void)errlen;
+	*state = NULL;
+	return 0;
+}
+
+static int direct_sample(void *state, uint32_t cpu, const struct round_opts *o,
+			 struct sync_result *res)
+{
+	(void)state;
+	(void)o;
+	res->guest_ts = 1000 + cpu;
+	res->offset_ns = -123456789;
+	res->scaling = 3;
+	res->frac = 1;
+	res->error_ns = 0;
+	return 0;
+}
+
+static void direct_close(void *state)
+{
+	(void)state;
+}
+
+static const struct sync_method_ops direct = {
+	.name = "direct", .rank = 0, .usable = direct_usable, .open = direct_open,
+	.sample = direct_sample, .close = direct_close,
+};
+
+/* Never usable, and says nothing why. */
+static int never_usable(const struct sync_target *t, const struct round_opts *o, char *why,
+			size_t whylen)
+{
+	(void)t;
+	(void)o;
+	(void)why;
+	(void)whylen;
+	return -ENODEV;
+}
+
+static const struct sync_method_ops never = {
+	.name = "never", .rank = 5, .usable = never_usable, .open = direct_open,
+	.sample = direct_sample, .close = direct_close,
+};
+
+/* The best-ranked usable method wins, whatever the order listed. */
+static void test_pick(void **state)
+{
+	const struct sync_method_ops *list[] = { &sync_probes_ops, &never, &direct };
+	const struct sync_method_ops *got = NULL;
+	struct sync_target t = { .name = "vm1" };
+	struct round_opts o = { .clock = "x86-tsc" };
+	char err[300];
+
+	(void)state;
+	assert_int_equal(sync_pick(list, 3, &t, &o, &got, err, sizeof(err)), 0);
+	assert_ptr_equal(got, &direct);
+	/* the direct one is not usable with another clock: probes, the rest */
+	o.clock = "local";
+	assert_int_equal(sync_pick(list, 3, &t, &o, &got, err, sizeof(err)), 0);
+	assert_ptr_equal(got, &sync_probes_ops);
+	assert_string_equal(sync_probes_ops.name, "probes");
+	/* none usable: each one's reason */
+	assert_int_equal(sync_pick(list + 1, 2, &t, &o, &got, err, sizeof(err)), -EOPNOTSUPP);
+	assert_string_equal(err, "no sync method for vm1: never: not usable; direct: clock local "
+			    "is not the TSC");
+}
+
+/* The probes rank after a method that reads the offset directly. */
+static void test_rank(void **state)
+{
+	(void)state;
+	assert_true(direct.rank < sync_probes_ops.rank);
+}
+
+/* A sample of a direct method holds its scaling and fraction. */
+static void test_direct_sample(void **state)
+{
+	struct sync_result r = { 0 };
+
+	(void)state;
+	assert_int_equal(direct.sample(NULL, 2, NULL, &r), 0);
+	assert_int_equal(r.guest_ts, 1002);
+	assert_int_equal(r.scaling, 3);
+	assert_int_equal(r.frac, 1);
+	assert_int_equal(r.probes.sent, 0);
+}
+
+/* tsync's round: its estimate, scaling 1 and fraction 0, its probes. */
+static void test_probes_tsync(void **state)
+{
+	struct round_result rr = {
+		.round_id = 7, .cpu = 1, .host_cpu = 1, .round_ns = 2500000,
+		.est = { .offset_ns = -42, .error_ns = 800, .delay_ns = 1700,
+			 .guest_ts = 123456789, .used = 300, .valid = 338, .sent = 339 },
+		.stop = TSYNC_STOP_CONVERGED,
+	};
+	struct sync_result r;
+
+	(void)state;
+	memset(&r, 0xff, sizeof(r));
+	sync_probes_result(&rr, &r);
+	assert_int_equal(r.round, 7);
+	assert_int_equal(r.cpu, 1);
+	assert_int_equal(r.host_cpu, 1);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.guest_ts, 123456789);
+	assert_int_equal(r.offset_ns, -42);
+	assert_int_equal(r.scaling, 1);
+	assert_int_equal(r.frac, 0);
+	assert_int_equal(r.error_ns, 800);
+	assert_int_equal(r.round_ns, 2500000);
+	assert_int_equal(r.probes.delay_ns, 1700);
+	assert_int_equal(r.probes.used, 300);
+	assert_int_equal(r.probes.valid, 338);
+	assert_int_equal(r.probes.sent, 339);
+	assert_int_equal(r.probes.stop, TSYNC_STOP_CONVERGED);
+}
+
+/* trace-cmd's round: the agent's offset, no bound, no delay. */
+static void test_probes_tcmd(void **state)
+{
+	struct round_result rr = {
+		.round_id = 1, .cpu = 0, .host_cpu = 1,
+		.est = { .offset_ns = 1917, .error_ns = ROUND_UNKNOWN, .delay_ns = ROUND_UNKNOWN,
+			 .guest_ts = 99, .sent = 339 },
+		.stop = TSYNC_STOP_MAX,
+	};
+	struct sync_result r = { 0 };
+
+	(void)state;
+	sync_probes_result(&rr, &r);
+	assert_int_equal(r.offset_ns, 1917);
+	assert_int_equal(r.scaling, 1);
+	assert_int_equal(r.error_ns, SYNC_UNKNOWN);
+	assert_int_equal(r.probes.delay_ns, SYNC_UNKNOWN);
+	assert_int_equal(r.probes.used, 0);
+	assert_int_equal(r.probes.sent, 339);
+	assert_int_equal(r.host_cpu, 1);
+}
+
+/* A failed round: its status and reason, nothing else. */
+static void test_probes_failed(void **state)
+{
+	struct round_result rr = { .round_id = 3, .cpu = 2, .status = -ERANGE };
+	struct sync_result r = { 0 };
+
+	(void)state;
+	snprintf(rr.error, sizeof(rr.error), "the trace-cmd agent found no usable probe");
+	sync_probes_result(&rr, &r);
+	assert_int_equal(r.status, -ERANGE);
+	assert_string_equal(r.error, "the trace-cmd agent found no usable probe");
+	assert_int_equal(r.round, 3);
+	assert_int_equal(r.scaling, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_rank),
+		cmocka_unit_test(test_direct_sample),
+		cmocka_unit_test(test_probes_tsync),
+		cmocka_unit_test(test_probes_tcmd),
+		cmocka_unit_test(test_probes_failed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
