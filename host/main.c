@@ -7,6 +7,7 @@
  *   main.c  tsync-host's subcommand dispatch
  *   cmd/    the sync and record commands
  *   guest/  one guest during a recording
+ *   kvm/    KVM's per-vCPU TSC files (the kvm sync method)
  *   sync/   sync methods: how a guest's clock offset is learned
  *   peer/   the protocols' host side
  */
