@@ -10,6 +10,7 @@
 struct tsync_interval {
 	struct tsync_interval_cfg cfg;
 	struct tsync_shift_sample win[TSYNC_IV_WINDOW];	/* oldest first */
+	int64_t bound[TSYNC_IV_WINDOW];	/* each sample's error bound (>= 0) */
 	uint32_t n;			/* samples in win */
 	int64_t now_ns;			/* current interval */
 	struct tsync_interval_stats st;
@@ -41,27 +42,53 @@ int tsync_interval_new(const struct tsync_interval_cfg *cfg, struct tsync_interv
 	return 0;
 }
 
-/* Appends @s to the window, dropping the oldest when it is full. */
-static void push(struct tsync_interval *iv, const struct tsync_shift_sample *s)
+/* Appends @s with its error bound @bound_ns to the window, dropping the
+ * oldest when it is full. */
+static void push(struct tsync_interval *iv, const struct tsync_shift_sample *s,
+		 int64_t bound_ns)
 {
 	if (iv->n == TSYNC_IV_WINDOW) {
 		memmove(iv->win, iv->win + 1, (TSYNC_IV_WINDOW - 1) * sizeof(iv->win[0]));
+		memmove(iv->bound, iv->bound + 1, (TSYNC_IV_WINDOW - 1) * sizeof(iv->bound[0]));
 		iv->n--;
 	}
+	iv->bound[iv->n] = bound_ns > 0 ? bound_ns : 0;
 	iv->win[iv->n++] = *s;
 }
 
-/* Predicts the offset at guest time @ts from the window; 0 or -EINVAL
- * (no fit: equal guest times). */
-static int predict(const struct tsync_interval *iv, int64_t ts, double *pred)
+/*
+ * Predicts the offset at guest time @ts from the window, and how far off
+ * the prediction can be because of the window's own errors: the fit's
+ * value at ts is sum w_i y_i with w_i = 1/n + (ts - mean)(x_i - mean)/Sxx,
+ * so offsets each within b_i of the truth move it by at most
+ * sum |w_i| b_i (*@pred_bound). Returns 0, or -EINVAL (no fit: equal guest
+ * times).
+ */
+static int predict(const struct tsync_interval *iv, int64_t ts, double *pred,
+		   double *pred_bound)
 {
 	int64_t mean_ts, mean_off;
+	long double sxx = 0, b = 0;
 	double ppm;
+	uint32_t i;
 	int ret = tsync_drift_fit(iv->win, iv->n, &ppm, &mean_ts, &mean_off);
 
 	if (ret)
 		return ret;
 	*pred = (double)mean_off + ppm * 1e-6 * ((double)ts - (double)mean_ts);
+	for (i = 0; i < iv->n; i++) {
+		long double dx = (long double)iv->win[i].guest_ts - (long double)mean_ts;
+
+		sxx += dx * dx;
+	}
+	for (i = 0; i < iv->n; i++) {
+		long double dx = (long double)iv->win[i].guest_ts - (long double)mean_ts;
+		long double w = 1.0L / iv->n +
+				((long double)ts - (long double)mean_ts) * dx / sxx;
+
+		b += fabsl(w) * (long double)iv->bound[i];
+	}
+	*pred_bound = (double)b;
 	return 0;
 }
 
@@ -70,12 +97,12 @@ int64_t tsync_interval_add(struct tsync_interval *iv, const struct tsync_shift_s
 			   int64_t bound_ns, enum tsync_interval_why *why)
 {
 	enum tsync_interval_why w = TSYNC_IV_LEARN;
-	double pred, miss;
+	double pred, pred_bound, miss;
 
 	iv->st.rounds++;
-	if (iv->n >= iv->cfg.fit_samples && !predict(iv, s->guest_ts, &pred)) {
+	if (iv->n >= iv->cfg.fit_samples && !predict(iv, s->guest_ts, &pred, &pred_bound)) {
 		miss = fabs((double)s->offset_ns - pred);
-		if (miss <= (double)(bound_ns > 0 ? bound_ns : 0)) {
+		if (miss <= (double)(bound_ns > 0 ? bound_ns : 0) + pred_bound) {
 			w = iv->now_ns < iv->cfg.max_ns ? TSYNC_IV_GROW : TSYNC_IV_HOLD;
 		} else {
 			w = TSYNC_IV_TIGHTEN;
@@ -85,7 +112,7 @@ int64_t tsync_interval_add(struct tsync_interval *iv, const struct tsync_shift_s
 			iv->n = 0;
 		}
 	}
-	push(iv, s);
+	push(iv, s, bound_ns);
 	if (w == TSYNC_IV_GROW) {
 		iv->now_ns = iv->now_ns > iv->cfg.max_ns / 2 ? iv->cfg.max_ns : iv->now_ns * 2;
 		iv->st.grown++;

@@ -8,8 +8,12 @@
  * as the drift is steady. So: once a few samples are in, each new one is
  * checked against the drift fitted over the previous ones (common/sync/estimate.h,
  * tsync_drift_fit()). If the fit predicted the new offset within the new
- * round's error bound, the drift is steady and the interval doubles, up to
- * max_ns. If not (the guest clock was stepped or slewed, the drift
+ * round's error bound plus the prediction's own (how far the errors of
+ * the samples it was fitted to, each within its round's bound, can move
+ * it), the drift is steady and the interval doubles, up to max_ns. A
+ * round that came out wide (a loaded machine) thus widens the tolerance
+ * of the predictions it takes part in instead of making the next precise
+ * round look like a step. If not (the guest clock was stepped or slewed, the drift
  * changed), the interval drops back to base_ns and the fit starts over from
  * that sample.
  */

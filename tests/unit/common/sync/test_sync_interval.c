@@ -150,6 +150,63 @@ static void test_drift_change(void **state)
 	tsync_interval_free(iv);
 }
 
+/*
+ * A round that came out wide (a loaded machine: 3.6 us off the truth,
+ * with a 4 us bound that says so) among precise ones (100 ns bounds) does
+ * not make the next precise round look like a step: the prediction made
+ * with it carries its error. The old rule compared the miss with the new
+ * round's bound alone and tightened here (what record_interval_tighten.sh
+ * met on a busy machine: the interval never grew before the real step).
+ */
+static void test_wide_round_no_step(void **state)
+{
+	struct tsync_interval *iv = interval();
+	struct tsync_interval_stats st;
+	static const int64_t off[] = { -257, -185, 3596, 52, -38, -40 };
+	static const int64_t bound[] = { 100, 100, 4000, 100, 100, 100 };
+	int64_t t = SEC, next = SEC;
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		next = add(iv, t, off[i], bound[i], i < 3 ? TSYNC_IV_LEARN : TSYNC_IV_GROW);
+		t += next;
+	}
+	tsync_interval_stats(iv, &st);
+	assert_int_equal(st.tightened, 0);
+	assert_int_equal(next, 8 * SEC);
+	/* a real step (200 us) still tightens at once */
+	next = add(iv, t, -200000, 100, TSYNC_IV_TIGHTEN);
+	assert_int_equal(next, SEC);
+	tsync_interval_free(iv);
+}
+
+/*
+ * The prediction's own bound, worked by hand: samples at 1, 2, 3 s with
+ * offsets 0 and bounds 0, 0, 300 predict 0 at 4 s; there the weights are
+ * 1/3 + (4 - 2)(x - 2)/2 = -2/3, 1/3, 4/3, so the bound is 4/3 * 300 =
+ * 400 ns: a miss of 390 ns with a 0 ns round bound grows, one of 410 ns
+ * tightens.
+ */
+static void test_prediction_bound(void **state)
+{
+	struct tsync_interval *iv;
+	(void)state;
+
+	iv = interval();
+	add(iv, 1 * SEC, 0, 0, TSYNC_IV_LEARN);
+	add(iv, 2 * SEC, 0, 0, TSYNC_IV_LEARN);
+	add(iv, 3 * SEC, 0, 300, TSYNC_IV_LEARN);
+	add(iv, 4 * SEC, 390, 0, TSYNC_IV_GROW);
+	tsync_interval_free(iv);
+
+	iv = interval();
+	add(iv, 1 * SEC, 0, 0, TSYNC_IV_LEARN);
+	add(iv, 2 * SEC, 0, 0, TSYNC_IV_LEARN);
+	add(iv, 3 * SEC, 0, 300, TSYNC_IV_LEARN);
+	add(iv, 4 * SEC, -410, 0, TSYNC_IV_TIGHTEN);
+	tsync_interval_free(iv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +214,8 @@ int main(void)
 		cmocka_unit_test(test_steady_grows),
 		cmocka_unit_test(test_step_tightens),
 		cmocka_unit_test(test_drift_change),
+		cmocka_unit_test(test_wide_round_no_step),
+		cmocka_unit_test(test_prediction_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
