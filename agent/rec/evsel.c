@@ -130,7 +130,7 @@ int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
 			 "size in them, not beside them");
 		return TSYNC_ERR_BAD_REQUEST;
 	}
-	out->buffer_kb = o->buffer_kb;
+	out->buffer_kb = o->inst.buffer_kb;
 	if (o->clock && rq->clock[0] && strcmp(o->clock, rq->clock)) {
 		snprintf(err, errlen, "two trace clocks: '%s' and -C %s", rq->clock, o->clock);
 		return TSYNC_ERR_BAD_REQUEST;

@@ -24,7 +24,7 @@ struct agent_hide {
 };
 
 /*
- * Applies @o's instance settings (common/tracefs/instance.h: function filters,
+ * Applies @o's instance settings (common/tracefs/instance_opts.h: function filters,
  * pids, trace options, CPU mask, cmdlines size) to @ti, leaves the
  * agent's threads out unless --no-filter (a failure there is logged for
  * @peer, not fatal), then selects the tracer (after the pid files: see

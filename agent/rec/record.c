@@ -307,12 +307,12 @@ static int make_instance(struct agent_rec *r, const struct agent_rec_req *q,
 {
 	const struct tsync_recopt *o = q->opt;
 	struct tsync_instance_recipe rp = {
-		.prefix = r->prefix, .opt = o, .clock = q->clock, .buffer_kb = q->buffer_kb,
+		.prefix = r->prefix, .opt = &o->inst, .clock = q->clock, .buffer_kb = q->buffer_kb,
 		.hide_self = !o->no_filter,
 		/* event-fork leaves the threads the agent starts later out at
 		 * once; it would also make -P follow children, which only -c
 		 * asks for */
-		.follow_new = !o->npids || o->follow_children,
+		.follow_new = !o->inst.npids || o->inst.follow_children,
 		.hide_may_fail = true, .self = "the agent", .log_as = r->peer,
 		.events = q->events, .enable_events = tracemeta_enable_events,
 	};

@@ -156,13 +156,13 @@ static int recv_request(struct tcmd_session *s)
 static int setup(struct tcmd_session *s)
 {
 	struct agent_rec_req q = { .opt = &s->opts, .clock = s->opts.clock,
-				   .buffer_kb = s->opts.buffer_kb };
+				   .buffer_kb = s->opts.inst.buffer_kb };
 	struct tracemeta_events *ev = NULL;
 	char prefix[TSYNC_INSTANCE_PREFIX_MAX], err[TSYNC_REASON_MAX];
 	uint32_t code;
 	int ret;
 
-	ret = agent_rec_check_buffer(s->ctx, s->opts.buffer_kb, err, sizeof(err));
+	ret = agent_rec_check_buffer(s->ctx, s->opts.inst.buffer_kb, err, sizeof(err));
 	if (!ret && agent_events_resolve_opts(&s->opts, &ev, err, sizeof(err)))
 		ret = -EINVAL;
 	if (ret) {

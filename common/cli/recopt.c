@@ -232,7 +232,7 @@ struct parse_ctx {
 };
 
 /* Appends a copy of @s to @l. Returns 0 or -1 with @err set. */
-static int list_add(struct tsync_recopt_list *l, const char *s, char *err, size_t errlen)
+static int list_add(struct tsync_instance_list *l, const char *s, char *err, size_t errlen)
 {
 	char **nv = realloc(l->v, sizeof(*nv) * (size_t)(l->n + 1));
 
@@ -318,18 +318,18 @@ static int add_pids(struct tsync_recopt *r, const char *s, char *err, size_t err
 		/* 0 is the idle task, as trace-cmd takes it */
 		if (errno || end == p || v < 0 || v > INT_MAX || (*end && *end != ','))
 			return snprintf(err, errlen, "expected process ids separated by ','"), -1;
-		nv = realloc(r->pids, sizeof(*nv) * (size_t)(r->npids + 1));
+		nv = realloc(r->inst.pids, sizeof(*nv) * (size_t)(r->inst.npids + 1));
 		if (!nv)
 			return snprintf(err, errlen, "out of memory"), -1;
-		r->pids = nv;
-		nv[r->npids++] = (int)v;
+		r->inst.pids = nv;
+		nv[r->inst.npids++] = (int)v;
 		p = *end ? end + 1 : end;
 	} while (*p);
 	return 0;
 }
 
 /* -l / -n / -g: a function glob, with ":mod:M" after a --module. */
-static int add_func(struct tsync_recopt *r, struct tsync_recopt_list *l, const char *f,
+static int add_func(struct tsync_recopt *r, struct tsync_instance_list *l, const char *f,
 		    char *err, size_t errlen)
 {
 	char buf[512];
@@ -396,7 +396,7 @@ static int set_cpumask(struct tsync_recopt *r, const char *s, char *err, size_t 
 		return snprintf(err, errlen, "expected a hexadecimal CPU mask"), -1;
 	if (strspn(p, "0,") == strlen(p))
 		return snprintf(err, errlen, "the mask selects no CPU"), -1;
-	return set_str(&r->cpumask, p, err, errlen);
+	return set_str(&r->inst.cpumask, p, err, errlen);
 }
 
 /* -p: trace-cmd trims spaces around the tracer's name. */
@@ -411,9 +411,9 @@ static int set_tracer(struct tsync_recopt *r, const char *s, char *err, size_t e
 		n--;
 	if (!n || n >= 64 || strcspn(s, " \t/") < n)
 		return snprintf(err, errlen, "not a tracer name"), -1;
-	free(r->tracer);
-	r->tracer = strndup(s, n);
-	if (!r->tracer)
+	free(r->inst.tracer);
+	r->inst.tracer = strndup(s, n);
+	if (!r->inst.tracer)
 		return snprintf(err, errlen, "out of memory"), -1;
 	return 0;
 }
@@ -423,7 +423,7 @@ static int add_option(struct tsync_recopt *r, const char *s, char *err, size_t e
 {
 	if (!*s || strlen(s) >= 64 || strcspn(s, " \t/=") != strlen(s))
 		return snprintf(err, errlen, "not a trace option name"), -1;
-	return list_add(&r->options, s, err, errlen);
+	return list_add(&r->inst.options, s, err, errlen);
 }
 
 /* The options of one instance (see recopt.h); 1: not one of them. */
@@ -438,23 +438,23 @@ static int set_inst_opt(struct parse_ctx *c, int id, const struct tsync_opt_val 
 	case R_NEGATE: c->negate = true; return 0;
 	case R_ALL: return add_event(c, "all", err, errlen);
 	case R_TRACER: return set_tracer(r, v->str, err, errlen);
-	case R_FUNC: return add_func(r, &r->funcs, v->str, err, errlen);
-	case R_NOTRACE: return add_func(r, &r->notrace_funcs, v->str, err, errlen);
-	case R_GRAPH: return add_func(r, &r->graph_funcs, v->str, err, errlen);
+	case R_FUNC: return add_func(r, &r->inst.funcs, v->str, err, errlen);
+	case R_NOTRACE: return add_func(r, &r->inst.notrace_funcs, v->str, err, errlen);
+	case R_GRAPH: return add_func(r, &r->inst.graph_funcs, v->str, err, errlen);
 	case R_MODULE:
 		if (!*v->str || strpbrk(v->str, " \t:"))
 			return snprintf(err, errlen, "not a module name"), -1;
 		return set_str(&r->module, v->str, err, errlen);
-	case R_DEPTH: r->max_graph_depth = (int)v->num; return 0;
+	case R_DEPTH: r->inst.max_graph_depth = (int)v->num; return 0;
 	case R_PID: return add_pids(r, v->str, err, errlen);
-	case R_CHILDREN: r->follow_children = true; return 0;
+	case R_CHILDREN: r->inst.follow_children = true; return 0;
 	case R_OPTION: return add_option(r, v->str, err, errlen);
-	case R_STACKTRACE: return list_add(&r->options, "stacktrace", err, errlen);
+	case R_STACKTRACE: return list_add(&r->inst.options, "stacktrace", err, errlen);
 	case R_CPUMASK: return set_cpumask(r, v->str, err, errlen);
-	case R_BUFKB: r->buffer_kb = (uint32_t)v->num; return 0;
+	case R_BUFKB: r->inst.buffer_kb = (uint32_t)v->num; return 0;
 	case R_IGNORE: r->ignore_missing = true; return 0;
 	case R_NOFILTER: r->no_filter = true; return 0;
-	case R_CMDLINES: r->cmdlines_size = (int)v->num; return 0;
+	case R_CMDLINES: r->inst.cmdlines_size = (int)v->num; return 0;
 	case R_DISABLE: r->disable_function = true; return 0;
 	case R_KEEP: r->keep = true; return 0;
 	case R_NAME:
@@ -541,12 +541,12 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 
 void tsync_recopt_init(struct tsync_recopt *r)
 {
-	*r = (struct tsync_recopt){ .max_graph_depth = -1, .sleep_us = -1,
+	*r = (struct tsync_recopt){ .inst.max_graph_depth = -1, .sleep_us = -1,
 				    .verbose = TSYNC_RECOPT_LOG_UNSET, .stamp = -1 };
 }
 
 /* Frees the strings of @l. */
-static void list_free(struct tsync_recopt_list *l)
+static void list_free(struct tsync_instance_list *l)
 {
 	for (int i = 0; i < l->n; i++)
 		free(l->v[i]);
@@ -560,14 +560,14 @@ void tsync_recopt_free(struct tsync_recopt *r)
 		free(r->events[i].filter);
 	}
 	free(r->events);
-	free(r->tracer);
-	list_free(&r->funcs);
-	list_free(&r->notrace_funcs);
-	list_free(&r->graph_funcs);
-	list_free(&r->options);
+	free(r->inst.tracer);
+	list_free(&r->inst.funcs);
+	list_free(&r->inst.notrace_funcs);
+	list_free(&r->inst.graph_funcs);
+	list_free(&r->inst.options);
 	free(r->module);
-	free(r->pids);
-	free(r->cpumask);
+	free(r->inst.pids);
+	free(r->inst.cpumask);
 	free(r->name);
 	free(r->clock);
 	free(r->output);
@@ -622,10 +622,10 @@ int tsync_recopt_parse(struct tsync_recopt *r, enum tsync_recopt_scope scope,
 		return TSYNC_RECOPT_ERROR;
 	}
 	/* trace-cmd: --module alone filters all of the module's functions */
-	if (r->module && !r->funcs.n && !r->notrace_funcs.n && !r->graph_funcs.n &&
-	    add_func(r, &r->funcs, "*", err, errlen))
+	if (r->module && !r->inst.funcs.n && !r->inst.notrace_funcs.n &&
+	    !r->inst.graph_funcs.n && add_func(r, &r->inst.funcs, "*", err, errlen))
 		return TSYNC_RECOPT_ERROR;
-	if (r->follow_children && !r->npids && !r->filter_command) {
+	if (r->inst.follow_children && !r->inst.npids && !r->filter_command) {
 		snprintf(err, errlen, "%s: -c can only be used with -F or -P", cmd.prog);
 		return TSYNC_RECOPT_ERROR;
 	}
@@ -680,7 +680,7 @@ static int events_argv(const struct tsync_recopt *r, char ***v, int *n)
 }
 
 /* The words of a list option @opt for each entry of @l. */
-static int list_argv(const char *opt, const struct tsync_recopt_list *l, char ***v, int *n)
+static int list_argv(const char *opt, const struct tsync_instance_list *l, char ***v, int *n)
 {
 	int ret = 0;
 
@@ -695,20 +695,20 @@ static int num_argv(const struct tsync_recopt *r, char ***v, int *n)
 	char buf[32];
 	int ret = 0;
 
-	if (r->max_graph_depth >= 0) {
-		snprintf(buf, sizeof(buf), "%d", r->max_graph_depth);
+	if (r->inst.max_graph_depth >= 0) {
+		snprintf(buf, sizeof(buf), "%d", r->inst.max_graph_depth);
 		ret = argv_add(v, n, "--max-graph-depth", buf);
 	}
-	if (!ret && r->buffer_kb) {
-		snprintf(buf, sizeof(buf), "%u", r->buffer_kb);
+	if (!ret && r->inst.buffer_kb) {
+		snprintf(buf, sizeof(buf), "%u", r->inst.buffer_kb);
 		ret = argv_add(v, n, "-b", buf);
 	}
-	if (!ret && r->cmdlines_size) {
-		snprintf(buf, sizeof(buf), "%d", r->cmdlines_size);
+	if (!ret && r->inst.cmdlines_size) {
+		snprintf(buf, sizeof(buf), "%d", r->inst.cmdlines_size);
 		ret = argv_add(v, n, "--cmdlines-size", buf);
 	}
-	for (int i = 0; i < r->npids && !ret; i++) {
-		snprintf(buf, sizeof(buf), "%d", r->pids[i]);
+	for (int i = 0; i < r->inst.npids && !ret; i++) {
+		snprintf(buf, sizeof(buf), "%d", r->inst.pids[i]);
 		ret = argv_add(v, n, "-P", buf);
 	}
 	return ret;
@@ -722,22 +722,22 @@ int tsync_recopt_instance_argv(const struct tsync_recopt *r, char ***argv, int *
 	ret = argv_add(&v, &n, "record", NULL);
 	if (!ret)
 		ret = events_argv(r, &v, &n);
-	if (!ret && r->tracer)
-		ret = argv_add(&v, &n, "-p", r->tracer);
+	if (!ret && r->inst.tracer)
+		ret = argv_add(&v, &n, "-p", r->inst.tracer);
 	if (!ret)
-		ret = list_argv("-l", &r->funcs, &v, &n);
+		ret = list_argv("-l", &r->inst.funcs, &v, &n);
 	if (!ret)
-		ret = list_argv("-n", &r->notrace_funcs, &v, &n);
+		ret = list_argv("-n", &r->inst.notrace_funcs, &v, &n);
 	if (!ret)
-		ret = list_argv("-g", &r->graph_funcs, &v, &n);
+		ret = list_argv("-g", &r->inst.graph_funcs, &v, &n);
 	if (!ret)
-		ret = list_argv("-O", &r->options, &v, &n);
+		ret = list_argv("-O", &r->inst.options, &v, &n);
 	if (!ret)
 		ret = num_argv(r, &v, &n);
-	if (!ret && r->follow_children)
+	if (!ret && r->inst.follow_children)
 		ret = argv_add(&v, &n, "-c", NULL);
-	if (!ret && r->cpumask)
-		ret = argv_add(&v, &n, "-M", r->cpumask);
+	if (!ret && r->inst.cpumask)
+		ret = argv_add(&v, &n, "-M", r->inst.cpumask);
 	if (!ret && r->ignore_missing)
 		ret = argv_add(&v, &n, "-i", NULL);
 	if (!ret && r->no_filter)
@@ -763,10 +763,12 @@ bool tsync_recopt_plain_events(const struct tsync_recopt *r)
 	for (int i = 0; i < r->nevents; i++)
 		if (r->events[i].negate)
 			return false;
-	return !r->tracer && !r->funcs.n && !r->notrace_funcs.n && !r->graph_funcs.n &&
-	       r->max_graph_depth < 0 && !r->npids && !r->follow_children &&
-	       !r->options.n && !r->cpumask && !r->ignore_missing && !r->no_filter &&
-	       !r->cmdlines_size;
+	const struct tsync_instance_opts *o = &r->inst;
+
+	return !o->tracer && !o->funcs.n && !o->notrace_funcs.n && !o->graph_funcs.n &&
+	       o->max_graph_depth < 0 && !o->npids && !o->follow_children &&
+	       !o->options.n && !o->cpumask && !r->ignore_missing && !r->no_filter &&
+	       !o->cmdlines_size;
 }
 
 const char *tsync_recopt_agent_value(int argc, char **argv, int at, int *next)

@@ -46,6 +46,7 @@
 #include <stdio.h>
 
 #include "common/base/log.h"
+#include "common/tracefs/instance_opts.h"
 
 enum tsync_recopt_scope {
 	TSYNC_RECOPT_HOST,
@@ -62,12 +63,6 @@ struct tsync_recopt_event {
 				 * -e after a -v in the same scope) */
 };
 
-/* A list of strings (function filters, trace options). */
-struct tsync_recopt_list {
-	char **v;
-	int n;
-};
-
 /* trace-cmd's --verbose levels (TEP_LOG_*). */
 enum tsync_recopt_verbose {
 	TSYNC_RECOPT_LOG_UNSET = -1,
@@ -80,24 +75,15 @@ struct tsync_recopt {
 	/* --- the instance: host, or a guest (HOST, GUEST, AGENT) --- */
 	struct tsync_recopt_event *events;	/* -e, -f, -v, -a */
 	int nevents;
-	char *tracer;			/* -p (spaces trimmed), or NULL */
-	struct tsync_recopt_list funcs;		/* -l: set_ftrace_filter */
-	struct tsync_recopt_list notrace_funcs;	/* -n: set_ftrace_notrace */
-	struct tsync_recopt_list graph_funcs;	/* -g: set_graph_function */
+	/* -p (spaces trimmed), -l, -n, -g (with ":mod:M" after a --module),
+	 * --max-graph-depth, -P, -c, -O and -T ("stacktrace") in order, -M
+	 * (hex as given), -b, --cmdlines-size */
+	struct tsync_instance_opts inst;
 	char *module;			/* --module: ":mod:M" appended to -l/-n/-g
 					 * after it; alone: "-l :mod:M" */
-	int max_graph_depth;		/* --max-graph-depth, -1: unset */
-	int *pids;			/* -P PID[,PID...] */
-	int npids;
 	bool filter_command;		/* -F: only COMMAND (HOST only) */
-	bool follow_children;		/* -c: and its children (with -F or -P) */
-	struct tsync_recopt_list options;	/* -O OPTION and -T ("stacktrace"),
-						 * in order; "noX" clears X */
-	char *cpumask;			/* -M: hex mask as given, or NULL */
-	uint32_t buffer_kb;		/* -b, 0: the kernel's size */
 	bool ignore_missing;		/* -i: an -e matching nothing is skipped */
 	bool no_filter;			/* --no-filter: keep our own threads */
-	int cmdlines_size;		/* --cmdlines-size, 0: unset */
 	int sleep_us;			/* -s, -1: unset */
 	int rt_prio;			/* -r, 0: unset */
 	int verbose;			/* --verbose[=LEVEL], -1: unset */

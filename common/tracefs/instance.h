@@ -5,7 +5,8 @@
  * and removes them, owns their trace_marker_raw fd, and removes the ones
  * left by processes that died. A recording's instance is made by one
  * recipe, tsync_instance_from_recipe(), for tsync-host and both session
- * types of the agent.
+ * types of the agent; its settings beyond clock, buffer size and events
+ * are a plain struct, struct tsync_instance_opts (instance_opts.h).
  *
  * Names and owners
  * ----------------
@@ -30,7 +31,8 @@
  * The folder's map (scripts/check-includes checks that it names every
  * file): common/tracefs/
  *   instance.c, instance.h  tsync's private tracefs instances, owner locks, stale cleanup
- *   instance_opts.c         record settings written to an instance
+ *   instance_opts.c, instance_opts.h  a recording's settings (a plain struct)
+ *                           written to an instance
  *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
  */
 #ifndef TSYNC_INSTANCE_H
@@ -51,7 +53,7 @@
 struct tracefs_instance;
 struct tracemeta_events;
 struct tsync_instance;
-struct tsync_recopt;
+struct tsync_instance_opts;
 
 /*
  * Creates instance "<@prefix>-<pid>-<n>" (prefix: "tsync-" then letters,
@@ -82,12 +84,12 @@ bool tsync_instance_is_top(const struct tsync_instance *ti);
  * (tsync_instance_create(@prefix)), or the top one
  * (tsync_instance_create_top()) when @o asks for what this kernel has in
  * the top instance only: a tracer missing from the instances'
- * available_tracers (function_graph on Debian 12's 6.1), -g or
- * --max-graph-depth; trace-cmd records in the top instance always.
+ * available_tracers (function_graph on Debian 12's 6.1), graph functions
+ * or a graph depth; trace-cmd records in the top instance always.
  * Returns 0 and *@out, or -errno (-EBUSY: the top instance is in use by
  * another tsync recording) with @err saying what failed, whole.
  */
-int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
+int tsync_instance_create_rec(const char *prefix, const struct tsync_instance_opts *o,
 			      struct tsync_instance **out, char *err, size_t errlen);
 
 /*
@@ -126,27 +128,27 @@ int tsync_instance_set_buffer_kb(struct tsync_instance *ti, uint32_t kb);
 int tsync_instance_set_buffer_percent(struct tsync_instance *ti, int percent);
 
 /*
- * Writes the instance settings of @o (tracing off): CPU mask, trace
- * options (-O, -T), -c (event-fork, function-fork), -P (set_event_pid,
- * set_ftrace_pid), function filters (-l, -n, -g, --max-graph-depth) and
- * --cmdlines-size (the kernel's saved_cmdlines_size). Events, clock,
- * buffer size and the tracer are set apart. Returns 0, or -errno with
- * @err saying what the kernel refused ("function tracer refused by this
- * kernel: ...").
+ * Writes the settings of @o (tracing off): CPU mask, trace options,
+ * follow_children (event-fork, function-fork), pids (set_event_pid,
+ * set_ftrace_pid), function filters and graph depth, and cmdlines_size
+ * (the kernel's saved_cmdlines_size). Events, clock, buffer size and the
+ * tracer are set apart. Returns 0, or -errno with @err saying what the
+ * kernel refused ("function tracer refused by this kernel: ...").
  */
-int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_recopt *o,
+int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_instance_opts *o,
 			      char *err, size_t errlen);
 
 /*
- * Selects the tracer of @o (-p; read back: a tracer the kernel refuses
+ * Selects the tracer of @o (read back: a tracer the kernel refuses
  * leaves nop). Call it after the pid filters (-F,
  * tsync_instance_hide_self()): pid files are written while the tracer is
  * still nop; and before anything opens the instance's trace_pipe_raw: the
  * kernel refuses a tracer change while a reader has it open (EBUSY).
  * Returns 0, or -errno with @err filled.
  */
-int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_recopt *o,
-				char *err, size_t errlen);
+int tsync_instance_apply_tracer(struct tsync_instance *ti,
+				const struct tsync_instance_opts *o, char *err,
+				size_t errlen);
 
 /* Adds process @pid to the instance's set_event_pid (and set_ftrace_pid):
  * -F, the command. Returns 0 or -errno. */
@@ -176,7 +178,7 @@ int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new);
  */
 struct tsync_instance_recipe {
 	const char *prefix;		/* the name's (tsync_instance_create()) */
-	const struct tsync_recopt *opt;	/* the record options */
+	const struct tsync_instance_opts *opt;	/* the settings (instance_opts.h) */
 	const char *clock;		/* trace clock; NULL or "": the instance's */
 	uint32_t buffer_kb;		/* per CPU; 0: TSYNC_INSTANCE_DEFAULT_BUFFER_KB */
 	int only_pid;			/* > 0: only this process (-F) */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The trace-cmd record settings of an instance (common/recopt) written to
- * it: tracer, function filters, process filters, CPU mask, trace options,
- * and tsync's own threads left out. See instance.h.
+ * A recording's settings written to its instance: tracer, function
+ * filters, process filters, CPU mask, trace options (instance_opts.h),
+ * and tsync's own threads left out (instance.h).
  *
  * Each write is checked: the kernel may refuse a setting (a tracer it was
  * built without, or one it forbids, as a lockdown kernel does with the
@@ -19,8 +19,8 @@
 
 #include "common/base/errbuf.h"
 #include "common/tracefs/instance.h"
+#include "common/tracefs/instance_opts.h"
 #include "common/base/log.h"
-#include "common/cli/recopt.h"
 
 /* Writes @val to @file of @ti's instance (truncating). 0 or -errno. */
 static int inst_write(struct tsync_instance *ti, const char *file, const char *val)
@@ -96,7 +96,7 @@ static int set_tracer(struct tsync_instance *ti, const char *name, char *err, si
 
 /* Writes each function glob of @l to @file ("" first to clear). */
 static int set_funcs(struct tsync_instance *ti, const char *file,
-		     const struct tsync_recopt_list *l, char *err, size_t errlen)
+		     const struct tsync_instance_list *l, char *err, size_t errlen)
 {
 	int ret;
 
@@ -153,7 +153,7 @@ static int set_pids(struct tsync_instance *ti, const int *pids, int n, char *err
 }
 
 /* -O / -T: trace options in order ("noX" clears X). */
-static int set_options(struct tsync_instance *ti, const struct tsync_recopt_list *l,
+static int set_options(struct tsync_instance *ti, const struct tsync_instance_list *l,
 		       char *err, size_t errlen)
 {
 	char path[128];
@@ -185,7 +185,7 @@ static int set_options(struct tsync_instance *ti, const struct tsync_recopt_list
 }
 
 /* --max-graph-depth, -g: function_graph's files, where the instance has them. */
-static int set_graph(struct tsync_instance *ti, const struct tsync_recopt *o, char *err,
+static int set_graph(struct tsync_instance *ti, const struct tsync_instance_opts *o, char *err,
 		     size_t errlen)
 {
 	char buf[16];
@@ -214,7 +214,7 @@ static bool only_top_has(struct tsync_instance *ti, const char *file)
 }
 
 /* True if @o asks for what the kernel has in its top instance only. */
-static bool needs_top(struct tsync_instance *ti, const struct tsync_recopt *o)
+static bool needs_top(struct tsync_instance *ti, const struct tsync_instance_opts *o)
 {
 	if (o->tracer && strcmp(o->tracer, "nop") &&
 	    !tracer_listed(tsync_instance_tracefs(ti), o->tracer) &&
@@ -247,7 +247,7 @@ static void top_default_size(struct tsync_instance *top, ssize_t def_kb)
 }
 
 /* Creates the recording's instance, private or top; see instance.h. */
-int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
+int tsync_instance_create_rec(const char *prefix, const struct tsync_instance_opts *o,
 			      struct tsync_instance **out, char *err, size_t errlen)
 {
 	struct tsync_instance *ti;
@@ -283,7 +283,7 @@ int tsync_instance_create_rec(const char *prefix, const struct tsync_recopt *o,
 }
 
 /* Selects the tracer of @o; see instance.h. */
-int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_recopt *o,
+int tsync_instance_apply_tracer(struct tsync_instance *ti, const struct tsync_instance_opts *o,
 				char *err, size_t errlen)
 {
 	if (!o->tracer || !strcmp(o->tracer, "nop"))
@@ -303,7 +303,7 @@ static bool tracer_live(struct tsync_instance *ti)
 }
 
 /* Writes the settings of @o; see instance.h. */
-int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_recopt *o,
+int tsync_instance_apply_opts(struct tsync_instance *ti, const struct tsync_instance_opts *o,
 			      char *err, size_t errlen)
 {
 	char buf[32];

@@ -54,7 +54,7 @@ static int guest_events(struct guest *g, const struct tsync_recopt *o, char *err
 		g->events[i].filter = e->filter ? e->filter : (char *)"";
 	}
 	g->nevents = o->nevents;
-	g->buffer_kb = o->buffer_kb;
+	g->buffer_kb = o->inst.buffer_kb;
 	return 0;
 }
 

@@ -78,10 +78,10 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	 * would make -P follow the children its processes fork meanwhile, as
 	 * the agent does), and -P alone keeps the streamers out. */
 	struct tsync_instance_recipe rp = {
-		.prefix = "tsync-host", .opt = &cfg->opt, .clock = cfg->opt.clock,
-		.buffer_kb = cfg->opt.buffer_kb, .only_pid = h->only_pid,
+		.prefix = "tsync-host", .opt = &cfg->opt.inst, .clock = cfg->opt.clock,
+		.buffer_kb = cfg->opt.inst.buffer_kb, .only_pid = h->only_pid,
 		.hide_self = !cfg->opt.no_filter,
-		.follow_new = !cfg->opt.npids || cfg->opt.follow_children,
+		.follow_new = !cfg->opt.inst.npids || cfg->opt.inst.follow_children,
 		.self = "tsync-host",
 		.events = cfg->nevents ? h->events : NULL,
 		.enable_events = tracemeta_enable_events,
@@ -614,7 +614,7 @@ static int rec_run(struct recorder *r)
 	 * would make -P follow children); with -c, COMMAND's children are
 	 * followed (COMMAND is not among ours) */
 	if (!r->cfg.opt.no_filter && r->h.ti &&
-	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.follow_children))
+	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.inst.follow_children))
 		log_warn("could not update the list of tsync-host's threads");
 	rec_signals_phase(r->sig, REC_RECORDING);
 	rec_release_command(r);

@@ -50,25 +50,25 @@ static void test_applied(void **state)
 	if (agent_recopt_words(N(argv), argv, &o, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_string_equal(o.clock, "mono");
-	assert_int_equal(o.buffer_kb, 2048);
+	assert_int_equal(o.inst.buffer_kb, 2048);
 	assert_int_equal(o.nevents, 3);
 	assert_string_equal(o.events[0].name, "sched:sched_switch");
 	assert_string_equal(o.events[0].filter, "(prev_pid > 0)");	/* as trace-cmd joins them */
 	assert_string_equal(o.events[1].name, "irq");
 	assert_null(o.events[1].filter);
 	assert_true(o.events[2].negate);
-	assert_string_equal(o.tracer, "function");
-	assert_int_equal(o.funcs.n, 1);
-	assert_int_equal(o.notrace_funcs.n, 1);
-	assert_int_equal(o.graph_funcs.n, 1);
-	assert_int_equal(o.max_graph_depth, 3);
-	assert_int_equal(o.npids, 2);
-	assert_true(o.follow_children);
-	assert_int_equal(o.options.n, 2);		/* -O and -T */
-	assert_string_equal(o.cpumask, "3");
+	assert_string_equal(o.inst.tracer, "function");
+	assert_int_equal(o.inst.funcs.n, 1);
+	assert_int_equal(o.inst.notrace_funcs.n, 1);
+	assert_int_equal(o.inst.graph_funcs.n, 1);
+	assert_int_equal(o.inst.max_graph_depth, 3);
+	assert_int_equal(o.inst.npids, 2);
+	assert_true(o.inst.follow_children);
+	assert_int_equal(o.inst.options.n, 2);		/* -O and -T */
+	assert_string_equal(o.inst.cpumask, "3");
 	assert_true(o.ignore_missing);
 	assert_true(o.no_filter);
-	assert_int_equal(o.cmdlines_size, 64);
+	assert_int_equal(o.inst.cmdlines_size, 64);
 	assert_int_equal(o.file_version, 6);	/* the metadata a trace-cmd host gets */
 	assert_string_equal(o.compression, "none");
 	assert_string_equal(o.ts_offset, "-0x10");	/* its OFFSET option */

@@ -94,19 +94,19 @@ static void test_function_tracer_options(void **state)
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST,
 			       "-p function_graph -l schedule* -l do_* -n do_idle -g vfs_read "
 			       "--max-graph-depth 3 --module ext4 -l ext4_*", err, sizeof(err)), 17);
-	assert_string_equal(r.tracer, "function_graph");
-	assert_int_equal(r.funcs.n, 3);
-	assert_string_equal(r.funcs.v[0], "schedule*");
-	assert_string_equal(r.funcs.v[2], "ext4_*:mod:ext4");
-	assert_int_equal(r.notrace_funcs.n, 1);
-	assert_string_equal(r.graph_funcs.v[0], "vfs_read");
-	assert_int_equal(r.max_graph_depth, 3);
+	assert_string_equal(r.inst.tracer, "function_graph");
+	assert_int_equal(r.inst.funcs.n, 3);
+	assert_string_equal(r.inst.funcs.v[0], "schedule*");
+	assert_string_equal(r.inst.funcs.v[2], "ext4_*:mod:ext4");
+	assert_int_equal(r.inst.notrace_funcs.n, 1);
+	assert_string_equal(r.inst.graph_funcs.v[0], "vfs_read");
+	assert_int_equal(r.inst.max_graph_depth, 3);
 	tsync_recopt_free(&r);
 
 	/* --module alone: all of the module's functions */
 	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "--module snd", err, sizeof(err)), 3);
-	assert_int_equal(r.funcs.n, 1);
-	assert_string_equal(r.funcs.v[0], "*:mod:snd");
+	assert_int_equal(r.inst.funcs.n, 1);
+	assert_string_equal(r.inst.funcs.v[0], "*:mod:snd");
 	tsync_recopt_free(&r);
 
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-p function -p nop", err, sizeof(err)),
@@ -124,18 +124,18 @@ static void test_instance_settings(void **state)
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST,
 			       "-P 12,34 -P 56 -c -T -O noirq-info -M 0x3 -b 2048 -i "
 			       "--no-filter --cmdlines-size 1024 -d -k", err, sizeof(err)), 19);
-	assert_int_equal(r.npids, 3);
-	assert_int_equal(r.pids[0], 12);
-	assert_int_equal(r.pids[2], 56);
-	assert_true(r.follow_children);
-	assert_int_equal(r.options.n, 2);
-	assert_string_equal(r.options.v[0], "stacktrace");
-	assert_string_equal(r.options.v[1], "noirq-info");
-	assert_string_equal(r.cpumask, "3");
-	assert_int_equal(r.buffer_kb, 2048);
+	assert_int_equal(r.inst.npids, 3);
+	assert_int_equal(r.inst.pids[0], 12);
+	assert_int_equal(r.inst.pids[2], 56);
+	assert_true(r.inst.follow_children);
+	assert_int_equal(r.inst.options.n, 2);
+	assert_string_equal(r.inst.options.v[0], "stacktrace");
+	assert_string_equal(r.inst.options.v[1], "noirq-info");
+	assert_string_equal(r.inst.cpumask, "3");
+	assert_int_equal(r.inst.buffer_kb, 2048);
 	assert_true(r.ignore_missing);
 	assert_true(r.no_filter);
-	assert_int_equal(r.cmdlines_size, 1024);
+	assert_int_equal(r.inst.cmdlines_size, 1024);
 	assert_true(r.disable_function && r.keep);
 	tsync_recopt_free(&r);
 
@@ -149,9 +149,9 @@ static void test_instance_settings(void **state)
 	tsync_recopt_free(&r);
 	/* pid 0 is the idle task: trace-cmd takes it (parity_values.sh) */
 	assert_true(parse(&r, TSYNC_RECOPT_HOST, "-P 0,7", err, sizeof(err)) >= 0);
-	assert_int_equal(r.npids, 2);
-	assert_int_equal(r.pids[0], 0);
-	assert_int_equal(r.pids[1], 7);
+	assert_int_equal(r.inst.npids, 2);
+	assert_int_equal(r.inst.pids[0], 0);
+	assert_int_equal(r.inst.pids[1], 7);
 	tsync_recopt_free(&r);
 	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-M 0", err, sizeof(err)),
 			 TSYNC_RECOPT_ERROR);
@@ -322,7 +322,7 @@ static void test_scopes(void **state)
 	assert_int_equal(at, 7);	/* relative: "-Avm2" */
 	assert_string_equal(r.events[0].name, "irq");
 	assert_string_equal(r.name, "one");
-	assert_int_equal(r.buffer_kb, 100);
+	assert_int_equal(r.inst.buffer_kb, 100);
 	assert_null(r.clock);		/* no host defaults in a guest scope */
 	assert_null(r.output);
 	at += next - 1;
@@ -438,16 +438,16 @@ static void test_instance_argv(void **state)
 	assert_string_equal(back.events[0].name, "sched");
 	assert_string_equal(back.events[0].filter, "((a>1)&&(b>2))");
 	assert_true(back.events[1].negate);
-	assert_string_equal(back.tracer, "function_graph");
-	assert_string_equal(back.funcs.v[0], "ext4_*:mod:ext4");
-	assert_string_equal(back.notrace_funcs.v[0], "x:mod:ext4");
-	assert_int_equal(back.max_graph_depth, 2);
-	assert_int_equal(back.npids, 2);
-	assert_true(back.follow_children && back.ignore_missing && back.no_filter);
-	assert_int_equal(back.options.n, 2);
-	assert_string_equal(back.cpumask, "ff");
-	assert_int_equal(back.buffer_kb, 512);
-	assert_int_equal(back.cmdlines_size, 300);
+	assert_string_equal(back.inst.tracer, "function_graph");
+	assert_string_equal(back.inst.funcs.v[0], "ext4_*:mod:ext4");
+	assert_string_equal(back.inst.notrace_funcs.v[0], "x:mod:ext4");
+	assert_int_equal(back.inst.max_graph_depth, 2);
+	assert_int_equal(back.inst.npids, 2);
+	assert_true(back.inst.follow_children && back.ignore_missing && back.no_filter);
+	assert_int_equal(back.inst.options.n, 2);
+	assert_string_equal(back.inst.cpumask, "ff");
+	assert_int_equal(back.inst.buffer_kb, 512);
+	assert_int_equal(back.inst.cmdlines_size, 300);
 	assert_null(back.name);		/* not an instance setting */
 	assert_true(back.duration == 0);
 	tsync_recopt_argv_free(v, n);

@@ -24,7 +24,7 @@
 #include <tracefs.h>
 
 #include "common/tracefs/instance.h"
-#include "common/cli/recopt.h"
+#include "common/tracefs/instance_opts.h"
 #include "common/tracemeta/tracemeta.h"
 
 #define TRACING "/sys/kernel/tracing"
@@ -205,10 +205,9 @@ static void test_recipe(void **state)
 	enum tsync_recipe_step step;
 	struct tsync_instance *ti = NULL;
 	char prefix[64], name[128], val[512], err[256] = "", *pids;
-	struct tsync_recopt o;
+	struct tsync_instance_opts o = { .max_graph_depth = -1 };
 
 	(void)state;
-	tsync_recopt_init(&o);
 	prefix_of(prefix, sizeof(prefix), "rcp");
 	rp.prefix = prefix;
 	rp.opt = &o;
@@ -272,7 +271,6 @@ static void test_recipe(void **state)
 	assert_false(prefix_left(prefix));
 	tracemeta_events_free(ev);
 	tracemeta_events_free(bad_ev);
-	tsync_recopt_free(&o);
 }
 
 /* The clock list is the kernel's, with the selected one marked. */
@@ -449,38 +447,26 @@ static const char *const top_files[] = {
 };
 #define NTOP (sizeof(top_files) / sizeof(top_files[0]))
 
-/* Parses record options @argv (after the program name) into @o. */
-static void parse_opts(struct tsync_recopt *o, int argc, char **argv)
-{
-	char err[256];
-
-	tsync_recopt_init(o);
-	if (tsync_recopt_parse(o, TSYNC_RECOPT_AGENT, argc, argv, NULL, err, sizeof(err)) < 0)
-		fail_msg("%s", err);
-}
-
-/* Applies -O (print-parent flipped from @parent) and --cmdlines-size (16
- * more than @size: a change, the kernel rounds up) to @ti and checks the
- * kernel took them. */
+/* Applies a trace option (print-parent flipped from @parent) and a
+ * cmdlines size (16 more than @size: a change, the kernel rounds up) to
+ * @ti and checks the kernel took them. */
 static void change_kept(struct tsync_instance *ti, const char *parent, const char *size)
 {
-	struct tsync_recopt o;
-	char flip[32], more[32], err[256], val[64];
-	char *argv[] = { "test", "-O", flip, "--cmdlines-size", more };
+	char flip[32], err[256], val[64], *opts[] = { flip };
+	struct tsync_instance_opts o = { .max_graph_depth = -1,
+					 .options = { .v = opts, .n = 1 },
+					 .cmdlines_size = atoi(size) + 16 };
 
 	snprintf(flip, sizeof(flip), "%s", strcmp(parent, "1") ? "print-parent" :
 		 "noprint-parent");
-	snprintf(more, sizeof(more), "%d", atoi(size) + 16);
-	parse_opts(&o, 5, argv);
 	if (tsync_instance_apply_opts(ti, &o, err, sizeof(err)))
 		fail_msg("%s", err);
 	read_top("saved_cmdlines_size", val, sizeof(val));
-	assert_true(atoi(val) >= atoi(more));	/* the kernel rounds up to its pages */
+	assert_true(atoi(val) >= o.cmdlines_size);	/* the kernel rounds up to its pages */
 	if (tsync_instance_is_top(ti)) {
 		read_top("options/print-parent", val, sizeof(val));
 		assert_string_equal(val, strcmp(parent, "1") ? "1" : "0");
 	}
-	tsync_recopt_free(&o);
 }
 
 /* Borrowing the top instance: one tsync at a time, a clean start (tracing
@@ -589,7 +575,7 @@ static void test_cmdlines_kept(void **state)
 
 /* A top buffer left at 7 KiB (6.1 after any instance was used) records,
  * without -b, with a new instance's size, and is 7 KiB again after. */
-static void check_top_small_buffer(const char *prefix, const struct tsync_recopt *o)
+static void check_top_small_buffer(const char *prefix, const struct tsync_instance_opts *o)
 {
 	ssize_t was = tracefs_instance_get_buffer_size(NULL, 0), def;
 	struct tsync_instance *ti;
@@ -613,12 +599,11 @@ static void check_top_small_buffer(const char *prefix, const struct tsync_recopt
 static void test_create_rec(void **state)
 {
 	struct tsync_instance *ti, *held;
-	struct tsync_recopt o;
+	struct tsync_instance_opts o = { .max_graph_depth = -1 };
 	char prefix[64], err[256] = "", *top, *inst;
 
 	(void)state;
 	prefix_of(prefix, sizeof(prefix), "r");
-	tsync_recopt_init(&o);
 	assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti, err, sizeof(err)), 0);
 	assert_false(tsync_instance_is_top(ti));
 	inst = tracefs_instance_file_read(tsync_instance_tracefs(ti), "available_tracers",
@@ -628,7 +613,7 @@ static void test_create_rec(void **state)
 	assert_non_null(top);
 	assert_non_null(inst);
 	if (strstr(top, "blk") && !strstr(inst, "blk")) {
-		o.tracer = strdup("blk");
+		o.tracer = "blk";
 		assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti, err, sizeof(err)),
 				 0);
 		assert_true(tsync_instance_is_top(ti));
@@ -644,7 +629,6 @@ static void test_create_rec(void **state)
 	}
 	free(top);
 	free(inst);
-	tsync_recopt_free(&o);
 }
 
 /* Group teardown: removes instances a failed test left (ours by pid). */
