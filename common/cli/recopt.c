@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * trace-cmd record options for one scope (see recopt.h): one option table
- * (common/opt), the scopes each option is allowed in, and the handler that
- * gives each value trace-cmd's meaning.
+ * trace-cmd record options for one scope (see recopt.h), from one table.
+ *
+ * Each row of rec_opts[] is one option, whole: its names, type, default,
+ * range and help (struct tsync_opt, common/cli/opt.h, which parses the
+ * words and checks numbers, choices and repeats), where it is taken and
+ * what it applies to after an -A (its rec_scope), the field of struct
+ * tsync_recopt that keeps its value and how (its rec_kind), a check of
+ * the text, and whether it is passed on to a guest's agent as option
+ * words. Storing, freeing, the unset markers, the whole recording's
+ * options given after an -A, the words for an agent and the usage's list
+ * of instance options are all derived from the rows: an option is one
+ * row, one field (here or in common/tracefs/instance_opts.h) and the line
+ * that applies it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,215 +24,86 @@
 #include "common/cli/recopt.h"
 #include "proto/proto.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-/* Scopes an option is accepted in. */
+/* The scopes of recopt.h as bits. */
 #define S_HOST	0x1
 #define S_GUEST	0x2
 #define S_AGENT	0x4
-#define S_INST	(S_HOST | S_GUEST | S_AGENT)	/* an instance's option */
 
-enum {
-	R_EVENT = 1, R_FILTER, R_NEGATE, R_ALL, R_TRACER, R_FUNC, R_NOTRACE, R_GRAPH,
-	R_MODULE, R_DEPTH, R_PID, R_FILTER_CMD, R_CHILDREN, R_OPTION, R_STACKTRACE,
-	R_CPUMASK, R_BUFKB, R_IGNORE, R_NOFILTER, R_CMDLINES, R_SLEEP, R_PRIO,
-	R_VERBOSE, R_QUIET, R_NAME, R_DISABLE, R_KEEP, R_CLOCK, R_OUTPUT, R_USER,
-	R_INTERVAL, R_FILEVER, R_COMPRESSION, R_AGENT, R_DURATION, R_STAMP,
-	R_KEYFILE, R_GUESTMAX, R_HELP, R_TSOFFSET, R_MAXKB,
-	R_UNSUPPORTED = 100,	/* and up: known, refused by opt.c */
+/* Where an option is taken, and what it is for after an -A. */
+enum rec_scope {
+	SC_INST,	/* an instance's: the host's before the first -A, that
+			 * guest's after one, an agent's */
+	SC_HOST,	/* the host's or tsync-host's own: before the first -A */
+	SC_RUN,		/* the whole recording's, before or after an -A (after
+			 * one it still is: tsync_recopt_take_run()) */
+	SC_FORMAT,	/* the files' format: as SC_RUN; and an agent's, for the
+			 * metadata it sends (tsync-host asks a trace-cmd agent
+			 * for version 6 this way) */
+	SC_FILE,	/* a file's own: the host's, that guest's after an -A;
+			 * a trace-cmd host sends it to the agent, which writes
+			 * it into its metadata */
+	SC_GUEST,	/* a guest's only: after an -A, and an agent's */
+	SC_CLOCK,	/* the whole recording's trace clock; a trace-cmd host
+			 * sends its own to the agent */
+	SC_SYNTAX,	/* -A, -h: the command line's own (the parser stops at
+			 * -A, prints the usage for -h); an agent's words may
+			 * not have them */
 };
 
-static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
-
-#define UNSUP(i, s, l, t, why) \
-	{ .id = R_UNSUPPORTED + (i), .short_name = (s), .name = (l), .type = (t), \
-	  .flags = TSYNC_OPT_UNSUPPORTED | TSYNC_OPT_REPEAT, .help = (why) }
-#define STRV TSYNC_OPT_STRING
-#define FLAG TSYNC_OPT_FLAG
-
-/* The options of `tsync-host record`, in trace-cmd's names and meanings;
- * tsync-host(1) documents each (tests/e2e/manpages.sh checks that the
- * defaults agree). */
-static const struct tsync_opt rec_opts[] = {
-	{ .id = R_EVENT, .short_name = 'e', .type = STRV, .arg = "EVENT",
-	  .flags = TSYNC_OPT_REPEAT, .def_text = "no events",
-	  .help = "record system:event, system or all" },
-	{ .id = R_FILTER, .short_name = 'f', .type = STRV, .arg = "FILTER",
-	  .flags = TSYNC_OPT_REPEAT, .help = "filter of the preceding -e (several: all must match)" },
-	{ .id = R_NEGATE, .short_name = 'v', .type = FLAG,
-	  .help = "the -e options after it disable events instead" },
-	{ .id = R_ALL, .short_name = 'a', .type = FLAG, .help = "record all events (-e all)" },
-	{ .id = R_TRACER, .short_name = 'p', .type = STRV, .arg = "TRACER",
-	  .flags = TSYNC_OPT_SCOPED, .def_text = "nop",
-	  .help = "tracer: function, function_graph, ..." },
-	{ .id = R_FUNC, .short_name = 'l', .type = STRV, .arg = "FUNC",
-	  .flags = TSYNC_OPT_REPEAT, .help = "trace only this function (glob)" },
-	{ .id = R_NOTRACE, .short_name = 'n', .type = STRV, .arg = "FUNC",
-	  .flags = TSYNC_OPT_REPEAT, .help = "do not trace this function (glob)" },
-	{ .id = R_GRAPH, .short_name = 'g', .type = STRV, .arg = "FUNC",
-	  .flags = TSYNC_OPT_REPEAT, .help = "function_graph: graph this function" },
-	{ .id = R_MODULE, .name = "module", .type = STRV, .arg = "MODULE",
-	  .flags = TSYNC_OPT_SCOPED, .help = "function filters only in MODULE" },
-	{ .id = R_DEPTH, .name = "max-graph-depth", .type = TSYNC_OPT_INT, .arg = "N",
-	  .flags = TSYNC_OPT_SCOPED, .min = 0, .max = INT_MAX,
-	  .help = "function_graph: depth limit" },
-	{ .id = R_PID, .short_name = 'P', .type = STRV, .arg = "PID[,PID]",
-	  .flags = TSYNC_OPT_REPEAT, .help = "trace only these processes" },
-	{ .id = R_FILTER_CMD, .short_name = 'F', .type = FLAG,
-	  .help = "trace only COMMAND" },
-	{ .id = R_CHILDREN, .short_name = 'c', .type = FLAG,
-	  .help = "with -F or -P: their children too" },
-	{ .id = R_OPTION, .short_name = 'O', .type = STRV, .arg = "OPTION",
-	  .flags = TSYNC_OPT_REPEAT, .help = "set trace option (noOPTION clears it)" },
-	{ .id = R_STACKTRACE, .short_name = 'T', .type = FLAG,
-	  .help = "stack trace of every event (-O stacktrace)" },
-	{ .id = R_CPUMASK, .short_name = 'M', .type = STRV, .arg = "CPUMASK",
-	  .flags = TSYNC_OPT_SCOPED, .def_text = "all CPUs", .help = "trace these CPUs (hex)" },
-	{ .id = R_BUFKB, .short_name = 'b', .type = TSYNC_OPT_INT, .arg = "KB",
-	  .flags = TSYNC_OPT_SCOPED, .min = 0, .max = 16 * 1024 * 1024,
-	  .def_text = "the kernel's default",
-	  .help = "per-CPU buffer size in KiB (0: the default, as trace-cmd)" },
-	{ .id = R_IGNORE, .short_name = 'i', .type = FLAG,
-	  .help = "skip an -e that matches no event instead of failing" },
-	{ .id = R_NOFILTER, .name = "no-filter", .type = FLAG,
-	  .help = "also record tsync's own threads" },
-	{ .id = R_CMDLINES, .name = "cmdlines-size", .type = TSYNC_OPT_INT, .arg = "N",
-	  .flags = TSYNC_OPT_SCOPED, .min = 0, .max = 32768, .def_text = "the kernel's",
-	  .help = "saved_cmdlines entries (pid to comm; 0: the kernel's)" },
-	{ .id = R_SLEEP, .short_name = 's', .type = TSYNC_OPT_INT, .arg = "USECS",
-	  .min = 0, .max = INT_MAX, .def = "50000",
-	  .help = "the recorders look for new data every USECS (and at 10% fill)" },
-	{ .id = R_PRIO, .short_name = 'r', .type = TSYNC_OPT_INT, .arg = "PRIO",
-	  .min = 0, .max = 99,
-	  .help = "run tsync-host's threads at SCHED_FIFO PRIO (0: normal priority)" },
-	{ .id = R_VERBOSE, .name = "verbose", .type = STRV, .arg = "LEVEL",
-	  .flags = TSYNC_OPT_OPTIONAL, .def_text = "info",
-	  .help = "none, crit, err, warn, info, debug, all or 0-6; alone: info" },
-	{ .id = R_QUIET, .name = "quiet", .short_name = 'q', .type = FLAG,
-	  .help = "print only errors" },
-	{ .id = R_NAME, .name = "name", .type = STRV, .arg = "NAME",
-	  .flags = TSYNC_OPT_SCOPED, .help = "after -A: the guest's name" },
-	{ .id = R_DISABLE, .short_name = 'd', .type = FLAG,
-	  .help = "accepted: tsync never turns the function tracer on by itself" },
-	{ .id = R_KEEP, .short_name = 'k', .type = FLAG,
-	  .help = "accepted: tsync records in its own instance and leaves the top "
-		  "instance as it is" },
-	{ .id = R_CLOCK, .short_name = 'C', .type = STRV, .arg = "CLOCK",
-	  .def = "local", .help = "trace clock of host and guests" },
-	{ .id = R_OUTPUT, .short_name = 'o', .type = STRV, .arg = "FILE",
-	  .def = "trace.dat",
-	  .help = "host output; guests go to trace-NAME.dat beside it" },
-	{ .id = R_USER, .name = "user", .type = STRV, .arg = "USER",
-	  .help = "run COMMAND as USER" },
-	{ .id = R_INTERVAL, .name = "tsync-interval", .type = TSYNC_OPT_INT, .arg = "MS",
-	  .min = INT_MIN, .max = 3600000, .def_text = "adaptive",
-	  .help = "sync every MS ms while recording; 0: only at the start and the end; "
-		  "negative: none (guest files uncorrected); without it from 1 s up to 16 s "
-		  "while the drift stays predictable" },
-	{ .id = R_TSOFFSET, .name = "ts-offset", .type = STRV, .arg = "OFFSET",
-	  .help = "add OFFSET (the clock's raw units) to the file's timestamps when read" },
-	{ .id = R_MAXKB, .short_name = 'm', .type = TSYNC_OPT_INT, .arg = "KB",
-	  .min = 0, .max = INT_MAX, .def_text = "no limit",
-	  .help = "keep at most KB KiB of each CPU's data (the newest half to all of it)" },
-	{ .id = R_FILEVER, .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N",
-	  .min = 6, .max = 7, .def_text = "7", .help = "trace.dat version" },
-	{ .id = R_COMPRESSION, .name = "compression", .type = TSYNC_OPT_CHOICE,
-	  .arg = "ALGO", .choices = compressions, .def_text = "zstd; none for version 6",
-	  .help = "trace.dat compression; implies version 7" },
-	{ .id = R_AGENT, .short_name = 'A', .type = STRV, .arg = "GUEST",
-	  .flags = TSYNC_OPT_STOP,
-	  .help = "record a guest (NAME@CID[:PORT], CID[:PORT], NAME, HOST:PORT), up to "
-		  "16; the options after it apply to it" },
-	{ .id = R_DURATION, .name = "duration", .type = TSYNC_OPT_DOUBLE, .arg = "SECONDS",
-	  .min = 0, .max = 1e7, .def_text = "no limit", .help = "stop after SECONDS" },
-	{ .id = R_STAMP, .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
-	  .choices = tsync_stamp_names, .def_text = "chosen from the clock",
-	  .help = "timestamp source" },
-	{ .id = R_KEYFILE, .name = "key-file", .type = STRV, .arg = "FILE",
-	  .def_text = "no key", .help = "authenticate to the agents with this shared key" },
-	{ .id = R_GUESTMAX, .name = "guest-max-mb", .type = TSYNC_OPT_INT, .arg = "MB",
-	  .def = "4096", .min = 0, .max = 16 * 1024 * 1024,
-	  .help = "stop a guest that sends more than MB MiB of data; 0: no cap" },
-	{ .id = R_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
-	  .help = "this text" },
-	/* trace-cmd's options that tsync does not have */
-	UNSUP(1, 'R', NULL, STRV, "event triggers"),
-	UNSUP(2, 'B', NULL, STRV, "extra instances: tsync records one instance per machine"),
-	UNSUP(3, 'D', NULL, FLAG, "tsync does not switch ftrace_enabled off"),
-	UNSUP(4, 'G', NULL, FLAG, "used by trace-cmd set only"),
-	UNSUP(5, 'S', NULL, FLAG, "manual setup: tsync enables what the command line says"),
-	UNSUP(6, 'H', NULL, STRV, "profile hooks"),
-	UNSUP(7, 'K', NULL, FLAG, "tsync always starts from a fresh instance"),
-	UNSUP(8, 'N', NULL, STRV, "recording to a listen server: use tsync-agent"),
-	UNSUP(9, 'V', NULL, STRV, "recording to a listen server: use tsync-agent"),
-	UNSUP(10, 't', NULL, FLAG, "recording to a listen server: use tsync-agent"),
-	UNSUP(11, 0, "date", FLAG, "tsync synchronizes the clocks instead"),
-	UNSUP(12, 0, "func-stack", FLAG, "function stack tracing"),
-	UNSUP(13, 0, "nosplice", FLAG, "tsync always splices"),
-	UNSUP(14, 0, "nofifos", FLAG, "profiling"),
-	UNSUP(15, 0, "profile", FLAG, "profiling"),
-	UNSUP(16, 0, "stderr", FLAG, "profiling"),
-	UNSUP(17, 0, "by-comm", FLAG, "profiling"),
-	UNSUP(19, 0, "debug", FLAG, "use --verbose=debug"),
-	UNSUP(20, 0, "notimeout", FLAG, "every wait of tsync has a deadline"),
-	UNSUP(21, 0, "proc-map", FLAG, "process memory maps"),
-	UNSUP(22, 0, "fork", FLAG, "used by trace-cmd start only"),
-	UNSUP(23, 0, "tsc2nsec", FLAG, "use -C x86-tsc"),
-	UNSUP(24, 0, "poll", FLAG, "tsync always splices"),
-	UNSUP(25, 0, "proxy", STRV, "recording through a proxy agent"),
-	UNSUP(26, 0, "temp", STRV, "temporary files go beside the output"),
-	UNSUP(27, 0, "subbuf-size", STRV, "sub-buffer size"),
-	UNSUP(28, 0, "daemonize", FLAG, "run tsync-host in the background with your shell"),
-	{ 0 }
+static const struct {
+	unsigned int in;	/* the scopes it is accepted in */
+	bool run;		/* after an -A: the whole recording's */
+} scopes[] = {
+	[SC_INST] = { S_HOST | S_GUEST | S_AGENT, false },
+	[SC_HOST] = { S_HOST, false },
+	[SC_RUN] = { S_HOST | S_GUEST, true },
+	[SC_FORMAT] = { S_HOST | S_GUEST | S_AGENT, true },
+	[SC_FILE] = { S_HOST | S_GUEST | S_AGENT, false },
+	[SC_GUEST] = { S_GUEST | S_AGENT, false },
+	[SC_CLOCK] = { S_HOST | S_AGENT, false },
+	[SC_SYNTAX] = { S_HOST | S_GUEST | S_AGENT, false },
 };
 
-static const struct tsync_opt_cmd rec_cmd = {
-	.prog = "tsync-host record",
-	.synopsis = "usage: tsync-host record [HOST OPTIONS] [-A GUEST [GUEST OPTIONS]]...\n"
-		    "                         [[--] COMMAND [ARGS]]\n",
-	.epilogue = "Recording stops when COMMAND exits, after --duration, or on SIGINT or\n"
-		    "SIGTERM; a second SIGINT aborts without waiting for the data. After -A,\n"
-		    "the options of one instance (-e -f -v -a -p -l -n -g --module\n"
-		    "--max-graph-depth -P -c -O -T -M -b -i --no-filter --cmdlines-size -d -k),\n"
-		    "--ts-offset and --name apply to that guest.\n",
-	.opts = rec_opts,
-	.stop_at_operand = true,
+/* How a value is kept in its field (rec_opt.off). */
+enum rec_kind {
+	K_NONE,		/* no field of its own (its .set does what it means) */
+	K_TRUE,		/* bool, true when given */
+	K_INT,		/* int: the number, or the choice's index */
+	K_U32,		/* uint32_t: the number */
+	K_DOUBLE,	/* double */
+	K_STR,		/* char *: a copy of the text */
+	K_LIST,		/* struct tsync_instance_list: the text appended */
+	K_PIDS,		/* inst.pids, inst.npids: PID[,PID...] appended */
+	K_EVENTS,	/* events, nevents: one -e (negated after a -v) */
 };
 
-/* Returns the scopes option @id is accepted in. */
-static unsigned int opt_scopes(int id)
-{
-	switch (id) {
-	case R_EVENT: case R_FILTER: case R_NEGATE: case R_ALL: case R_TRACER:
-	case R_FUNC: case R_NOTRACE: case R_GRAPH: case R_MODULE: case R_DEPTH:
-	case R_PID: case R_CHILDREN: case R_OPTION: case R_STACKTRACE: case R_CPUMASK:
-	case R_BUFKB: case R_IGNORE: case R_NOFILTER: case R_CMDLINES: case R_DISABLE:
-	case R_KEEP:
-		return S_INST;
-	case R_NAME:
-		return S_GUEST | S_AGENT;
-	case R_TSOFFSET:
-		/* written by tsync-host into each file; a trace-cmd host
-		 * sends it to the agent, which writes it into its metadata */
-		return S_HOST | S_GUEST | S_AGENT;
-	case R_CLOCK:
-		return S_HOST | S_AGENT;	/* a trace-cmd host sends its clock */
-	case R_FILEVER: case R_COMPRESSION:
-		/* the whole recording's after an -A; to an agent, the format of
-		 * the metadata it sends (tsync-host asks a trace-cmd agent for
-		 * version 6 this way) */
-		return S_HOST | S_GUEST | S_AGENT;
-	case R_AGENT:	/* it ends a guest's part (STOP) */
-	case R_DURATION: case R_STAMP: case R_KEYFILE: case R_GUESTMAX:
-	case R_OUTPUT: case R_USER: case R_INTERVAL:
-	case R_MAXKB:
-		/* the whole recording's wherever they are: tsync's own, and
-		 * those trace-cmd's agent would refuse or take as the run's */
-		return S_HOST | S_GUEST;
-	}
-	return S_HOST;
-}
+struct parse_ctx;
+struct rec_opt;
+
+/* Checks the text @s of an option; returns what to keep (@s, a part of
+ * it, or @buf of @len filled), or NULL with @err set. */
+typedef const char *rec_check_fn(const struct parse_ctx *c, const char *s, char *buf,
+				  size_t len, char *err, size_t errlen);
+/* Gives a value its meaning where storing it by kind does not: 0, or -1
+ * with @err set. */
+typedef int rec_set_fn(struct parse_ctx *c, const struct rec_opt *ro,
+		       const struct tsync_opt_val *v, char *err, size_t errlen);
+
+struct rec_opt {
+	struct tsync_opt o;	/* names, type, default, range, help; the id
+				 * is set per parse (the row's index + 1) */
+	enum rec_scope scope;
+	enum rec_kind kind;
+	size_t off;		/* the field: offsetof(struct tsync_recopt, ...) */
+	int unset;		/* K_INT: the field's value until given */
+	size_t given;		/* 1 + the offset of a bool set when the option
+				 * is given (not defaulted), or 0 */
+	const char *fixed;	/* a flag's value (-a: "all", -T: "stacktrace") */
+	rec_check_fn *check;	/* K_STR, K_LIST: or NULL for any text */
+	rec_set_fn *set;	/* instead of storing by kind, or NULL */
+	bool pass;		/* an agent gets it as option words
+				 * (tsync_recopt_instance_argv()) */
+};
 
 /* Parse state: the result and the scope. */
 struct parse_ctx {
@@ -230,6 +111,221 @@ struct parse_ctx {
 	unsigned int scope;
 	bool negate;		/* a -v was seen in this scope */
 };
+
+static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
+
+static rec_check_fn check_tracer, check_func, check_module, check_option, check_cpumask,
+		    check_name, check_clock, check_output, check_ts_offset;
+static rec_set_fn set_filter, set_negate, set_verbose, set_not_agent;
+
+#define F(field) offsetof(struct tsync_recopt, field)
+#define GIVEN(field) (F(field) + 1)
+#define STRV TSYNC_OPT_STRING
+#define FLAG TSYNC_OPT_FLAG
+#define UNSUP(s, l, t, why) \
+	{ .o = { .short_name = (s), .name = (l), .type = (t), \
+		 .flags = TSYNC_OPT_UNSUPPORTED | TSYNC_OPT_REPEAT, .help = (why) } }
+
+/* The options of `tsync-host record`, in trace-cmd's names and meanings;
+ * tsync-host(1) documents each (tests/e2e/manpages.sh checks that the
+ * defaults agree). */
+static const struct rec_opt rec_opts[] = {
+	{ .o = { .short_name = 'e', .type = STRV, .arg = "EVENT", .flags = TSYNC_OPT_REPEAT,
+		 .def_text = "no events", .help = "record system:event, system or all" },
+	  .scope = SC_INST, .kind = K_EVENTS, .off = F(events), .pass = true },
+	{ .o = { .short_name = 'f', .type = STRV, .arg = "FILTER", .flags = TSYNC_OPT_REPEAT,
+		 .help = "filter of the preceding -e (several: all must match)" },
+	  .scope = SC_INST, .set = set_filter },
+	{ .o = { .short_name = 'v', .type = FLAG,
+		 .help = "the -e options after it disable events instead" },
+	  .scope = SC_INST, .set = set_negate },
+	{ .o = { .short_name = 'a', .type = FLAG, .help = "record all events (-e all)" },
+	  .scope = SC_INST, .kind = K_EVENTS, .off = F(events), .fixed = "all" },
+	{ .o = { .short_name = 'p', .type = STRV, .arg = "TRACER", .flags = TSYNC_OPT_SCOPED,
+		 .def_text = "nop", .help = "tracer: function, function_graph, ..." },
+	  .scope = SC_INST, .kind = K_STR, .off = F(inst.tracer), .check = check_tracer,
+	  .pass = true },
+	{ .o = { .short_name = 'l', .type = STRV, .arg = "FUNC", .flags = TSYNC_OPT_REPEAT,
+		 .help = "trace only this function (glob)" },
+	  .scope = SC_INST, .kind = K_LIST, .off = F(inst.funcs), .check = check_func,
+	  .pass = true },
+	{ .o = { .short_name = 'n', .type = STRV, .arg = "FUNC", .flags = TSYNC_OPT_REPEAT,
+		 .help = "do not trace this function (glob)" },
+	  .scope = SC_INST, .kind = K_LIST, .off = F(inst.notrace_funcs), .check = check_func,
+	  .pass = true },
+	{ .o = { .short_name = 'g', .type = STRV, .arg = "FUNC", .flags = TSYNC_OPT_REPEAT,
+		 .help = "function_graph: graph this function" },
+	  .scope = SC_INST, .kind = K_LIST, .off = F(inst.graph_funcs), .check = check_func,
+	  .pass = true },
+	/* not passed on: the functions after it carry ":mod:M" */
+	{ .o = { .name = "module", .type = STRV, .arg = "MODULE", .flags = TSYNC_OPT_SCOPED,
+		 .help = "function filters only in MODULE" },
+	  .scope = SC_INST, .kind = K_STR, .off = F(module), .check = check_module },
+	{ .o = { .name = "max-graph-depth", .type = TSYNC_OPT_INT, .arg = "N",
+		 .flags = TSYNC_OPT_SCOPED, .min = 0, .max = INT_MAX,
+		 .help = "function_graph: depth limit" },
+	  .scope = SC_INST, .kind = K_INT, .off = F(inst.max_graph_depth), .unset = -1,
+	  .pass = true },
+	{ .o = { .short_name = 'P', .type = STRV, .arg = "PID[,PID]", .flags = TSYNC_OPT_REPEAT,
+		 .help = "trace only these processes" },
+	  .scope = SC_INST, .kind = K_PIDS, .off = F(inst.pids), .pass = true },
+	{ .o = { .short_name = 'F', .type = FLAG, .help = "trace only COMMAND" },
+	  .scope = SC_HOST, .kind = K_TRUE, .off = F(filter_command) },
+	{ .o = { .short_name = 'c', .type = FLAG, .help = "with -F or -P: their children too" },
+	  .scope = SC_INST, .kind = K_TRUE, .off = F(inst.follow_children), .pass = true },
+	{ .o = { .short_name = 'O', .type = STRV, .arg = "OPTION", .flags = TSYNC_OPT_REPEAT,
+		 .help = "set trace option (noOPTION clears it)" },
+	  .scope = SC_INST, .kind = K_LIST, .off = F(inst.options), .check = check_option,
+	  .pass = true },
+	/* passed on as the -O it is */
+	{ .o = { .short_name = 'T', .type = FLAG,
+		 .help = "stack trace of every event (-O stacktrace)" },
+	  .scope = SC_INST, .kind = K_LIST, .off = F(inst.options), .fixed = "stacktrace" },
+	{ .o = { .short_name = 'M', .type = STRV, .arg = "CPUMASK", .flags = TSYNC_OPT_SCOPED,
+		 .def_text = "all CPUs", .help = "trace these CPUs (hex)" },
+	  .scope = SC_INST, .kind = K_STR, .off = F(inst.cpumask), .check = check_cpumask,
+	  .pass = true },
+	{ .o = { .short_name = 'b', .type = TSYNC_OPT_INT, .arg = "KB",
+		 .flags = TSYNC_OPT_SCOPED, .min = 0, .max = 16 * 1024 * 1024,
+		 .def_text = "the kernel's default",
+		 .help = "per-CPU buffer size in KiB (0: the default, as trace-cmd)" },
+	  .scope = SC_INST, .kind = K_U32, .off = F(inst.buffer_kb), .pass = true },
+	{ .o = { .short_name = 'i', .type = FLAG,
+		 .help = "skip an -e that matches no event instead of failing" },
+	  .scope = SC_INST, .kind = K_TRUE, .off = F(ignore_missing), .pass = true },
+	{ .o = { .name = "no-filter", .type = FLAG, .help = "also record tsync's own threads" },
+	  .scope = SC_INST, .kind = K_TRUE, .off = F(no_filter), .pass = true },
+	{ .o = { .name = "cmdlines-size", .type = TSYNC_OPT_INT, .arg = "N",
+		 .flags = TSYNC_OPT_SCOPED, .min = 0, .max = 32768, .def_text = "the kernel's",
+		 .help = "saved_cmdlines entries (pid to comm; 0: the kernel's)" },
+	  .scope = SC_INST, .kind = K_INT, .off = F(inst.cmdlines_size), .pass = true },
+	{ .o = { .short_name = 's', .type = TSYNC_OPT_INT, .arg = "USECS", .min = 0,
+		 .max = INT_MAX, .def = "50000",
+		 .help = "the recorders look for new data every USECS (and at 10% fill)" },
+	  .scope = SC_HOST, .kind = K_INT, .off = F(sleep_us), .unset = -1 },
+	{ .o = { .short_name = 'r', .type = TSYNC_OPT_INT, .arg = "PRIO", .min = 0, .max = 99,
+		 .help = "run tsync-host's threads at SCHED_FIFO PRIO (0: normal priority)" },
+	  .scope = SC_HOST, .kind = K_INT, .off = F(rt_prio) },
+	{ .o = { .name = "verbose", .type = STRV, .arg = "LEVEL", .flags = TSYNC_OPT_OPTIONAL,
+		 .def_text = "info",
+		 .help = "none, crit, err, warn, info, debug, all or 0-6; alone: info" },
+	  .scope = SC_HOST, .kind = K_INT, .off = F(verbose), .unset = TSYNC_RECOPT_LOG_UNSET,
+	  .set = set_verbose },
+	{ .o = { .name = "quiet", .short_name = 'q', .type = FLAG, .help = "print only errors" },
+	  .scope = SC_HOST, .kind = K_TRUE, .off = F(quiet) },
+	{ .o = { .name = "name", .type = STRV, .arg = "NAME", .flags = TSYNC_OPT_SCOPED,
+		 .help = "after -A: the guest's name" },
+	  .scope = SC_GUEST, .kind = K_STR, .off = F(name), .check = check_name },
+	{ .o = { .short_name = 'd', .type = FLAG,
+		 .help = "accepted: tsync never turns the function tracer on by itself" },
+	  .scope = SC_INST, .kind = K_TRUE, .off = F(disable_function) },
+	{ .o = { .short_name = 'k', .type = FLAG,
+		 .help = "accepted: tsync records in its own instance and leaves the top "
+			 "instance as it is" },
+	  .scope = SC_INST, .kind = K_TRUE, .off = F(keep) },
+	{ .o = { .short_name = 'C', .type = STRV, .arg = "CLOCK", .def = "local",
+		 .help = "trace clock of host and guests" },
+	  .scope = SC_CLOCK, .kind = K_STR, .off = F(clock), .check = check_clock },
+	{ .o = { .short_name = 'o', .type = STRV, .arg = "FILE", .def = "trace.dat",
+		 .help = "host output; guests go to trace-NAME.dat beside it" },
+	  .scope = SC_RUN, .kind = K_STR, .off = F(output), .check = check_output },
+	{ .o = { .name = "user", .type = STRV, .arg = "USER", .help = "run COMMAND as USER" },
+	  .scope = SC_RUN, .kind = K_STR, .off = F(user) },
+	{ .o = { .name = "tsync-interval", .type = TSYNC_OPT_INT, .arg = "MS", .min = INT_MIN,
+		 .max = 3600000, .def_text = "adaptive",
+		 .help = "sync every MS ms while recording; 0: only at the start and the "
+			 "end; negative: none (guest files uncorrected); without it from 1 s "
+			 "up to 16 s while the drift stays predictable" },
+	  .scope = SC_RUN, .kind = K_INT, .off = F(tsync_interval_ms),
+	  .given = GIVEN(has_tsync_interval) },
+	{ .o = { .name = "ts-offset", .type = STRV, .arg = "OFFSET",
+		 .help = "add OFFSET (the clock's raw units) to the file's timestamps when "
+			 "read" },
+	  .scope = SC_FILE, .kind = K_STR, .off = F(ts_offset), .check = check_ts_offset },
+	{ .o = { .short_name = 'm', .type = TSYNC_OPT_INT, .arg = "KB", .min = 0,
+		 .max = INT_MAX, .def_text = "no limit",
+		 .help = "keep at most KB KiB of each CPU's data (the newest half to all of "
+			 "it)" },
+	  .scope = SC_RUN, .kind = K_U32, .off = F(max_kb) },
+	{ .o = { .name = "file-version", .type = TSYNC_OPT_INT, .arg = "N", .min = 6, .max = 7,
+		 .def_text = "7", .help = "trace.dat version" },
+	  .scope = SC_FORMAT, .kind = K_INT, .off = F(file_version) },
+	{ .o = { .name = "compression", .type = TSYNC_OPT_CHOICE, .arg = "ALGO",
+		 .choices = compressions, .def_text = "zstd; none for version 6",
+		 .help = "trace.dat compression; implies version 7" },
+	  .scope = SC_FORMAT, .kind = K_STR, .off = F(compression) },
+	{ .o = { .short_name = 'A', .type = STRV, .arg = "GUEST", .flags = TSYNC_OPT_STOP,
+		 .help = "record a guest (NAME@CID[:PORT], CID[:PORT], NAME, HOST:PORT), up "
+			 "to 16; the options after it apply to it" },
+	  .scope = SC_SYNTAX, .set = set_not_agent },
+	{ .o = { .name = "duration", .type = TSYNC_OPT_DOUBLE, .arg = "SECONDS", .min = 0,
+		 .max = 1e7, .def_text = "no limit", .help = "stop after SECONDS" },
+	  .scope = SC_RUN, .kind = K_DOUBLE, .off = F(duration) },
+	{ .o = { .name = "stamp", .type = TSYNC_OPT_CHOICE, .arg = "SOURCE",
+		 .choices = tsync_stamp_names, .def_text = "chosen from the clock",
+		 .help = "timestamp source" },
+	  .scope = SC_RUN, .kind = K_INT, .off = F(stamp), .unset = -1 },
+	{ .o = { .name = "key-file", .type = STRV, .arg = "FILE", .def_text = "no key",
+		 .help = "authenticate to the agents with this shared key" },
+	  .scope = SC_RUN, .kind = K_STR, .off = F(key_file) },
+	{ .o = { .name = "guest-max-mb", .type = TSYNC_OPT_INT, .arg = "MB", .def = "4096",
+		 .min = 0, .max = 16 * 1024 * 1024,
+		 .help = "stop a guest that sends more than MB MiB of data; 0: no cap" },
+	  .scope = SC_RUN, .kind = K_U32, .off = F(guest_max_mb),
+	  .given = GIVEN(has_guest_max_mb) },
+	{ .o = { .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP, .help = "this text" },
+	  .scope = SC_SYNTAX, .set = set_not_agent },
+	/* trace-cmd's options that tsync does not have */
+	UNSUP('R', NULL, STRV, "event triggers"),
+	UNSUP('B', NULL, STRV, "extra instances: tsync records one instance per machine"),
+	UNSUP('D', NULL, FLAG, "tsync does not switch ftrace_enabled off"),
+	UNSUP('G', NULL, FLAG, "used by trace-cmd set only"),
+	UNSUP('S', NULL, FLAG, "manual setup: tsync enables what the command line says"),
+	UNSUP('H', NULL, STRV, "profile hooks"),
+	UNSUP('K', NULL, FLAG, "tsync always starts from a fresh instance"),
+	UNSUP('N', NULL, STRV, "recording to a listen server: use tsync-agent"),
+	UNSUP('V', NULL, STRV, "recording to a listen server: use tsync-agent"),
+	UNSUP('t', NULL, FLAG, "recording to a listen server: use tsync-agent"),
+	UNSUP(0, "date", FLAG, "tsync synchronizes the clocks instead"),
+	UNSUP(0, "func-stack", FLAG, "function stack tracing"),
+	UNSUP(0, "nosplice", FLAG, "tsync always splices"),
+	UNSUP(0, "nofifos", FLAG, "profiling"),
+	UNSUP(0, "profile", FLAG, "profiling"),
+	UNSUP(0, "stderr", FLAG, "profiling"),
+	UNSUP(0, "by-comm", FLAG, "profiling"),
+	UNSUP(0, "debug", FLAG, "use --verbose=debug"),
+	UNSUP(0, "notimeout", FLAG, "every wait of tsync has a deadline"),
+	UNSUP(0, "proc-map", FLAG, "process memory maps"),
+	UNSUP(0, "fork", FLAG, "used by trace-cmd start only"),
+	UNSUP(0, "tsc2nsec", FLAG, "use -C x86-tsc"),
+	UNSUP(0, "poll", FLAG, "tsync always splices"),
+	UNSUP(0, "proxy", STRV, "recording through a proxy agent"),
+	UNSUP(0, "temp", STRV, "temporary files go beside the output"),
+	UNSUP(0, "subbuf-size", STRV, "sub-buffer size"),
+	UNSUP(0, "daemonize", FLAG, "run tsync-host in the background with your shell"),
+};
+#define NOPTS (sizeof(rec_opts) / sizeof(rec_opts[0]))
+
+/* The usage's last lines: the instance options are the SC_INST rows'. */
+#define EPILOGUE_HEAD "Recording stops when COMMAND exits, after --duration, or on SIGINT or " \
+		      "SIGTERM; a second SIGINT aborts without waiting for the data. After " \
+		      "-A, the options of one instance ("
+#define EPILOGUE_TAIL "), --ts-offset and --name apply to that guest."
+#define EPILOGUE_WIDTH 74
+#define EPILOGUE_MAX 1024
+
+static const struct tsync_opt_cmd rec_cmd = {
+	.prog = "tsync-host record",
+	.synopsis = "usage: tsync-host record [HOST OPTIONS] [-A GUEST [GUEST OPTIONS]]...\n"
+		    "                         [[--] COMMAND [ARGS]]\n",
+	.stop_at_operand = true,
+};
+
+/* The field of @ro in @r. */
+static void *field(const struct tsync_recopt *r, const struct rec_opt *ro)
+{
+	return (char *)r + ro->off;
+}
 
 /* Appends a copy of @s to @l. Returns 0 or -1 with @err set. */
 static int list_add(struct tsync_instance_list *l, const char *s, char *err, size_t errlen)
@@ -279,11 +375,15 @@ static int add_event(struct parse_ctx *c, const char *name, char *err, size_t er
 }
 
 /* -f: filter of the last -e; a second one is ANDed, as trace-cmd does. */
-static int add_filter(struct tsync_recopt *r, const char *f, char *err, size_t errlen)
+static int set_filter(struct parse_ctx *c, const struct rec_opt *ro,
+		      const struct tsync_opt_val *v, char *err, size_t errlen)
 {
+	struct tsync_recopt *r = c->r;
+	const char *f = v->str;
 	struct tsync_recopt_event *e;
 	char *nf;
 
+	(void)ro;
 	if (!r->nevents)
 		return snprintf(err, errlen, "must follow an -e"), -1;
 	e = &r->events[r->nevents - 1];
@@ -303,8 +403,18 @@ static int add_filter(struct tsync_recopt *r, const char *f, char *err, size_t e
 	return 0;
 }
 
-/* -P PID[,PID...]: appends the pids (decimal, > 0). */
-static int add_pids(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+/* -v: the -e options after it disable events (trace-cmd: until the end of
+ * the scope). */
+static int set_negate(struct parse_ctx *c, const struct rec_opt *ro,
+		      const struct tsync_opt_val *v, char *err, size_t errlen)
+{
+	(void)ro, (void)v, (void)err, (void)errlen;
+	c->negate = true;
+	return 0;
+}
+
+/* -P PID[,PID...]: appends the pids (decimal, >= 0). */
+static int add_pids(struct tsync_instance_opts *o, const char *s, char *err, size_t errlen)
 {
 	const char *p = s;
 
@@ -318,30 +428,39 @@ static int add_pids(struct tsync_recopt *r, const char *s, char *err, size_t err
 		/* 0 is the idle task, as trace-cmd takes it */
 		if (errno || end == p || v < 0 || v > INT_MAX || (*end && *end != ','))
 			return snprintf(err, errlen, "expected process ids separated by ','"), -1;
-		nv = realloc(r->inst.pids, sizeof(*nv) * (size_t)(r->inst.npids + 1));
+		nv = realloc(o->pids, sizeof(*nv) * (size_t)(o->npids + 1));
 		if (!nv)
 			return snprintf(err, errlen, "out of memory"), -1;
-		r->inst.pids = nv;
-		nv[r->inst.npids++] = (int)v;
+		o->pids = nv;
+		nv[o->npids++] = (int)v;
 		p = *end ? end + 1 : end;
 	} while (*p);
 	return 0;
 }
 
 /* -l / -n / -g: a function glob, with ":mod:M" after a --module. */
-static int add_func(struct tsync_recopt *r, struct tsync_instance_list *l, const char *f,
-		    char *err, size_t errlen)
+static const char *check_func(const struct parse_ctx *c, const char *f, char *buf,
+			      size_t len, char *err, size_t errlen)
 {
-	char buf[512];
+	const char *module = c->r->module;
 
 	if (!*f || strpbrk(f, " \t\n"))
-		return snprintf(err, errlen, "expected one function name or glob"), -1;
-	if (r->module && !strstr(f, ":mod:")) {
-		if ((size_t)snprintf(buf, sizeof(buf), "%s:mod:%s", f, r->module) >= sizeof(buf))
-			return snprintf(err, errlen, "too long"), -1;
-		f = buf;
-	}
-	return list_add(l, f, err, errlen);
+		return snprintf(err, errlen, "expected one function name or glob"), NULL;
+	if (!module || strstr(f, ":mod:"))
+		return f;
+	if ((size_t)snprintf(buf, len, "%s:mod:%s", f, module) >= len)
+		return snprintf(err, errlen, "too long"), NULL;
+	return buf;
+}
+
+/* --module: a module's name. */
+static const char *check_module(const struct parse_ctx *c, const char *s, char *buf,
+				size_t len, char *err, size_t errlen)
+{
+	(void)c, (void)buf, (void)len;
+	if (!*s || strpbrk(s, " \t:"))
+		return snprintf(err, errlen, "not a module name"), NULL;
+	return s;
 }
 
 /* Reads trace-cmd's --verbose LEVEL; see recopt.h. */
@@ -376,144 +495,140 @@ enum tsync_log_level tsync_recopt_log_level(int verbose)
 }
 
 /* --verbose[=LEVEL]: trace-cmd's levels; alone: info. */
-static int set_verbose(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+static int set_verbose(struct parse_ctx *c, const struct rec_opt *ro,
+		       const struct tsync_opt_val *v, char *err, size_t errlen)
 {
-	r->verbose = tsync_recopt_verbose_level(s);
-	if (r->verbose >= 0)
+	int *level = field(c->r, ro);
+
+	*level = tsync_recopt_verbose_level(v->str);
+	if (*level >= 0)
 		return 0;
 	return snprintf(err, errlen, "%s", TSYNC_RECOPT_VERBOSE_EXPECTED), -1;
 }
 
+/* -A, -h in an agent's words (elsewhere the parser stops at -A, and -h
+ * prints the usage). */
+static int set_not_agent(struct parse_ctx *c, const struct rec_opt *ro,
+			 const struct tsync_opt_val *v, char *err, size_t errlen)
+{
+	(void)c, (void)ro, (void)v;
+	return snprintf(err, errlen, "not an option of a guest's recording"), -1;
+}
+
 /* -M: a hex CPU mask as trace-cmd takes it (commas allowed, as tracing_cpumask
- * prints). */
-static int set_cpumask(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+ * prints); kept without its "0x". */
+static const char *check_cpumask(const struct parse_ctx *c, const char *s, char *buf,
+				 size_t len, char *err, size_t errlen)
 {
 	const char *p = s;
 
+	(void)c, (void)buf, (void)len;
 	if (!strncmp(p, "0x", 2) || !strncmp(p, "0X", 2))
 		p += 2;
 	if (!*p || strspn(p, "0123456789abcdefABCDEF,") != strlen(p) || strlen(p) > 1024)
-		return snprintf(err, errlen, "expected a hexadecimal CPU mask"), -1;
+		return snprintf(err, errlen, "expected a hexadecimal CPU mask"), NULL;
 	if (strspn(p, "0,") == strlen(p))
-		return snprintf(err, errlen, "the mask selects no CPU"), -1;
-	return set_str(&r->inst.cpumask, p, err, errlen);
+		return snprintf(err, errlen, "the mask selects no CPU"), NULL;
+	return p;
 }
 
 /* -p: trace-cmd trims spaces around the tracer's name. */
-static int set_tracer(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+static const char *check_tracer(const struct parse_ctx *c, const char *s, char *buf,
+				size_t len, char *err, size_t errlen)
 {
 	size_t n;
 
+	(void)c;
 	while (isspace((unsigned char)*s))
 		s++;
 	n = strlen(s);
 	while (n && isspace((unsigned char)s[n - 1]))
 		n--;
-	if (!n || n >= 64 || strcspn(s, " \t/") < n)
-		return snprintf(err, errlen, "not a tracer name"), -1;
-	free(r->inst.tracer);
-	r->inst.tracer = strndup(s, n);
-	if (!r->inst.tracer)
-		return snprintf(err, errlen, "out of memory"), -1;
-	return 0;
+	if (!n || n >= 64 || n >= len || strcspn(s, " \t/") < n)
+		return snprintf(err, errlen, "not a tracer name"), NULL;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* -O: a trace option name, "noNAME" to clear it. */
-static int add_option(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+static const char *check_option(const struct parse_ctx *c, const char *s, char *buf,
+				size_t len, char *err, size_t errlen)
 {
+	(void)c, (void)buf, (void)len;
 	if (!*s || strlen(s) >= 64 || strcspn(s, " \t/=") != strlen(s))
-		return snprintf(err, errlen, "not a trace option name"), -1;
-	return list_add(&r->inst.options, s, err, errlen);
+		return snprintf(err, errlen, "not a trace option name"), NULL;
+	return s;
 }
 
-/* The options of one instance (see recopt.h); 1: not one of them. */
-static int set_inst_opt(struct parse_ctx *c, int id, const struct tsync_opt_val *v,
-			char *err, size_t errlen)
+/* --name: a guest's name. */
+static const char *check_name(const struct parse_ctx *c, const char *s, char *buf,
+			      size_t len, char *err, size_t errlen)
 {
-	struct tsync_recopt *r = c->r;
+	(void)c, (void)buf, (void)len;
+	if (!*s || strlen(s) >= 64 ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+	    strlen(s))
+		return snprintf(err, errlen, "a guest name is letters, digits, _ - ."), NULL;
+	return s;
+}
 
-	switch (id) {
-	case R_EVENT: return add_event(c, v->str, err, errlen);
-	case R_FILTER: return add_filter(r, v->str, err, errlen);
-	case R_NEGATE: c->negate = true; return 0;
-	case R_ALL: return add_event(c, "all", err, errlen);
-	case R_TRACER: return set_tracer(r, v->str, err, errlen);
-	case R_FUNC: return add_func(r, &r->inst.funcs, v->str, err, errlen);
-	case R_NOTRACE: return add_func(r, &r->inst.notrace_funcs, v->str, err, errlen);
-	case R_GRAPH: return add_func(r, &r->inst.graph_funcs, v->str, err, errlen);
-	case R_MODULE:
-		if (!*v->str || strpbrk(v->str, " \t:"))
-			return snprintf(err, errlen, "not a module name"), -1;
-		return set_str(&r->module, v->str, err, errlen);
-	case R_DEPTH: r->inst.max_graph_depth = (int)v->num; return 0;
-	case R_PID: return add_pids(r, v->str, err, errlen);
-	case R_CHILDREN: r->inst.follow_children = true; return 0;
-	case R_OPTION: return add_option(r, v->str, err, errlen);
-	case R_STACKTRACE: return list_add(&r->inst.options, "stacktrace", err, errlen);
-	case R_CPUMASK: return set_cpumask(r, v->str, err, errlen);
-	case R_BUFKB: r->inst.buffer_kb = (uint32_t)v->num; return 0;
-	case R_IGNORE: r->ignore_missing = true; return 0;
-	case R_NOFILTER: r->no_filter = true; return 0;
-	case R_CMDLINES: r->inst.cmdlines_size = (int)v->num; return 0;
-	case R_DISABLE: r->disable_function = true; return 0;
-	case R_KEEP: r->keep = true; return 0;
-	case R_NAME:
-		if (!*v->str || strlen(v->str) >= 64 ||
-		    strspn(v->str, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				   "0123456789_-.") != strlen(v->str))
-			return snprintf(err, errlen, "a guest name is letters, digits, _ - ."), -1;
-		return set_str(&r->name, v->str, err, errlen);
-	}
-	return 1;
+/* -C: a trace clock's name. */
+static const char *check_clock(const struct parse_ctx *c, const char *s, char *buf,
+			       size_t len, char *err, size_t errlen)
+{
+	(void)c, (void)buf, (void)len;
+	if (!*s || strlen(s) >= 32 || strpbrk(s, " \t/"))
+		return snprintf(err, errlen, "not a trace clock name"), NULL;
+	return s;
+}
+
+/* -o: a file name. */
+static const char *check_output(const struct parse_ctx *c, const char *s, char *buf,
+				size_t len, char *err, size_t errlen)
+{
+	(void)c, (void)buf, (void)len;
+	if (!*s)
+		return snprintf(err, errlen, "empty file name"), NULL;
+	return s;
 }
 
 /* --ts-offset: an integer as trace-cmd's reader takes it (strtoll, base 0),
  * kept as given: the OFFSET option holds the text. */
-static int set_ts_offset(struct tsync_recopt *r, const char *s, char *err, size_t errlen)
+static const char *check_ts_offset(const struct parse_ctx *c, const char *s, char *buf,
+				   size_t len, char *err, size_t errlen)
 {
 	char *end;
 
+	(void)c, (void)buf, (void)len;
 	errno = 0;
 	(void)strtoll(s, &end, 0);
 	if (errno || end == s || *end || isspace((unsigned char)*s) || strlen(s) > 40)
-		return snprintf(err, errlen, "expected an integer (decimal, 0x hex or 0 octal)"), -1;
-	return set_str(&r->ts_offset, s, err, errlen);
+		return snprintf(err, errlen, "expected an integer (decimal, 0x hex or 0 octal)"),
+		       NULL;
+	return s;
 }
 
-/* The options of the whole recording (HOST), and --ts-offset. */
-static int set_host_opt(struct tsync_recopt *r, int id, const struct tsync_opt_val *v,
-			char *err, size_t errlen)
+/* Keeps value @v of @ro in its field, as its kind says. */
+static int store(struct parse_ctx *c, const struct rec_opt *ro, const struct tsync_opt_val *v,
+		 char *err, size_t errlen)
 {
-	switch (id) {
-	case R_FILTER_CMD: r->filter_command = true; return 0;
-	case R_SLEEP: r->sleep_us = (int)v->num; return 0;
-	case R_PRIO: r->rt_prio = (int)v->num; return 0;
-	case R_VERBOSE: return set_verbose(r, v->str, err, errlen);
-	case R_QUIET: r->quiet = true; return 0;
-	case R_CLOCK:
-		if (!*v->str || strlen(v->str) >= 32 || strpbrk(v->str, " \t/"))
-			return snprintf(err, errlen, "not a trace clock name"), -1;
-		return set_str(&r->clock, v->str, err, errlen);
-	case R_OUTPUT:
-		if (!*v->str)
-			return snprintf(err, errlen, "empty file name"), -1;
-		return set_str(&r->output, v->str, err, errlen);
-	case R_USER: return set_str(&r->user, v->str, err, errlen);
-	case R_INTERVAL:
-		r->has_tsync_interval = true;
-		r->tsync_interval_ms = (int)v->num;
-		return 0;
-	case R_FILEVER: r->file_version = (int)v->num; return 0;
-	case R_COMPRESSION: return set_str(&r->compression, v->str, err, errlen);
-	case R_TSOFFSET: return set_ts_offset(r, v->str, err, errlen);
-	case R_MAXKB: r->max_kb = (uint32_t)v->num; return 0;
-	case R_DURATION: r->duration = v->dbl; return 0;
-	case R_STAMP: r->stamp = (int)v->num; return 0;
-	case R_KEYFILE: return set_str(&r->key_file, v->str, err, errlen);
-	case R_GUESTMAX:
-		r->guest_max_mb = (uint32_t)v->num;
-		r->has_guest_max_mb = !v->is_default;
-		return 0;
+	const char *s = ro->fixed ? ro->fixed : v->str;
+	void *f = field(c->r, ro);
+	char buf[512];
+
+	if (s && ro->check && !(s = ro->check(c, s, buf, sizeof(buf), err, errlen)))
+		return -1;
+	switch (ro->kind) {
+	case K_NONE: return 0;
+	case K_TRUE: *(bool *)f = true; return 0;
+	case K_INT: *(int *)f = (int)v->num; return 0;
+	case K_U32: *(uint32_t *)f = (uint32_t)v->num; return 0;
+	case K_DOUBLE: *(double *)f = v->dbl; return 0;
+	case K_STR: return set_str(f, s, err, errlen);
+	case K_LIST: return list_add(f, s, err, errlen);
+	case K_PIDS: return add_pids(&c->r->inst, s, err, errlen);
+	case K_EVENTS: return add_event(c, s, err, errlen);
 	}
 	return snprintf(err, errlen, "not handled"), -1;
 }
@@ -522,27 +637,38 @@ static int set_host_opt(struct tsync_recopt *r, int id, const struct tsync_opt_v
 static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
 		   char *err, size_t errlen)
 {
+	const struct rec_opt *ro = &rec_opts[o->id - 1];
 	struct parse_ctx *c = ctx;
 	int ret;
 
-	if (o->id == R_AGENT || o->id == R_HELP)	/* only in an AGENT scope */
-		return snprintf(err, errlen, "not an option of a guest's recording"), -1;
-	if (!(opt_scopes(o->id) & c->scope)) {
+	if (!(scopes[ro->scope].in & c->scope)) {
 		if (c->scope == S_HOST)
 			return snprintf(err, errlen, "only after an -A (for a guest)"), -1;
 		return snprintf(err, errlen, "applies to the whole recording or to tsync-host "
 				"itself: give it before the first -A"), -1;
 	}
-	ret = set_inst_opt(c, o->id, v, err, errlen);
-	if (ret <= 0)
-		return ret;
-	return set_host_opt(c->r, o->id, v, err, errlen);
+	ret = ro->set ? ro->set(c, ro, v, err, errlen) : store(c, ro, v, err, errlen);
+	if (!ret && ro->given && !v->is_default)
+		*(bool *)((char *)c->r + ro->given - 1) = true;
+	return ret;
 }
 
 void tsync_recopt_init(struct tsync_recopt *r)
 {
-	*r = (struct tsync_recopt){ .inst.max_graph_depth = -1, .sleep_us = -1,
-				    .verbose = TSYNC_RECOPT_LOG_UNSET, .stamp = -1 };
+	*r = (struct tsync_recopt){ 0 };
+	for (size_t i = 0; i < NOPTS; i++)
+		if (rec_opts[i].kind == K_INT && rec_opts[i].unset)
+			*(int *)field(r, &rec_opts[i]) = rec_opts[i].unset;
+}
+
+/* True if an earlier row keeps its value in the field of row @i (-a and
+ * -e, -T and -O): the field is that row's. */
+static bool shared_field(size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (rec_opts[j].kind == rec_opts[i].kind && rec_opts[j].off == rec_opts[i].off)
+			return true;
+	return false;
 }
 
 /* Frees the strings of @l. */
@@ -555,60 +681,145 @@ static void list_free(struct tsync_instance_list *l)
 
 void tsync_recopt_free(struct tsync_recopt *r)
 {
-	for (int i = 0; i < r->nevents; i++) {
-		free(r->events[i].name);
-		free(r->events[i].filter);
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct rec_opt *ro = &rec_opts[i];
+		void *f = field(r, ro);
+
+		if (shared_field(i))
+			continue;
+		if (ro->kind == K_STR)
+			free(*(char **)f);
+		else if (ro->kind == K_LIST)
+			list_free(f);
+		else if (ro->kind == K_PIDS)
+			free(r->inst.pids);
+		else if (ro->kind == K_EVENTS)
+			for (int e = 0; e < r->nevents; e++) {
+				free(r->events[e].name);
+				free(r->events[e].filter);
+			}
 	}
 	free(r->events);
-	free(r->inst.tracer);
-	list_free(&r->inst.funcs);
-	list_free(&r->inst.notrace_funcs);
-	list_free(&r->inst.graph_funcs);
-	list_free(&r->inst.options);
-	free(r->module);
-	free(r->inst.pids);
-	free(r->inst.cpumask);
-	free(r->name);
-	free(r->clock);
-	free(r->output);
-	free(r->user);
-	free(r->compression);
-	free(r->key_file);
-	free(r->ts_offset);
 	tsync_recopt_init(r);
 }
 
-/* The table for @scope: HOST's, or a copy without defaults in @buf. */
-static const struct tsync_opt *scope_table(enum tsync_recopt_scope scope,
-					   struct tsync_opt *buf, size_t n)
+/* True if @ro was given in @r (a guest's part: no defaults). */
+static bool is_given(const struct tsync_recopt *r, const struct rec_opt *ro)
+{
+	const void *f = field(r, ro);
+
+	if (ro->given)
+		return *(const bool *)((const char *)r + ro->given - 1);
+	switch (ro->kind) {
+	case K_TRUE: return *(const bool *)f;
+	case K_INT: return *(const int *)f != ro->unset;
+	case K_U32: return *(const uint32_t *)f != 0;
+	case K_DOUBLE: return *(const double *)f != 0;
+	case K_STR: return *(char *const *)f != NULL;
+	default: return false;
+	}
+}
+
+void tsync_recopt_take_run(struct tsync_recopt *run, struct tsync_recopt *g)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct rec_opt *ro = &rec_opts[i];
+		void *to = field(run, ro), *from = field(g, ro);
+		size_t size = ro->kind == K_TRUE ? sizeof(bool) : ro->kind == K_INT ? sizeof(int) :
+			      ro->kind == K_U32 ? sizeof(uint32_t) :
+			      ro->kind == K_DOUBLE ? sizeof(double) : 0;
+
+		if (!scopes[ro->scope].run || !is_given(g, ro))
+			continue;
+		if (ro->kind == K_STR) {	/* the old one goes with @g */
+			char *t = *(char **)to;
+
+			*(char **)to = *(char **)from;
+			*(char **)from = t;
+		} else if (size) {
+			memcpy(to, from, size);
+		}
+		if (ro->given)
+			*(bool *)((char *)run + ro->given - 1) = true;
+	}
+}
+
+/* The table for @scope in @buf (of NOPTS + 1): the rows' options with
+ * their ids; without defaults but for HOST; in AGENT, -A does not stop
+ * the parse and -h is an option like any other (set_not_agent()). */
+static void scope_table(enum tsync_recopt_scope scope, struct tsync_opt *buf)
 {
 	size_t i;
 
-	if (scope == TSYNC_RECOPT_HOST)
-		return rec_opts;
-	for (i = 0; i + 1 < n && rec_opts[i].id; i++) {
-		buf[i] = rec_opts[i];
+	for (i = 0; i < NOPTS; i++) {
+		buf[i] = rec_opts[i].o;
+		buf[i].id = (int)i + 1;
+		if (scope == TSYNC_RECOPT_HOST)
+			continue;
 		buf[i].def = NULL;
-		if (buf[i].id == R_AGENT && scope == TSYNC_RECOPT_AGENT)
+		if (scope == TSYNC_RECOPT_AGENT) {
 			buf[i].flags &= ~(unsigned int)TSYNC_OPT_STOP;
-		if (buf[i].type == TSYNC_OPT_HELP && scope == TSYNC_RECOPT_AGENT)
-			buf[i].type = TSYNC_OPT_FLAG;
+			if (buf[i].type == TSYNC_OPT_HELP)
+				buf[i].type = TSYNC_OPT_FLAG;
+		}
 	}
 	buf[i] = (struct tsync_opt){ 0 };
-	return buf;
+}
+
+/* Writes the usage's last lines into @buf: the instance options are the
+ * SC_INST rows', words wrapped at EPILOGUE_WIDTH. */
+static void epilogue(char *buf, size_t len)
+{
+	char text[EPILOGUE_MAX], name[64];
+	size_t off = (size_t)snprintf(text, sizeof(text), "%s", EPILOGUE_HEAD), at = 0, col = 0;
+	bool first = true;
+
+	for (size_t i = 0; i < NOPTS && off < sizeof(text); i++) {
+		if (rec_opts[i].scope != SC_INST ||
+		    rec_opts[i].o.flags & TSYNC_OPT_UNSUPPORTED)
+			continue;
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s", first ? "" : " ",
+					tsync_opt_name(&rec_opts[i].o, name, sizeof(name)));
+		first = false;
+	}
+	if (off < sizeof(text))
+		snprintf(text + off, sizeof(text) - off, "%s", EPILOGUE_TAIL);
+	for (const char *w = text; *w && at + 2 < len;) {
+		size_t n = strcspn(w, " ");
+
+		if (col && col + 1 + n > EPILOGUE_WIDTH) {
+			buf[at++] = '\n';
+			col = 0;
+		} else if (col) {
+			buf[at++] = ' ';
+			col++;
+		}
+		n = n < len - at - 2 ? n : len - at - 2;
+		memcpy(buf + at, w, n);
+		at += n;
+		col += n;
+		w += n;
+		w += *w == ' ';
+	}
+	buf[at++] = '\n';
+	buf[at] = '\0';
 }
 
 int tsync_recopt_parse(struct tsync_recopt *r, enum tsync_recopt_scope scope,
 		       int argc, char **argv, FILE *out, char *err, size_t errlen)
 {
-	struct tsync_opt buf[sizeof(rec_opts) / sizeof(rec_opts[0])];
+	struct tsync_opt buf[NOPTS + 1];
 	struct parse_ctx c = { .r = r };
 	struct tsync_opt_cmd cmd = rec_cmd;
+	char epi[EPILOGUE_MAX];
 	int ret;
 
 	c.scope = scope == TSYNC_RECOPT_HOST ? S_HOST :
 		  scope == TSYNC_RECOPT_GUEST ? S_GUEST : S_AGENT;
-	cmd.opts = scope_table(scope, buf, sizeof(buf) / sizeof(buf[0]));
+	scope_table(scope, buf);
+	cmd.opts = buf;
+	epilogue(epi, sizeof(epi));
+	cmd.epilogue = epi;
 	if (scope == TSYNC_RECOPT_AGENT)
 		cmd.prog = "record options";
 	ret = tsync_opt_parse(&cmd, argc, argv, set_opt, &c, out, err, errlen);
@@ -623,8 +834,13 @@ int tsync_recopt_parse(struct tsync_recopt *r, enum tsync_recopt_scope scope,
 	}
 	/* trace-cmd: --module alone filters all of the module's functions */
 	if (r->module && !r->inst.funcs.n && !r->inst.notrace_funcs.n &&
-	    !r->inst.graph_funcs.n && add_func(r, &r->inst.funcs, "*", err, errlen))
-		return TSYNC_RECOPT_ERROR;
+	    !r->inst.graph_funcs.n) {
+		char fn[512];
+		const char *f = check_func(&c, "*", fn, sizeof(fn), err, errlen);
+
+		if (!f || list_add(&r->inst.funcs, f, err, errlen))
+			return TSYNC_RECOPT_ERROR;
+	}
 	if (r->inst.follow_children && !r->inst.npids && !r->filter_command) {
 		snprintf(err, errlen, "%s: -c can only be used with -F or -P", cmd.prog);
 		return TSYNC_RECOPT_ERROR;
@@ -679,39 +895,43 @@ static int events_argv(const struct tsync_recopt *r, char ***v, int *n)
 	return ret;
 }
 
-/* The words of a list option @opt for each entry of @l. */
-static int list_argv(const char *opt, const struct tsync_instance_list *l, char ***v, int *n)
+/* The words that give an agent the value of @ro in @r (none if unset). */
+static int opt_argv(const struct tsync_recopt *r, const struct rec_opt *ro, char ***v, int *n)
 {
+	const void *f = field(r, ro);
+	char name[64], num[32];
 	int ret = 0;
 
-	for (int i = 0; i < l->n && !ret; i++)
-		ret = argv_add(v, n, opt, l->v[i]);
-	return ret;
-}
+	tsync_opt_name(&ro->o, name, sizeof(name));
+	switch (ro->kind) {
+	case K_TRUE:
+		return *(const bool *)f ? argv_add(v, n, name, NULL) : 0;
+	case K_INT:
+		snprintf(num, sizeof(num), "%d", *(const int *)f);
+		return *(const int *)f != ro->unset ? argv_add(v, n, name, num) : 0;
+	case K_U32:
+		snprintf(num, sizeof(num), "%u", *(const uint32_t *)f);
+		return *(const uint32_t *)f ? argv_add(v, n, name, num) : 0;
+	case K_STR:
+		return *(char *const *)f ? argv_add(v, n, name, *(char *const *)f) : 0;
+	case K_LIST: {
+		const struct tsync_instance_list *l = f;
 
-/* The number options of an instance. */
-static int num_argv(const struct tsync_recopt *r, char ***v, int *n)
-{
-	char buf[32];
-	int ret = 0;
-
-	if (r->inst.max_graph_depth >= 0) {
-		snprintf(buf, sizeof(buf), "%d", r->inst.max_graph_depth);
-		ret = argv_add(v, n, "--max-graph-depth", buf);
+		for (int i = 0; i < l->n && !ret; i++)
+			ret = argv_add(v, n, name, l->v[i]);
+		return ret;
 	}
-	if (!ret && r->inst.buffer_kb) {
-		snprintf(buf, sizeof(buf), "%u", r->inst.buffer_kb);
-		ret = argv_add(v, n, "-b", buf);
+	case K_PIDS:
+		for (int i = 0; i < r->inst.npids && !ret; i++) {
+			snprintf(num, sizeof(num), "%d", r->inst.pids[i]);
+			ret = argv_add(v, n, name, num);
+		}
+		return ret;
+	case K_EVENTS:
+		return events_argv(r, v, n);
+	default:
+		return 0;
 	}
-	if (!ret && r->inst.cmdlines_size) {
-		snprintf(buf, sizeof(buf), "%d", r->inst.cmdlines_size);
-		ret = argv_add(v, n, "--cmdlines-size", buf);
-	}
-	for (int i = 0; i < r->inst.npids && !ret; i++) {
-		snprintf(buf, sizeof(buf), "%d", r->inst.pids[i]);
-		ret = argv_add(v, n, "-P", buf);
-	}
-	return ret;
 }
 
 int tsync_recopt_instance_argv(const struct tsync_recopt *r, char ***argv, int *argc)
@@ -720,28 +940,9 @@ int tsync_recopt_instance_argv(const struct tsync_recopt *r, char ***argv, int *
 	int n = 0, ret;
 
 	ret = argv_add(&v, &n, "record", NULL);
-	if (!ret)
-		ret = events_argv(r, &v, &n);
-	if (!ret && r->inst.tracer)
-		ret = argv_add(&v, &n, "-p", r->inst.tracer);
-	if (!ret)
-		ret = list_argv("-l", &r->inst.funcs, &v, &n);
-	if (!ret)
-		ret = list_argv("-n", &r->inst.notrace_funcs, &v, &n);
-	if (!ret)
-		ret = list_argv("-g", &r->inst.graph_funcs, &v, &n);
-	if (!ret)
-		ret = list_argv("-O", &r->inst.options, &v, &n);
-	if (!ret)
-		ret = num_argv(r, &v, &n);
-	if (!ret && r->inst.follow_children)
-		ret = argv_add(&v, &n, "-c", NULL);
-	if (!ret && r->inst.cpumask)
-		ret = argv_add(&v, &n, "-M", r->inst.cpumask);
-	if (!ret && r->ignore_missing)
-		ret = argv_add(&v, &n, "-i", NULL);
-	if (!ret && r->no_filter)
-		ret = argv_add(&v, &n, "--no-filter", NULL);
+	for (size_t i = 0; i < NOPTS && !ret; i++)
+		if (rec_opts[i].pass)
+			ret = opt_argv(r, &rec_opts[i], &v, &n);
 	if (ret) {
 		tsync_recopt_argv_free(v, n);
 		return ret;
@@ -760,11 +961,11 @@ void tsync_recopt_argv_free(char **argv, int argc)
 
 bool tsync_recopt_plain_events(const struct tsync_recopt *r)
 {
+	const struct tsync_instance_opts *o = &r->inst;
+
 	for (int i = 0; i < r->nevents; i++)
 		if (r->events[i].negate)
 			return false;
-	const struct tsync_instance_opts *o = &r->inst;
-
 	return !o->tracer && !o->funcs.n && !o->notrace_funcs.n && !o->graph_funcs.n &&
 	       o->max_graph_depth < 0 && !o->npids && !o->follow_children &&
 	       !o->options.n && !o->cpumask && !r->ignore_missing && !r->no_filter &&
@@ -787,5 +988,13 @@ const char *tsync_recopt_agent_value(int argc, char **argv, int at, int *next)
 
 void tsync_recopt_usage(FILE *f)
 {
-	tsync_opt_usage(&rec_cmd, f);
+	struct tsync_opt buf[NOPTS + 1];
+	struct tsync_opt_cmd cmd = rec_cmd;
+	char epi[EPILOGUE_MAX];
+
+	scope_table(TSYNC_RECOPT_HOST, buf);
+	cmd.opts = buf;
+	epilogue(epi, sizeof(epi));
+	cmd.epilogue = epi;
+	tsync_opt_usage(&cmd, f);
 }

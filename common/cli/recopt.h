@@ -143,6 +143,14 @@ void tsync_recopt_init(struct tsync_recopt *r);
 void tsync_recopt_free(struct tsync_recopt *r);
 
 /*
+ * Moves the options of the whole recording that a guest's part @g (GUEST
+ * scope) holds (tsync's own, -o, -m, --file-version, ...: given after an
+ * -A, they still apply to the whole recording) into @run, the host's
+ * part: each one given replaces @run's. What @run held goes with @g.
+ */
+void tsync_recopt_take_run(struct tsync_recopt *run, struct tsync_recopt *g);
+
+/*
  * Reads an -A value's start in @argv[@at] ("-A", "-AVALUE"): returns the
  * value and sets *@next to the index after it, or NULL if the value is
  * missing.

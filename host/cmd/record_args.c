@@ -58,37 +58,6 @@ static int guest_events(struct guest *g, const struct tsync_recopt *o, char *err
 	return 0;
 }
 
-/* Moves the string @src into @dst (the old one is freed with @src's owner). */
-#define SWAP_STR(dst, src) do { char *t_ = (dst); (dst) = (src); (src) = t_; } while (0)
-
-/* The whole recording's options given after an -A (tsync's own, and
- * those trace-cmd's agent would refuse) go to the host's @h. */
-static void merge_whole_run(struct tsync_recopt *h, struct tsync_recopt *g)
-{
-	if (g->duration)
-		h->duration = g->duration;
-	if (g->stamp >= 0)
-		h->stamp = g->stamp;
-	if (g->has_guest_max_mb)
-		h->guest_max_mb = g->guest_max_mb;
-	if (g->has_tsync_interval) {
-		h->has_tsync_interval = true;
-		h->tsync_interval_ms = g->tsync_interval_ms;
-	}
-	if (g->file_version)
-		h->file_version = g->file_version;
-	if (g->max_kb)
-		h->max_kb = g->max_kb;
-	if (g->key_file)
-		SWAP_STR(h->key_file, g->key_file);
-	if (g->output)
-		SWAP_STR(h->output, g->output);
-	if (g->user)
-		SWAP_STR(h->user, g->user);
-	if (g->compression)
-		SWAP_STR(h->compression, g->compression);
-}
-
 /* -A @arg and the options after it (@argv from its value on): adds a
  * guest. Returns the index in @argv where its options end, or exits. */
 static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
@@ -118,7 +87,7 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 	if (o->max_kb && cfg->opt.max_kb)	/* as trace-cmd */
 		return fprintf(stderr, "tsync-host record: -m can only be specified once\n"),
 		       exit(2), 0;
-	merge_whole_run(&cfg->opt, o);
+	tsync_recopt_take_run(&cfg->opt, o);
 	g = &cfg->guests[cfg->nguests];
 	g->ep = a.ep;
 	g->dialect = a.dialect;

@@ -461,6 +461,55 @@ static void test_instance_argv(void **state)
 	tsync_recopt_free(&r);
 }
 
+/* The whole recording's options given after an -A go to the host's part
+ * (each replacing the host's); the instance's stay the guest's. */
+static void test_take_run(void **state)
+{
+	struct tsync_recopt h, g;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&h, TSYNC_RECOPT_HOST, "-o h.dat --duration 1 -e sched", err,
+			       sizeof(err)), 7);
+	assert_int_equal(parse(&g, TSYNC_RECOPT_GUEST,
+			       "-e irq -b 64 -o g.dat --tsync-interval 0 --guest-max-mb 0 "
+			       "--stamp tsc -m 32 --file-version 6 --compression none "
+			       "--key-file k --user u --ts-offset 5 --name n", err, sizeof(err)),
+			 27);
+	tsync_recopt_take_run(&h, &g);
+	assert_string_equal(h.output, "g.dat");
+	assert_string_equal(g.output, "h.dat");	/* freed with the guest's part */
+	assert_true(h.duration == 1);		/* not given after the -A */
+	assert_true(h.has_tsync_interval);
+	assert_int_equal(h.tsync_interval_ms, 0);
+	assert_true(h.has_guest_max_mb);
+	assert_int_equal(h.guest_max_mb, 0);
+	assert_string_equal(tsync_stamp_names[h.stamp], "tsc");
+	assert_int_equal(h.max_kb, 32);
+	assert_int_equal(h.file_version, 6);
+	assert_string_equal(h.compression, "none");
+	assert_string_equal(h.key_file, "k");
+	assert_string_equal(h.user, "u");
+	/* the guest's own */
+	assert_int_equal(h.nevents, 1);
+	assert_string_equal(h.events[0].name, "sched");
+	assert_int_equal(h.inst.buffer_kb, 0);
+	assert_null(h.ts_offset);
+	assert_null(h.name);
+	assert_string_equal(g.ts_offset, "5");
+	assert_string_equal(g.name, "n");
+	tsync_recopt_free(&g);
+
+	/* what the guest's part does not give stays the host's */
+	assert_int_equal(parse(&g, TSYNC_RECOPT_GUEST, "-e irq", err, sizeof(err)), 3);
+	tsync_recopt_take_run(&h, &g);
+	assert_string_equal(h.output, "g.dat");
+	assert_int_equal(h.stamp, 2);
+	assert_int_equal(h.guest_max_mb, 0);
+	tsync_recopt_free(&g);
+	tsync_recopt_free(&h);
+}
+
 static void test_usage(void **state)
 {
 	char *text = NULL;
@@ -479,6 +528,11 @@ static void test_usage(void **state)
 	assert_null(strstr(text, "  -R "));
 	assert_non_null(strstr(text, "  --ts-offset OFFSET"));
 	assert_non_null(strstr(text, "  -m KB"));
+	/* the instance options after -A: the table's (and wrapped as ever) */
+	assert_non_null(strstr(text, "After -A,\nthe options of one instance (-e -f -v -a -p -l "
+			       "-n -g --module\n--max-graph-depth -P -c -O -T -M -b -i "
+			       "--no-filter --cmdlines-size -d -k),\n--ts-offset and --name "
+			       "apply to that guest.\n"));
 	free(text);
 }
 
@@ -493,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_scopes),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_instance_argv),
+		cmocka_unit_test(test_take_run),
 		cmocka_unit_test(test_usage),
 	};
 
