@@ -60,7 +60,8 @@
 #define TSYNC_MAX_PROBES		4096	/* probes per sync round */
 #define TSYNC_MAX_CPUS			8192	/* CPUs of one side */
 #define TSYNC_MAX_EVENTS		1024	/* events in TRACE_START */
-#define TSYNC_MAX_ARGS			256	/* option words in TRACE_START */
+#define TSYNC_MAX_ARGS			4096	/* option words in TRACE_START (1024
+						 * events with a filter each) */
 #define TSYNC_ARG_MAX			4096	/* one option word */
 
 /* TRACE_START flags. */

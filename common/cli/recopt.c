@@ -959,19 +959,6 @@ void tsync_recopt_argv_free(char **argv, int argc)
 	free(argv);
 }
 
-bool tsync_recopt_plain_events(const struct tsync_recopt *r)
-{
-	const struct tsync_instance_opts *o = &r->inst;
-
-	for (int i = 0; i < r->nevents; i++)
-		if (r->events[i].negate)
-			return false;
-	return !o->tracer && !o->funcs.n && !o->notrace_funcs.n && !o->graph_funcs.n &&
-	       o->max_graph_depth < 0 && !o->npids && !o->follow_children &&
-	       !o->options.n && !o->cpumask && !r->ignore_missing && !r->no_filter &&
-	       !o->cmdlines_size;
-}
-
 const char *tsync_recopt_agent_value(int argc, char **argv, int at, int *next)
 {
 	if (at >= argc || strncmp(argv[at], "-A", 2))

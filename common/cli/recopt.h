@@ -169,11 +169,6 @@ int tsync_recopt_instance_argv(const struct tsync_recopt *r, char ***argv, int *
 /* Frees what tsync_recopt_instance_argv() made. */
 void tsync_recopt_argv_free(char **argv, int argc);
 
-/* True if @r's instance settings are events (none negated), their
- * filters and a buffer size only: what an agent without option arguments
- * takes. */
-bool tsync_recopt_plain_events(const struct tsync_recopt *r);
-
 /* Prints the usage of `tsync-host record`, generated from the table. */
 void tsync_recopt_usage(FILE *f);
 

@@ -36,25 +36,19 @@ static void host_events(struct rec_cfg *cfg)
 	cfg->nevents = o->nevents;
 }
 
-/* A guest's -e options as TRACE_START events, for an agent that takes no
- * option arguments (only -e, -f and -b given). */
-static int guest_events(struct guest *g, const struct tsync_recopt *o, char *err,
-			size_t errlen)
+/* Checks that a guest's -e options fit its agent's option words. */
+static int guest_events(const struct tsync_recopt *o, char *err, size_t errlen)
 {
 	if (o->nevents > MAX_EVENTS)
 		return snprintf(err, errlen, "more than %d events", MAX_EVENTS), -1;
 	for (int i = 0; i < o->nevents; i++) {
 		const struct tsync_recopt_event *e = &o->events[i];
 
-		if (strlen(e->name) >= TSYNC_EVENT_NAME_MAX)
+		if (strlen(e->name) >= TSYNC_ARG_MAX)
 			return snprintf(err, errlen, "event name too long"), -1;
-		if (e->filter && strlen(e->filter) >= TSYNC_FILTER_MAX)
+		if (e->filter && strlen(e->filter) >= TSYNC_ARG_MAX)
 			return snprintf(err, errlen, "filter too long"), -1;
-		snprintf(g->events[i].name, TSYNC_EVENT_NAME_MAX, "%s", e->name);
-		g->events[i].filter = e->filter ? e->filter : (char *)"";
 	}
-	g->nevents = o->nevents;
-	g->buffer_kb = o->inst.buffer_kb;
 	return 0;
 }
 
@@ -98,18 +92,12 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 				       "NAME after -A names one)\n", g->name), exit(2), 0;
 	g->agent_str = val;
 	g->ts_offset = o->ts_offset;
-	/* an agent of an earlier version takes events, filters and a buffer
-	 * size: only what goes beyond is sent as option words at trace start;
-	 * a dialect that takes words as the session opens (trace-cmd's)
-	 * always gets them */
-	g->send_argv = !tsync_recopt_plain_events(o);
+	/* the guest's instance settings, as option words for either agent */
+	if (guest_events(o, err, sizeof(err)))
+		return fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, err),
+		       exit(2), 0;
 	if (tsync_recopt_instance_argv(o, &g->argv, &g->argc))
 		return fprintf(stderr, "tsync-host record: out of memory\n"), exit(2), 0;
-	cfg->gevents[cfg->nguests] = calloc(MAX_EVENTS, sizeof(struct tsync_trace_event));
-	g->events = cfg->gevents[cfg->nguests];
-	if (!g->events || guest_events(g, o, err, sizeof(err)))
-		return fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name,
-			       g->events ? err : "out of memory"), exit(2), 0;
 	cfg->nguests++;
 	return end;
 }

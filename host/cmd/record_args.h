@@ -31,7 +31,6 @@ struct rec_cfg {
 	/* guests */
 	struct guest guests[MAX_GUESTS];
 	struct tsync_recopt gopt[MAX_GUESTS];	/* each guest's part */
-	struct tsync_trace_event *gevents[MAX_GUESTS];
 	int nguests;
 	char **command;
 };

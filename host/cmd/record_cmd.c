@@ -568,7 +568,6 @@ static void rec_cleanup(struct recorder *r)
 	for (int i = 0; i < r->cfg.nguests; i++) {
 		guest_join_sync_thread(&r->cfg.guests[i]);
 		guest_free(&r->cfg.guests[i]);
-		free(r->cfg.gevents[i]);
 		tsync_recopt_argv_free(r->cfg.guests[i].argv, r->cfg.guests[i].argc);
 		tsync_recopt_free(&r->cfg.gopt[i]);
 	}

@@ -222,14 +222,9 @@ static int fetch_meta(struct guest *g)
 /* Starts tracing and the data receivers; see guest.h. */
 int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 {
-	struct peer_trace_opts to = { .clock = clock, .buffer_kb = g->buffer_kb,
-				      .nevents = (uint32_t)g->nevents, .events = g->events };
-
-	/* options beyond -e -f -b: all of them as option words (argv[0] is
-	 * not sent) */
-	if (g->send_argv)
-		to = (struct peer_trace_opts){ .clock = clock, .nargs = (uint32_t)g->argc - 1,
-					       .args = g->argv + 1 };
+	/* the settings as option words (argv[0] is not sent) */
+	struct peer_trace_opts to = { .clock = clock, .nargs = (uint32_t)g->argc - 1,
+				      .args = g->argv + 1 };
 	uint32_t nstreams = g->ncpus;
 	int ret;
 

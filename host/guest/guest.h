@@ -46,12 +46,6 @@ struct guest {
 	char **argv;			/* its options for the agent ("record" first:
 					 * tsync_recopt_instance_argv()) */
 	int argc;
-	bool send_argv;			/* sent at trace start: more than -e -f -b
-					 * (a dialect that takes them at the
-					 * session's opening always gets them) */
-	int nevents;
-	struct tsync_trace_event *events;
-	uint32_t buffer_kb;
 	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
 	uint32_t max_kb;		/* -m: each CPU keeps the newest half to all
 					 * of it (common/base/maxkb.h); 0: all */

@@ -273,10 +273,6 @@ int client_trace_start(struct tsync_client *c, const struct client_trace_opts *o
 
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "%s", o->clock);
-	m.trace_start.buffer_kb = o->buffer_kb;
-	m.trace_start.nevents = o->nevents;
-	/* encoding only reads the events */
-	m.trace_start.events = (struct tsync_trace_event *)o->events;
 	if (o->nargs) {
 		m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
 		m.trace_start.nargs = o->nargs;

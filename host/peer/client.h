@@ -49,11 +49,8 @@ struct client_opts {
 /* What TRACE_START asks for. */
 struct client_trace_opts {
 	const char *clock;
-	uint32_t buffer_kb;		/* 0: the agent's default */
-	uint32_t nevents;
-	const struct tsync_trace_event *events;
-	/* the guest's trace-cmd record options (common/recopt), sent with
-	 * TSYNC_TRACE_FL_ARGS instead of events and buffer_kb; 0: none */
+	/* the guest's trace-cmd record options (common/cli/recopt.h: events,
+	 * buffer size and the rest), sent with TSYNC_TRACE_FL_ARGS; 0: none */
 	uint32_t nargs;
 	char *const *args;
 };

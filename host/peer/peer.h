@@ -69,11 +69,8 @@ struct peer_opts {
 /* What tracing is started with (peer_trace_start()). */
 struct peer_trace_opts {
 	const char *clock;
-	uint32_t buffer_kb;		/* 0: the agent's default */
-	uint32_t nevents;
-	const struct tsync_trace_event *events;
-	/* the guest's trace-cmd record options, instead of events and
-	 * buffer_kb; 0: none */
+	/* the guest's trace-cmd record options (events, buffer size and the
+	 * rest); 0: none */
 	uint32_t nargs;
 	char *const *args;
 };

@@ -98,9 +98,8 @@ static int ts_round(struct peer *p, uint32_t cpu, const struct round_opts *o,
 static int ts_trace_start(struct peer *p, const struct peer_trace_opts *o, uint32_t *nstreams,
 			  char *err, size_t errlen)
 {
-	struct client_trace_opts to = { .clock = o->clock, .buffer_kb = o->buffer_kb,
-					.nevents = o->nevents, .events = o->events,
-					.nargs = o->nargs, .args = o->args };
+	struct client_trace_opts to = { .clock = o->clock, .nargs = o->nargs,
+					.args = o->args };
 
 	return client_trace_start(ts(p)->c, &to, nstreams, err, errlen);
 }

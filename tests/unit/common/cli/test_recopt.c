@@ -427,7 +427,6 @@ static void test_instance_argv(void **state)
 			  "--module ext4 -l ext4_* -n x -g y --max-graph-depth 2 -P 5,6 -c -T -O noirq-info "
 			  "-M ff -b 512 -i --no-filter --cmdlines-size 300 --name g1 --duration 3",
 			  err, sizeof(err)) > 0);
-	assert_false(tsync_recopt_plain_events(&r));
 	assert_int_equal(tsync_recopt_instance_argv(&r, &v, &n), 0);
 	assert_string_equal(v[0], "record");
 	assert_null(v[n]);
@@ -454,10 +453,19 @@ static void test_instance_argv(void **state)
 	tsync_recopt_free(&back);
 	tsync_recopt_free(&r);
 
-	/* events, filters and a buffer size only: the plain form */
+	/* events, filters and a buffer size: the words, known */
 	assert_true(parse(&r, TSYNC_RECOPT_GUEST, "-e sched -f x>1 -b 64 --name g", err,
 			  sizeof(err)) > 0);
-	assert_true(tsync_recopt_plain_events(&r));
+	assert_int_equal(tsync_recopt_instance_argv(&r, &v, &n), 0);
+	{
+		static const char *const want[] = { "record", "-e", "sched", "-f", "(x>1)",
+						    "-b", "64" };
+
+		assert_int_equal(n, 7);
+		for (int i = 0; i < n; i++)
+			assert_string_equal(v[i], want[i]);
+	}
+	tsync_recopt_argv_free(v, n);
 	tsync_recopt_free(&r);
 }
 

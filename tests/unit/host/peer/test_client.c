@@ -660,9 +660,10 @@ static void script_trace_start(struct peer *p)
 
 	if (peer_open(p) || peer_expect(p, p->fd, TSYNC_MSG_TRACE_START, &m))
 		return;
-	if (strcmp(m.trace_start.clock, "mono") || m.trace_start.buffer_kb != 512 ||
-	    m.trace_start.nevents != 1 || strcmp(m.trace_start.events[0].name, "sched") ||
-	    strcmp(m.trace_start.events[0].filter, "pid > 1"))
+	if (strcmp(m.trace_start.clock, "mono") || m.trace_start.flags != TSYNC_TRACE_FL_ARGS ||
+	    m.trace_start.buffer_kb || m.trace_start.nevents || m.trace_start.nargs != 4 ||
+	    strcmp(m.trace_start.args[0], "-e") || strcmp(m.trace_start.args[1], "sched") ||
+	    strcmp(m.trace_start.args[2], "-b") || strcmp(m.trace_start.args[3], "512"))
 		peer_bad(p, "TRACE_START not as asked");
 	tsync_msg_free(&m);
 	switch (p->arg) {
@@ -691,9 +692,8 @@ static void test_trace_start(void **state)
 		{ TSYNC_PERR_PEER_ERROR, "unknown event sched" },
 		{ TSYNC_PERR_UNEXPECTED, "META_END" },
 	};
-	struct tsync_trace_event ev = { .name = "sched", .filter = (char *)"pid > 1" };
-	struct client_trace_opts to = { .clock = "mono", .buffer_kb = 512, .nevents = 1,
-					.events = &ev };
+	static char *const words[] = { "-e", "sched", "-b", "512" };
+	struct client_trace_opts to = { .clock = "mono", .nargs = 4, .args = words };
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
