@@ -19,7 +19,8 @@
  *                    -> record.c    a recording: budget, instance,
  *                                   streams, stop, metadata (both
  *                                   session types)
- *                    -> evsel.c     the event selection, bounded
+ *                    -> evsel.c     the host's record options, their event
+ *                                   selection bounded (both session types)
  *            -> data.c      a data connection: finds its session,
  *                           streams one CPU (through record.c)
  *   control.c   a session's state and its control connection (send,

@@ -329,72 +329,31 @@ static int dec_sync_result(struct rcur *c, struct tsync_sync_result *r)
 }
 
 /*
- * TRACE_START: the events and their filters go into one allocation (the
- * array, then the filter strings), sized by a first validating pass.
+ * TRACE_START: the guest's settings are the option words (with ARGS), in
+ * one allocation (the pointer array, then the strings). The two fields
+ * that held an event list and a buffer size in protocol 1's first
+ * encoding must be 0: a host that still sends them is told so
+ * (Documentation/protocol.md, 6.14).
  */
-static int dec_trace_args(struct rcur *c, struct tsync_trace_start *t);
-
 static int dec_trace_start(struct rcur *c, struct tsync_trace_start *t)
 {
-	struct tsync_trace_event *ev;
 	size_t start, total = 0, n;
+	uint32_t kb, nevents, i;
 	char *strs;
-	uint32_t i;
 	int ret;
 
-	t->buffer_kb = rd_be32(c);
+	kb = rd_be32(c);
 	t->flags = rd_be32(c);
 	ret = get_str(c, t->clock, sizeof(t->clock), 0, "clock");
 	if (!ret)
-		ret = get_be32(c, &t->nevents, "event count");
-	if (!ret)
-		ret = check_count(c, t->nevents, TSYNC_MAX_EVENTS, 6,
-				  "event count");
+		ret = get_be32(c, &nevents, "event count");
 	if (ret)
 		return ret;
-	/* pass 1: validate and size the filters */
-	start = c->off;
-	for (i = 0; i < t->nevents; i++) {
-		ret = get_str(c, NULL, TSYNC_EVENT_NAME_MAX, 1, "event name");
-		if (ret)
-			return ret;
-		n = c->off;
-		ret = get_str(c, NULL, TSYNC_FILTER_MAX, 0, "event filter");
-		if (ret)
-			return ret;
-		total += (size_t)c->p[n] << 8 | c->p[n + 1];
-	}
-	if (!t->nevents)
-		return dec_trace_args(c, t);
-	ev = calloc(1, t->nevents * sizeof(*ev) + total);
-	if (!ev)
-		return fail(c->err, -ENOMEM, "TRACE_START: out of memory");
-	strs = (char *)(ev + t->nevents);
-	/* pass 2: copy (already validated) */
-	c->off = start;
-	for (i = 0; i < t->nevents; i++) {
-		n = rd_be16(c);
-		rd_bytes(c, ev[i].name, n);
-		n = rd_be16(c);
-		rd_bytes(c, strs, n);
-		ev[i].filter = strs;
-		strs += n;
-	}
-	t->events = ev;
-	return dec_trace_args(c, t);
-}
-
-/*
- * TRACE_START with TSYNC_TRACE_FL_ARGS: the option words, in one
- * allocation (the pointer array, then the strings).
- */
-static int dec_trace_args(struct rcur *c, struct tsync_trace_start *t)
-{
-	size_t start, total = 0, n;
-	char *strs;
-	uint32_t i;
-	int ret;
-
+	if (kb || nevents)
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "TRACE_START: %u events, %u KiB as fields: this agent takes a "
+			    "guest's settings as option words only (flag ARGS, -e and -b among "
+			    "them)", nevents, kb);
 	if (!(t->flags & TSYNC_TRACE_FL_ARGS))
 		return 0;
 	ret = get_be32(c, &t->nargs, "option count");
@@ -402,6 +361,7 @@ static int dec_trace_args(struct rcur *c, struct tsync_trace_start *t)
 		ret = check_count(c, t->nargs, TSYNC_MAX_ARGS, 3, "option count");
 	if (ret)
 		return ret;
+	/* pass 1: validate and size the words */
 	start = c->off;
 	for (i = 0; i < t->nargs; i++) {
 		n = c->off;
@@ -414,6 +374,7 @@ static int dec_trace_args(struct rcur *c, struct tsync_trace_start *t)
 	if (!t->args)
 		return fail(c->err, -ENOMEM, "TRACE_START: out of memory");
 	strs = (char *)(t->args + t->nargs + 1);
+	/* pass 2: copy (already validated) */
 	c->off = start;
 	for (i = 0; i < t->nargs; i++) {
 		n = rd_be16(c);

@@ -213,8 +213,6 @@ void tsync_msg_free(struct tsync_msg *m)
 		m->sync_stamps.stamps = NULL;
 		break;
 	case TSYNC_MSG_TRACE_START:
-		free(m->trace_start.events);
-		m->trace_start.events = NULL;
 		free(m->trace_start.args);
 		m->trace_start.args = NULL;
 		break;
@@ -501,18 +499,10 @@ static void put_payload(struct wcur *c, const struct tsync_msg *m)
 	case TSYNC_MSG_TRACE_START: {
 		const struct tsync_trace_start *t = &m->trace_start;
 
-		if (t->nevents > TSYNC_MAX_EVENTS) {
-			c->err = TSYNC_PERR_COUNT_LIMIT;
-			return;
-		}
-		put_be32(c, t->buffer_kb);
+		put_be32(c, 0);		/* protocol 1's first encoding: buffer_kb */
 		put_be32(c, t->flags);
 		put_str(c, t->clock, TSYNC_CLOCK_NAME_MAX, 0);
-		put_be32(c, t->nevents);
-		for (i = 0; i < t->nevents; i++) {
-			put_str(c, t->events[i].name, TSYNC_EVENT_NAME_MAX, 1);
-			put_str(c, t->events[i].filter, TSYNC_FILTER_MAX, 0);
-		}
+		put_be32(c, 0);		/* and nevents */
 		if (!(t->flags & TSYNC_TRACE_FL_ARGS))
 			break;
 		if (t->nargs > TSYNC_MAX_ARGS) {

@@ -14,8 +14,8 @@
  * knows (so newer peers can append fields); encoders of this version never
  * emit any.
  *
- * Decoded messages own their variable parts (stamps, events, CPU stats,
- * metadata bytes); tsync_msg_free() releases them. Messages built by hand
+ * Decoded messages own their variable parts (stamps, option words, CPU
+ * stats, metadata bytes); tsync_msg_free() releases them. Messages built by hand
  * for encoding point to caller memory and must not be passed to
  * tsync_msg_free() unless those parts were malloc()ed.
  *
@@ -53,13 +53,10 @@
 /* Field limits. String limits count the terminating NUL. */
 #define TSYNC_NAME_MAX			65	/* host/agent/system names */
 #define TSYNC_CLOCK_NAME_MAX		32	/* trace clock names */
-#define TSYNC_EVENT_NAME_MAX		128	/* "system:event" */
-#define TSYNC_FILTER_MAX		4096	/* event filter strings */
 #define TSYNC_REASON_MAX		512	/* ERROR reason */
 #define TSYNC_MAX_CLOCKS		32	/* clocks in SESSION_REPLY */
 #define TSYNC_MAX_PROBES		4096	/* probes per sync round */
 #define TSYNC_MAX_CPUS			8192	/* CPUs of one side */
-#define TSYNC_MAX_EVENTS		1024	/* events in TRACE_START */
 #define TSYNC_MAX_ARGS			4096	/* option words in TRACE_START (1024
 						 * events with a filter each) */
 #define TSYNC_ARG_MAX			4096	/* one option word */
@@ -350,18 +347,12 @@ struct tsync_sync_result {
 	uint32_t sent;
 };
 
-struct tsync_trace_event {
-	char name[TSYNC_EVENT_NAME_MAX];	/* "system:event", "system", "all" */
-	char *filter;			/* NULL or "" for none (decoded: never NULL) */
-};
-
+/* The guest's settings are its trace-cmd record option words (events,
+ * filters, buffer size and the rest): Documentation/protocol.md, 6.14. */
 struct tsync_trace_start {
-	uint32_t buffer_kb;
 	uint32_t flags;			/* TSYNC_TRACE_FL_*; the agent refuses an
 					 * unknown bit with ERROR UNSUPPORTED */
 	char clock[TSYNC_CLOCK_NAME_MAX];
-	uint32_t nevents;
-	struct tsync_trace_event *events;	/* decoded: one allocation */
 	uint32_t nargs;			/* with TSYNC_TRACE_FL_ARGS: trace-cmd record */
 	char **args;			/* options of the guest (decoded: one allocation) */
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* A TRACE_START's event selection, bounded and de-duplicated; see evsel.h. */
+/* A host's record options and their event selection, bounded and
+ * de-duplicated; see evsel.h. */
 #include <errno.h>
 #include <search.h>
 #include <stdio.h>
@@ -10,24 +11,24 @@
 #include "common/cli/recopt.h"
 
 /*
- * Copies the distinct (name, filter) pairs of @events into @specs (an
- * empty filter is none); returns how many, or -ENOMEM. @keys holds the
- * hash keys ("name\x1ffilter") and is freed by the caller.
+ * Copies the distinct (name, filter, negation) triples of @o's events
+ * into @specs; returns how many, or -ENOMEM. @keys holds the hash keys
+ * ("name\x1f[!]filter") and is freed by the caller.
  */
-static int distinct_specs(const struct tsync_trace_event *events, uint32_t n,
-			  struct tracemeta_event_spec *specs, char **keys)
+static int distinct_specs(const struct tsync_recopt *o, struct tracemeta_event_spec *specs,
+			  char **keys)
 {
 	struct hsearch_data tab = { 0 };
 	int count = 0;
 
-	if (!hcreate_r(n * 2 + 1, &tab))
+	if (!hcreate_r((size_t)o->nevents * 2 + 1, &tab))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		const char *filter = events[i].filter && events[i].filter[0] ?
-				     events[i].filter : NULL;
+	for (int i = 0; i < o->nevents; i++) {
+		const struct tsync_recopt_event *ev = &o->events[i];
 		ENTRY e = { 0 }, *found;
 
-		if (asprintf(&keys[i], "%s\x1f%s", events[i].name, filter ? filter : "") < 0) {
+		if (asprintf(&keys[i], "%s\x1f%s%s", ev->name, ev->negate ? "!" : "",
+			     ev->filter ? ev->filter : "") < 0) {
 			keys[i] = NULL;
 			count = -ENOMEM;
 			break;
@@ -39,7 +40,9 @@ static int distinct_specs(const struct tsync_trace_event *events, uint32_t n,
 			count = -ENOMEM;
 			break;
 		}
-		specs[count++] = (struct tracemeta_event_spec){ .spec = events[i].name, .filter = filter };
+		specs[count++] = (struct tracemeta_event_spec){
+			.spec = ev->name, .filter = ev->filter, .negate = ev->negate,
+			.optional = o->ignore_missing };
 	}
 	hdestroy_r(&tab);
 	return count;
@@ -50,42 +53,41 @@ static const struct tracemeta_event_limits lim = {
 	.max_filter_bytes = AGENT_MAX_FILTER_BYTES,
 };
 
-static int resolve_code(int ret, char *err, size_t errlen);
-
-/* Resolves a TRACE_START's events; see evsel.h. */
-int agent_events_resolve(const struct tsync_trace_event *events, uint32_t n,
-			 struct tracemeta_events **out, char *err, size_t errlen)
+/* The ERROR code of a tracemeta_resolve_events*() result (0: none). */
+static int resolve_code(int ret, char *err, size_t errlen)
 {
-	struct tracemeta_event_spec *specs = calloc(n ? n : 1, sizeof(*specs));
-	char **keys = calloc(n ? n : 1, sizeof(*keys));
+	if (!ret)
+		return 0;
+	if (!err[0])	/* never an ERROR without a reason */
+		snprintf(err, errlen, "cannot resolve the event selection: %s", strerror(-ret));
+	switch (ret) {
+	case -ENOENT:
+		return TSYNC_ERR_NO_EVENT;
+	case -EINVAL:
+		return TSYNC_ERR_BAD_REQUEST;
+	case -E2BIG:
+		return TSYNC_ERR_LIMIT;
+	default:
+		return TSYNC_ERR_INTERNAL;
+	}
+}
+
+/* Resolves the -e options of a host's record options; see evsel.h. */
+int agent_events_resolve(const struct tsync_recopt *o, struct tracemeta_events **out,
+			 char *err, size_t errlen)
+{
+	size_t n = o->nevents ? (size_t)o->nevents : 1;
+	struct tracemeta_event_spec *specs = calloc(n, sizeof(*specs));
+	char **keys = calloc(n, sizeof(*keys));
 	int ret, count;
 
 	err[0] = '\0';
-	count = specs && keys ? distinct_specs(events, n, specs, keys) : -ENOMEM;
+	count = specs && keys ? distinct_specs(o, specs, keys) : -ENOMEM;
 	ret = count < 0 ? count :
 	      tracemeta_resolve_events_limited(specs, count, &lim, out, err, errlen);
-	for (uint32_t i = 0; keys && i < n; i++)
+	for (int i = 0; keys && i < o->nevents; i++)
 		free(keys[i]);
 	free(keys);
-	free(specs);
-	return resolve_code(ret, err, errlen);
-}
-
-/* Resolves the -e options of a TRACE_START's option words; see evsel.h. */
-int agent_events_resolve_opts(const struct tsync_recopt *o, struct tracemeta_events **out,
-			      char *err, size_t errlen)
-{
-	struct tracemeta_event_spec *specs = calloc(o->nevents ? (size_t)o->nevents : 1,
-						    sizeof(*specs));
-	int ret;
-
-	err[0] = '\0';
-	for (int i = 0; specs && i < o->nevents; i++)
-		specs[i] = (struct tracemeta_event_spec){
-			.spec = o->events[i].name, .filter = o->events[i].filter,
-			.negate = o->events[i].negate, .optional = o->ignore_missing };
-	ret = specs ? tracemeta_resolve_events_limited(specs, o->nevents, &lim, out, err,
-						       errlen) : -ENOMEM;
 	free(specs);
 	return resolve_code(ret, err, errlen);
 }
@@ -125,12 +127,6 @@ int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
 			 "the files tsync-host writes: give them to tsync-host");
 		return TSYNC_ERR_BAD_REQUEST;
 	}
-	if (rq->nevents || rq->buffer_kb) {
-		snprintf(err, errlen, "TRACE_START with option words has its events and buffer "
-			 "size in them, not beside them");
-		return TSYNC_ERR_BAD_REQUEST;
-	}
-	out->buffer_kb = o->inst.buffer_kb;
 	if (o->clock && rq->clock[0] && strcmp(o->clock, rq->clock)) {
 		snprintf(err, errlen, "two trace clocks: '%s' and -C %s", rq->clock, o->clock);
 		return TSYNC_ERR_BAD_REQUEST;
@@ -138,23 +134,4 @@ int agent_trace_args(const struct tsync_trace_start *rq, struct tsync_recopt *o,
 	if (o->clock)
 		snprintf(out->clock, sizeof(out->clock), "%s", o->clock);
 	return 0;
-}
-
-/* The ERROR code of a tracemeta_resolve_events*() result (0: none). */
-static int resolve_code(int ret, char *err, size_t errlen)
-{
-	if (!ret)
-		return 0;
-	if (!err[0])	/* never an ERROR without a reason */
-		snprintf(err, errlen, "cannot resolve the event selection: %s", strerror(-ret));
-	switch (ret) {
-	case -ENOENT:
-		return TSYNC_ERR_NO_EVENT;
-	case -EINVAL:
-		return TSYNC_ERR_BAD_REQUEST;
-	case -E2BIG:
-		return TSYNC_ERR_LIMIT;
-	default:
-		return TSYNC_ERR_INTERNAL;
-	}
 }

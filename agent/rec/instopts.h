@@ -4,7 +4,7 @@
  * one applier behind both protocols (tsync's TRACE_START option words,
  * record.c; a trace-cmd host's TRACE_REQ argv, tcmd_session.c). Both
  * parse the words with agent_recopt_words() (evsel.h) into a struct
- * tsync_recopt, resolve its -e with agent_events_resolve_opts(), and give
+ * tsync_recopt, resolve its -e with agent_events_resolve(), and give
  * the instance its settings here, so that both accept and refuse the same
  * options (tsync-agent(8) lists them).
  */

@@ -28,7 +28,7 @@
  *   record.c, record.h      one recording on the agent, for both session
  *                           types: budget, instance, streams, stop, metadata
  *   budget.c, budget.h      the total trace buffer budget (--max-trace-mb)
- *   evsel.c, evsel.h        a host's event selection, bounded
+ *   evsel.c, evsel.h        a host's record option words parsed, their events resolved (bounded)
  *   instopts.c, instopts.h  a host's record options applied to an instance
  */
 #ifndef TSYNC_AGENT_RECORD_H

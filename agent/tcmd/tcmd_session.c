@@ -163,7 +163,7 @@ static int setup(struct tcmd_session *s)
 	int ret;
 
 	ret = agent_rec_check_buffer(s->ctx, s->opts.inst.buffer_kb, err, sizeof(err));
-	if (!ret && agent_events_resolve_opts(&s->opts, &ev, err, sizeof(err)))
+	if (!ret && agent_events_resolve(&s->opts, &ev, err, sizeof(err)))
 		ret = -EINVAL;
 	if (ret) {
 		refuse(s, "%s", err);

@@ -67,12 +67,13 @@ static int check_clock(const char *clock, char *have, size_t havelen)
 	return ret;
 }
 
-/* Checks what TRACE_START @rq asks for against the session's state and
- * the agent's limits. Returns 0, or 1 after refusing it (the send's
- * result in *@ret). */
+/* Checks what TRACE_START @rq (its options @o) asks for against the
+ * session's state and the agent's limits. Returns 0, or 1 after refusing
+ * it (the send's result in *@ret). */
 static int check_request(struct agent_session *s, const struct tsync_trace_start *rq,
-			 int *ret)
+			 const struct tsync_recopt *o, int *ret)
 {
+	uint32_t kb = o->inst.buffer_kb;
 	const struct agent_cfg *cfg = agent_session_cfg(s);
 	static const uint8_t zero[TSYNC_SECRET_LEN];
 	struct agent_rec *r = rec_of(s);
@@ -103,10 +104,10 @@ static int check_request(struct agent_session *s, const struct tsync_trace_start
 		*ret = agent_session_error(s, TSYNC_ERR_BAD_REQUEST,
 					   "unknown trace clock '%s' (have: %s)",
 					   rq->clock, have);
-	} else if (agent_rec_check_buffer(s->ctx, rq->buffer_kb, have, sizeof(have))) {
+	} else if (agent_rec_check_buffer(s->ctx, kb, have, sizeof(have))) {
 		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION,
 			      "%s: refused TRACE_START: %u KiB buffer over the limit %u",
-			      s->peer->name, rq->buffer_kb, cfg->max_buffer_kb);
+			      s->peer->name, kb, cfg->max_buffer_kb);
 		*ret = agent_session_error(s, TSYNC_ERR_LIMIT, "%s", have);
 	} else {
 		return 0;
@@ -120,7 +121,7 @@ static uint32_t start_recording(struct agent_session *s, const struct tsync_trac
 				const struct tsync_recopt *o,
 				const struct tracemeta_events *ev, char *err, size_t errlen)
 {
-	struct agent_rec_req q = { .opt = o, .clock = rq->clock, .buffer_kb = rq->buffer_kb,
+	struct agent_rec_req q = { .opt = o, .clock = rq->clock, .buffer_kb = o->inst.buffer_kb,
 				   .events = ev };
 	struct agent_rec *r = rec_get(s);
 	uint32_t code = TSYNC_ERR_INTERNAL;
@@ -148,28 +149,24 @@ int agent_trace_start(struct agent_session *s, const struct tsync_trace_start *r
 	int code, ret;
 
 	tsync_recopt_init(&o);
-	code = rq->flags & TSYNC_TRACE_FL_ARGS ?
-	       agent_trace_args(rq, &o, &req, err, sizeof(err)) : 0;
+	code = agent_trace_args(rq, &o, &req, err, sizeof(err));
 	if (code)
 		goto refuse;
-	if (check_request(s, &req, &ret)) {
+	if (check_request(s, &req, &o, &ret)) {
 		tsync_recopt_free(&o);
 		return ret;
 	}
-	code = req.flags & TSYNC_TRACE_FL_ARGS ?
-	       agent_events_resolve_opts(&o, &ev, err, sizeof(err)) :
-	       agent_events_resolve(req.events, req.nevents, &ev, err, sizeof(err));
+	code = agent_events_resolve(&o, &ev, err, sizeof(err));
 	if (!code)
 		code = (int)start_recording(s, &req, &o, ev, err, sizeof(err));
 	tracemeta_events_free(ev);
 	if (code)
 		goto refuse;
+	snprintf(have, sizeof(have), "%u KiB/CPU", o.inst.buffer_kb);
+	log_info("%s: recording into %s: %d event selection(s), %u option word(s), clock %s, "
+		 "buffer %s", s->peer->name, agent_rec_name(rec_of(s)), o.nevents, req.nargs,
+		 req.clock[0] ? req.clock : "default", o.inst.buffer_kb ? have : "default");
 	tsync_recopt_free(&o);
-
-	snprintf(have, sizeof(have), "%u KiB/CPU", req.buffer_kb);
-	log_info("%s: recording into %s: %u event selection(s), %u option word(s), clock %s, "
-		 "buffer %s", s->peer->name, agent_rec_name(rec_of(s)), req.nevents, req.nargs,
-		 req.clock[0] ? req.clock : "default", req.buffer_kb ? have : "default");
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_STARTED);
 	m.trace_started.ncpus = agent_rec_ncpus(rec_of(s));
 	return agent_session_send(s, &m);

@@ -5,7 +5,8 @@
 #  - version negotiation: a host speaking only versions the agent does not
 #    gets ERROR VERSION naming both ranges, and the connection closes;
 #  - TRACE_START.flags is reserved: a non-zero value gets ERROR UNSUPPORTED
-#    and the session goes on;
+#    and the session goes on; its event list and buffer size of before
+#    (fields of their own) get ERROR PROTOCOL saying how they go now;
 #  - an idle connection gets ERROR TIMEOUT before the agent closes it, both
 #    before HELLO and in a session;
 #  - an agent that cannot use tracefs sets up sessions for sync only (no
@@ -27,8 +28,8 @@ grep -qF "c: ERROR code=VERSION reason=no common protocol version: we speak 1..1
 	"$E2E_TMP/v" || fail "version mismatch reason: $(cat "$E2E_TMP/v")"
 pass "no common version: $(grep ERROR "$E2E_TMP/v")"
 
-# 2. TRACE_START with flags 2 (unknown; 1 is TSYNC_TRACE_FL_ARGS): buffer_kb 0,
-#    flags 2, clock "local", no events
+# 2. TRACE_START with flags 2 (unknown; 1 is TSYNC_TRACE_FL_ARGS): zero,
+#    flags 2, clock "local", zero
 ts_flags=545359500130000000000014000000000000000200066c6f63616c0000000000
 "${R[@]}" 'hello control' 'session' "raw $ts_flags" 'expect ERROR UNSUPPORTED' \
 	'meta_req' 'expect ERROR UNEXPECTED' 'bye' \
@@ -36,6 +37,17 @@ ts_flags=545359500130000000000014000000000000000200066c6f63616c0000000000
 grep -qF "c: ERROR code=UNSUPPORTED reason=TRACE_START flags 0x2: this agent knows only 0x1" \
 	"$E2E_TMP/f" || fail "TRACE_START flags reason: $(cat "$E2E_TMP/f")"
 pass "TRACE_START flags refused, session goes on: $(grep UNSUPPORTED "$E2E_TMP/f")"
+
+# 2b. TRACE_START as a host of before sent its events and buffer size, in
+#    fields of their own (buffer_kb 1024, flags 0, clock "local", one event
+#    "irq" without a filter): refused as malformed, saying how the settings
+#    go now (Documentation/protocol.md, 6.14, Compatibility), then EOF
+ts_fields=54535950013000000000001d000004000000000000066c6f63616c0000000001000469727100000100
+"${R[@]}" 'hello control' 'session' "raw $ts_fields" 'expect ERROR PROTOCOL' 'expect_eof' \
+	> "$E2E_TMP/o" 2>&1 || fail "TRACE_START with an event list: $(cat "$E2E_TMP/o")"
+grep -qF "TRACE_START: 1 events, 1024 KiB as fields: this agent takes a guest's settings as option words only (flag ARGS, -e and -b among them)" \
+	"$E2E_TMP/o" || fail "TRACE_START with an event list, reason: $(cat "$E2E_TMP/o")"
+pass "TRACE_START with an event list and buffer size in fields refused: $(grep PROTOCOL "$E2E_TMP/o")"
 
 # 3. idle: ERROR TIMEOUT before the close, without HELLO and in a session
 "${R[@]}" 'expect ERROR TIMEOUT' 'expect_eof' > "$E2E_TMP/t1" 2>&1 ||

@@ -616,21 +616,21 @@ static int case_bad_cpu(const struct ctx *c)
 	return 0;
 }
 
-/* TRACE_START with one event @event and @kb KiB; @want the expected
- * error code. */
+/* TRACE_START with the words of one event @event and @kb KiB (-e, -b);
+ * @want the expected error code. */
 static int trace_start(const struct ctx *c, const char *event, uint32_t kb,
 		       uint32_t want, const char *what)
 {
-	struct tsync_trace_event ev = { .filter = (char *)"" };
+	char num[16], *words[] = { "-e", (char *)event, "-b", num };
 	struct tsync_msg m;
 	uint32_t code;
 
-	snprintf(ev.name, sizeof(ev.name), "%s", event);
+	snprintf(num, sizeof(num), "%u", kb);
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
-	m.trace_start.buffer_kb = kb;
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
-	m.trace_start.nevents = 1;
-	m.trace_start.events = &ev;
+	m.trace_start.nargs = kb ? 4 : 2;
+	m.trace_start.args = words;
 	if (session_error(c, &m, &code, what))
 		return 1;
 	if (code == TSYNC_ERR_UNSUPPORTED) {
@@ -910,32 +910,41 @@ static int case_busy_abuse(const struct ctx *c, int io_ms)
 	return 0;
 }
 
-/* Sends TRACE_START of @n specs @name, filters "common_pid != i", @kb
- * KiB per CPU on session @fd; returns the answer's type and the error
- * code in *@code, or -1. */
+/* Sends TRACE_START of @n specs @name (as -e words), filters
+ * "common_pid != i" (-f, when more than one), -b @kb on session @fd;
+ * returns the answer's type and the error code in *@code, or -1. */
 static int send_trace_start(int fd, const char *name, uint32_t n, uint32_t kb,
 			    uint32_t *code, char *reason, size_t rlen)
 {
 	struct tsync_decode_ctx dctx = { 0 };
-	struct tsync_trace_event *ev = calloc(n, sizeof(*ev));
+	char **words = calloc((size_t)n * 4 + 2, sizeof(*words)), num[16];
 	char (*filters)[32] = calloc(n, sizeof(*filters));
 	struct tsync_msg m;
 	char err[256];
 	int type = -1;
+	uint32_t w = 0;
 
-	if (!ev || !filters)
+	if (!words || !filters)
 		exit(2);
 	for (uint32_t i = 0; i < n; i++) {
-		snprintf(ev[i].name, sizeof(ev[i].name), "%s", name);
-		if (n > 1)
+		words[w++] = "-e";
+		words[w++] = (char *)name;
+		if (n > 1) {
 			snprintf(filters[i], sizeof(filters[i]), "common_pid != %u", i);
-		ev[i].filter = filters[i];
+			words[w++] = "-f";
+			words[w++] = filters[i];
+		}
+	}
+	snprintf(num, sizeof(num), "%u", kb);
+	if (kb) {
+		words[w++] = "-b";
+		words[w++] = num;
 	}
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
-	m.trace_start.buffer_kb = kb;
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
-	m.trace_start.nevents = n;
-	m.trace_start.events = ev;
+	m.trace_start.nargs = w;
+	m.trace_start.args = words;
 	/* resolving a selection lists tracefs directories: slow under ASan
 	 * on a loaded machine, so a generous deadline for the answer */
 	if (!tsync_msg_send(fd, &m, tsync_deadline_ms(5000)) &&
@@ -946,7 +955,7 @@ static int send_trace_start(int fd, const char *name, uint32_t n, uint32_t kb,
 		snprintf(reason, rlen, "%s", m.type == TSYNC_MSG_ERROR ? m.error.reason : "");
 		tsync_msg_free(&m);
 	}
-	free(ev);
+	free(words);
 	free(filters);
 	return type;
 }

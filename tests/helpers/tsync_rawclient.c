@@ -30,6 +30,8 @@
  *   session [NAME]            SESSION_REQ, expect SESSION_REPLY (keeps its
  *                             session id, secret and CPU count)
  *   trace_start CLOCK KB [EVENT[=FILTER]]...
+ *                             TRACE_START with the option words -e EVENT
+ *                             [-f FILTER]... [-b KB] (KB 0: no -b)
  *   trace_stop | meta_req | bye
  *   sync_result ROUND CPU OFFSET [ERR DELAY USED SENT]
  *   raw HEX                   sends these bytes as they are
@@ -64,7 +66,7 @@
 #include "proto/proto.h"
 
 #define MAX_CONNS	64
-#define MAX_ARGS	(TSYNC_MAX_EVENTS + 8)
+#define MAX_ARGS	(1024 + 8)	/* words of a line: 1024 events */
 
 struct conn {
 	char name[32];
@@ -315,27 +317,34 @@ static int cmd_hello(struct client *c, int argc, char **argv, bool wait)
 /* trace_start CLOCK KB [EVENT[=FILTER]]... */
 static int cmd_trace_start(struct client *c, int argc, char **argv)
 {
-	struct tsync_trace_event ev[TSYNC_MAX_EVENTS];
+	char *words[4 * MAX_ARGS + 2];
 	struct tsync_msg m;
+	uint32_t n = 0;
 	uint64_t kb;
 
-	if (argc < 3 || parse_u64(argv[2], &kb) || kb > UINT32_MAX ||
-	    argc - 3 > TSYNC_MAX_EVENTS)
+	if (argc < 3 || parse_u64(argv[2], &kb) || kb > UINT32_MAX)
 		return fail(c, "usage: trace_start CLOCK KB [EVENT[=FILTER]]...");
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "%s", argv[1]);
-	m.trace_start.buffer_kb = (uint32_t)kb;
 	for (int i = 3; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
-		struct tsync_trace_event *e = &ev[i - 3];
 
 		if (eq)
 			*eq = '\0';
-		snprintf(e->name, sizeof(e->name), "%s", argv[i]);
-		e->filter = eq ? eq + 1 : "";
+		words[n++] = "-e";
+		words[n++] = argv[i];
+		if (eq && eq[1]) {	/* "EVENT=": no filter */
+			words[n++] = "-f";
+			words[n++] = eq + 1;
+		}
 	}
-	m.trace_start.nevents = (uint32_t)(argc - 3);
-	m.trace_start.events = ev;
+	if (kb) {
+		words[n++] = "-b";
+		words[n++] = argv[2];
+	}
+	m.trace_start.flags = n ? TSYNC_TRACE_FL_ARGS : 0;
+	m.trace_start.nargs = n;
+	m.trace_start.args = words;
 	return send_msg(c, &m);
 }
 

@@ -27,11 +27,9 @@ static struct tsync_probe_stamps sample_stamps[3] = {
 	{ .seq = 0xfffffffeu, .t2 = INT64_MIN, .t3 = 42 },
 };
 static char sample_filter0[] = "common_pid == 42 && prev_comm ~ \"a*\"";
-static char sample_filter1[] = "";
-static struct tsync_trace_event sample_events[3] = {
-	{ "sched:sched_switch", sample_filter0 },
-	{ "irq", sample_filter1 },
-	{ "all", NULL },	/* NULL encodes as "" */
+static char *sample_args[7] = {
+	"-e", "sched:sched_switch", "-f", sample_filter0, "-e", "irq",
+	"",	/* a word may be empty */
 };
 static struct tsync_cpu_stats sample_cpus[2] = {
 	{ 0, 1ULL << 40, 123456, 7, 8 },
@@ -131,11 +129,11 @@ static inline void sample_msg(uint8_t type, struct tsync_msg *m)
 		m->sync_result.sent = 339;
 		break;
 	case TSYNC_MSG_TRACE_START:
-		m->trace_start.buffer_kb = 8192;
-		m->trace_start.flags = 0x4;	/* a flag the codec carries but does not know */
+		/* and a flag the codec carries but does not know */
+		m->trace_start.flags = TSYNC_TRACE_FL_ARGS | 0x4;
 		strcpy(m->trace_start.clock, "global");
-		m->trace_start.nevents = 3;
-		m->trace_start.events = sample_events;
+		m->trace_start.nargs = 7;
+		m->trace_start.args = sample_args;
 		break;
 	case TSYNC_MSG_TRACE_STARTED:
 		m->trace_started.ncpus = 4;
@@ -269,16 +267,11 @@ static inline int sample_cmp(const struct tsync_msg *a, const struct tsync_msg *
 		F(a->sync_result.sent == b->sync_result.sent);
 		break;
 	case TSYNC_MSG_TRACE_START:
-		F(a->trace_start.buffer_kb == b->trace_start.buffer_kb);
 		F(a->trace_start.flags == b->trace_start.flags);
 		F(!strcmp(a->trace_start.clock, b->trace_start.clock));
-		F(a->trace_start.nevents == b->trace_start.nevents);
-		for (i = 0; i < a->trace_start.nevents; i++) {
-			F(!strcmp(a->trace_start.events[i].name,
-				  b->trace_start.events[i].name));
-			F(sample_streq(a->trace_start.events[i].filter,
-				       b->trace_start.events[i].filter));
-		}
+		F(a->trace_start.nargs == b->trace_start.nargs);
+		for (i = 0; i < a->trace_start.nargs; i++)
+			F(sample_streq(a->trace_start.args[i], b->trace_start.args[i]));
 		break;
 	case TSYNC_MSG_TRACE_STARTED:
 		F(a->trace_started.ncpus == b->trace_started.ncpus);

@@ -385,17 +385,18 @@ static void test_count_errors(void **state)
 		      TSYNC_PERR_COUNT_LIMIT);
 	free(buf);
 
-	/* TRACE_START: nevents after buffer_kb, flags, clock "global" */
+	/* TRACE_START: nargs after the zero word (was buffer_kb), flags,
+	 * clock "global" and the zero word (was nevents) */
 	buf = enc_sample(TSYNC_MSG_TRACE_START, &len);
 	p = buf + TSYNC_HDR_LEN;
 	plen = len - TSYNC_HDR_LEN;
-	wr32(p + 8 + 2 + 7, 200);
+	wr32(p + 8 + 2 + 7 + 4, 200);
 	expect_reject(TSYNC_MSG_TRACE_START, p, plen, NULL,
 		      TSYNC_PERR_COUNT_OVERFLOW);
-	wr32(p + 8 + 2 + 7, TSYNC_MAX_EVENTS + 1);
+	wr32(p + 8 + 2 + 7 + 4, TSYNC_MAX_ARGS + 1);
 	expect_reject(TSYNC_MSG_TRACE_START, p, plen, NULL,
 		      TSYNC_PERR_COUNT_LIMIT);
-	wr32(p + 8 + 2 + 7, 4);	/* fits the minimum size, not the strings */
+	wr32(p + 8 + 2 + 7 + 4, 8);	/* fits the minimum size, not the strings */
 	expect_reject(TSYNC_MSG_TRACE_START, p, plen, NULL,
 		      TSYNC_PERR_TRUNCATED);
 	free(buf);
@@ -534,21 +535,22 @@ static void test_string_errors(void **state)
 		      TSYNC_PERR_STRING_UNPRINTABLE);
 	free(buf);
 
-	/* TRACE_START: empty event name, unterminated filter */
+	/* TRACE_START: an unterminated word, a NUL inside one */
 	buf = enc_sample(TSYNC_MSG_TRACE_START, &len);
 	p = buf + TSYNC_HDR_LEN;
 	plen = len - TSYNC_HDR_LEN;
 	{
-		/* first event name follows 8 + 9 + 4 bytes */
-		uint8_t *ev = p + 21;
-		size_t nl = (size_t)ev[0] << 8 | ev[1];
+		/* the words follow 8 + 9 + 4 + 4 bytes; the filter is the
+		 * fourth, after "-e", "sched:sched_switch" and "-f" */
+		uint8_t *w = p + 25 + (2 + 3) + (2 + 19) + (2 + 3);
+		size_t nl = (size_t)w[0] << 8 | w[1];
 
-		assert_int_equal(nl, sizeof("sched:sched_switch"));
-		ev[2 + nl + 2 + sizeof(sample_filter0) - 1] = '!';
+		assert_int_equal(nl, sizeof(sample_filter0));
+		w[2 + nl - 1] = '!';
 		expect_reject(TSYNC_MSG_TRACE_START, p, plen, NULL,
 			      TSYNC_PERR_STRING_UNTERMINATED);
-		ev[2 + nl + 2 + sizeof(sample_filter0) - 1] = 0;
-		ev[2] = 0;
+		w[2 + nl - 1] = 0;
+		w[2 + 3] = 0;
 		expect_reject(TSYNC_MSG_TRACE_START, p, plen, NULL,
 			      TSYNC_PERR_STRING_EMBEDDED_NUL);
 	}
@@ -736,7 +738,8 @@ static void test_value_errors(void **state)
 static void test_encode_errors(void **state)
 {
 	struct tsync_probe_stamps many[1];
-	struct tsync_trace_event ev[1] = { { "", NULL } };
+	char *words[1] = { "-e\tsched" }, **many_words = calloc(TSYNC_MAX_ARGS + 1,
+								  sizeof(char *));
 	struct tsync_msg m;
 	uint8_t buf[2048];
 	size_t len, full, cap;
@@ -779,11 +782,18 @@ static void test_encode_errors(void **state)
 	m.session_reply.nclocks = TSYNC_MAX_CLOCKS + 1;
 	assert_int_equal(tsync_msg_size(&m, &len), TSYNC_PERR_COUNT_LIMIT);
 	sample_msg(TSYNC_MSG_TRACE_START, &m);
-	m.trace_start.nevents = TSYNC_MAX_EVENTS + 1;
+	assert_non_null(many_words);
+	for (i = 0; i <= TSYNC_MAX_ARGS; i++)
+		many_words[i] = "-a";
+	m.trace_start.nargs = TSYNC_MAX_ARGS + 1;
+	m.trace_start.args = many_words;
 	assert_int_equal(tsync_msg_size(&m, &len), TSYNC_PERR_COUNT_LIMIT);
-	m.trace_start.nevents = 1;
-	m.trace_start.events = ev;
-	assert_int_equal(tsync_msg_size(&m, &len), TSYNC_PERR_STRING_EMPTY);
+	m.trace_start.nargs = TSYNC_MAX_ARGS;
+	assert_int_equal(tsync_msg_size(&m, &len), 0);
+	free(many_words);
+	m.trace_start.nargs = 1;
+	m.trace_start.args = words;
+	assert_int_equal(tsync_msg_size(&m, &len), TSYNC_PERR_STRING_UNPRINTABLE);
 	sample_msg(TSYNC_MSG_META_CHUNK, &m);
 	m.meta_chunk.kind = 0;
 	assert_int_equal(tsync_msg_size(&m, &len), TSYNC_PERR_BAD_VALUE);
@@ -796,8 +806,8 @@ static void test_encode_errors(void **state)
 static void test_large_messages(void **state)
 {
 	struct tsync_probe_stamps *st = calloc(TSYNC_MAX_PROBES, sizeof(*st));
-	struct tsync_trace_event *ev = calloc(200, sizeof(*ev));
-	char *filter = malloc(TSYNC_FILTER_MAX);
+	char **words = calloc(300, sizeof(*words));
+	char *filter = malloc(TSYNC_ARG_MAX);
 	struct tsync_msg m, got;
 	struct tsync_proto_err e;
 	uint8_t *buf;
@@ -805,7 +815,7 @@ static void test_large_messages(void **state)
 
 	(void)state;
 	assert_non_null(st);
-	assert_non_null(ev);
+	assert_non_null(words);
 	assert_non_null(filter);
 	buf = malloc(TSYNC_HDR_LEN + TSYNC_MSG_MAX);
 	assert_non_null(buf);
@@ -824,15 +834,15 @@ static void test_large_messages(void **state)
 	assert_int_equal(sample_cmp(&m, &got), 0);
 	tsync_msg_free(&got);
 
-	memset(filter, 'f', TSYNC_FILTER_MAX - 1);
-	filter[TSYNC_FILTER_MAX - 1] = 0;
+	/* 200 words, two of three a maximal filter */
+	memset(filter, 'f', TSYNC_ARG_MAX - 1);
+	filter[TSYNC_ARG_MAX - 1] = 0;
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
-	m.trace_start.nevents = 200;
-	m.trace_start.events = ev;
-	for (i = 0; i < 200; i++) {
-		snprintf(ev[i].name, sizeof(ev[i].name), "sys%zu:event%zu", i, i);
-		ev[i].filter = (i % 3) ? filter : NULL;
-	}
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
+	m.trace_start.nargs = 200;
+	m.trace_start.args = words;
+	for (i = 0; i < 300; i++)
+		words[i] = (i % 3) ? filter : "-f";
 	assert_int_equal(tsync_msg_encode(&m, buf, TSYNC_HDR_LEN + TSYNC_MSG_MAX,
 					  &len), 0);
 	assert_true(len > 500000);
@@ -840,31 +850,31 @@ static void test_large_messages(void **state)
 			     NULL, &got, &e), 0);
 	assert_int_equal(sample_cmp(&m, &got), 0);
 	tsync_msg_free(&got);
-	/* too many maximal filters exceed TSYNC_MSG_MAX */
-	m.trace_start.nevents = 300;
-	ev = realloc(ev, 300 * sizeof(*ev));
-	assert_non_null(ev);
-	m.trace_start.events = ev;
-	for (i = 0; i < 300; i++) {
-		snprintf(ev[i].name, sizeof(ev[i].name), "s:e%zu", i);
-		ev[i].filter = filter;
-	}
+	/* too many maximal words exceed TSYNC_MSG_MAX */
+	m.trace_start.nargs = 300;
+	for (i = 0; i < 300; i++)
+		words[i] = filter;
 	assert_int_equal(tsync_msg_size(&m, &len), TSYNC_PERR_TOO_LONG);
 	free(buf);
 	free(filter);
-	free(ev);
+	free(words);
 	free(st);
 }
 
-/* TRACE_START with the guest's options (TSYNC_TRACE_FL_ARGS): they
- * round-trip after the events; more than TSYNC_MAX_ARGS, a word too long
- * or a count beyond the payload are refused; without the flag no count
- * follows the events. */
+/* TRACE_START carries the guest's options (TSYNC_TRACE_FL_ARGS): they
+ * round-trip; more than TSYNC_MAX_ARGS or a count beyond the payload are
+ * refused; without the flag no count follows. Protocol 1's first
+ * encoding, an event list and a buffer size in fields of their own, is
+ * refused with a reason that says how the settings go now. */
 static void test_trace_args(void **state)
 {
 	char *args[] = { "-e", "sched", "-v", "-e", "sched:sched_switch", "", "--name", "g" };
-	struct tsync_trace_event ev = { .name = "irq", .filter = "" };
-	uint8_t buf[4096], *p = buf + TSYNC_HDR_LEN;
+	static const uint8_t old[] = {	/* buffer_kb 1024, flags 0, clock "local", one
+					 * event "irq" without a filter */
+		0, 0, 4, 0, 0, 0, 0, 0, 0, 6, 'l', 'o', 'c', 'a', 'l', 0,
+		0, 0, 0, 1, 0, 4, 'i', 'r', 'q', 0, 0, 1, 0,
+	};
+	uint8_t buf[4096], *p = buf + TSYNC_HDR_LEN, bad[sizeof(old)];
 	struct tsync_msg m, got;
 	struct tsync_proto_err e;
 	size_t len;
@@ -872,16 +882,17 @@ static void test_trace_args(void **state)
 	(void)state;
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
 	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
-	m.trace_start.nevents = 1;
-	m.trace_start.events = &ev;
 	m.trace_start.nargs = 8;
 	m.trace_start.args = args;
 	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), 0);
+	/* the two words of the first encoding are zero */
+	assert_int_equal(p[0] | p[1] | p[2] | p[3], 0);
+	assert_int_equal(p[8] << 8 | p[9], 1);	/* clock "" */
+	assert_int_equal(p[11] | p[12] | p[13] | p[14], 0);
 	assert_int_equal(dec(m.type, p, len - TSYNC_HDR_LEN, NULL, &got, &e), 0);
 	assert_int_equal(got.trace_start.nargs, 8);
 	for (int i = 0; i < 8; i++)
 		assert_string_equal(got.trace_start.args[i], args[i]);
-	assert_string_equal(got.trace_start.events[0].name, "irq");
 	tsync_msg_free(&got);
 	/* too many words: not encoded */
 	m.trace_start.nargs = TSYNC_MAX_ARGS + 1;
@@ -897,14 +908,28 @@ static void test_trace_args(void **state)
 	expect_reject(m.type, p, len - TSYNC_HDR_LEN, NULL, TSYNC_PERR_COUNT_OVERFLOW);
 	wr32(p + len - TSYNC_HDR_LEN - 4, TSYNC_MAX_ARGS + 1);
 	expect_reject(m.type, p, len - TSYNC_HDR_LEN, NULL, TSYNC_PERR_COUNT_LIMIT);
-	/* without the flag, nothing follows the events */
+	/* without the flag, nothing follows: no settings */
 	m.trace_start.flags = 0;
 	m.trace_start.nargs = 8;
 	assert_int_equal(tsync_msg_encode(&m, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, TSYNC_HDR_LEN + 8 + 3 + 4);
 	assert_int_equal(dec(m.type, buf + TSYNC_HDR_LEN, len - TSYNC_HDR_LEN, NULL, &got, &e), 0);
 	assert_int_equal(got.trace_start.nargs, 0);
 	assert_null(got.trace_start.args);
 	tsync_msg_free(&got);
+
+	/* an event list, a buffer size: refused, saying why */
+	assert_int_equal(dec(TSYNC_MSG_TRACE_START, old, sizeof(old), NULL, &got, &e),
+			 TSYNC_PERR_BAD_VALUE);
+	assert_string_equal(e.reason, "TRACE_START: 1 events, 1024 KiB as fields: this agent "
+			    "takes a guest's settings as option words only (flag ARGS, -e and -b "
+			    "among them)");
+	memcpy(bad, old, sizeof(old));
+	bad[2] = 0;		/* the event alone */
+	expect_reject(TSYNC_MSG_TRACE_START, bad, sizeof(bad), NULL, TSYNC_PERR_BAD_VALUE);
+	memcpy(bad, old, sizeof(old));
+	bad[19] = 0;		/* the buffer size alone, before the words */
+	expect_reject(TSYNC_MSG_TRACE_START, bad, 20, NULL, TSYNC_PERR_BAD_VALUE);
 }
 
 /*

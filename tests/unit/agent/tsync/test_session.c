@@ -741,26 +741,36 @@ static void need_tracefs(void)
 	}
 }
 
-/* Sends TRACE_START with @n events (names @names[i % nnames], filters
- * @filters[i] or none) and @kb KiB per CPU. */
+/* Sends TRACE_START with the option words of @n events (-e
+ * @names[i % nnames], -f @filters[i] or none) and -b @kb (0: none). */
 static void trace_start(struct fx *f, const char *const *names, int nnames,
 			char **filters, uint32_t n, uint32_t kb)
 {
-	struct tsync_trace_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	char **words = calloc((size_t)n * 4 + 2, sizeof(*words)), num[16];
 	struct tsync_msg m;
+	uint32_t w = 0;
 
-	assert_non_null(ev);
+	assert_non_null(words);
 	for (uint32_t i = 0; i < n; i++) {
-		snprintf(ev[i].name, sizeof(ev[i].name), "%s", names[i % (uint32_t)nnames]);
-		ev[i].filter = filters ? filters[i] : (char *)"";
+		words[w++] = "-e";
+		words[w++] = (char *)names[i % (uint32_t)nnames];
+		if (filters) {
+			words[w++] = "-f";
+			words[w++] = filters[i];
+		}
+	}
+	snprintf(num, sizeof(num), "%u", kb);
+	if (kb) {
+		words[w++] = "-b";
+		words[w++] = num;
 	}
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
-	m.trace_start.buffer_kb = kb;
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "local");
-	m.trace_start.nevents = n;
-	m.trace_start.events = ev;
+	m.trace_start.nargs = w;
+	m.trace_start.args = words;
 	host_send(f, &m);
-	free(ev);
+	free(words);
 }
 
 /* Returns true if a tracefs instance of session @id of this process is
@@ -835,7 +845,7 @@ static void test_trace_refusals(void **state)
 	static const char *const bad[] = { "nosuchsys:nosuchevent" };
 	struct fx *f = *state;
 	struct tsync_session_reply r;
-	struct tsync_trace_event ev = { "sched:sched_switch", (char *)"" };
+	char *words[] = { "-e", "sched:sched_switch" };
 	struct tsync_msg m;
 
 	need_tracefs();
@@ -845,8 +855,9 @@ static void test_trace_refusals(void **state)
 	expect_error(f, TSYNC_ERR_LIMIT, "--max-buffer-kb");
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
 	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "nosuchclock");
-	m.trace_start.nevents = 1;
-	m.trace_start.events = &ev;
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
+	m.trace_start.nargs = 2;
+	m.trace_start.args = words;
 	host_send(f, &m);
 	expect_error(f, TSYNC_ERR_BAD_REQUEST, "nosuchclock");
 	trace_start(f, bad, 1, NULL, 1, 0);
@@ -888,8 +899,8 @@ static void test_trace_amplify(void **state)
 	trace_start(f, star, 1, filters, 1, 0);
 	expect_error(f, TSYNC_ERR_LIMIT, "filters add up");
 	assert_false(instance_left(r.session_id));
-	/* the same spec TSYNC_MAX_EVENTS times is one selection */
-	trace_start(f, one, 1, NULL, TSYNC_MAX_EVENTS, 0);
+	/* the same spec as often as the words allow is one selection */
+	trace_start(f, one, 1, NULL, TSYNC_MAX_ARGS / 2, 0);
 	expect(f, TSYNC_MSG_TRACE_STARTED, &m);
 	bye(f);
 	assert_false(instance_left(r.session_id));

@@ -661,7 +661,7 @@ static void script_trace_start(struct peer *p)
 	if (peer_open(p) || peer_expect(p, p->fd, TSYNC_MSG_TRACE_START, &m))
 		return;
 	if (strcmp(m.trace_start.clock, "mono") || m.trace_start.flags != TSYNC_TRACE_FL_ARGS ||
-	    m.trace_start.buffer_kb || m.trace_start.nevents || m.trace_start.nargs != 4 ||
+	    m.trace_start.nargs != 4 ||
 	    strcmp(m.trace_start.args[0], "-e") || strcmp(m.trace_start.args[1], "sched") ||
 	    strcmp(m.trace_start.args[2], "-b") || strcmp(m.trace_start.args[3], "512"))
 		peer_bad(p, "TRACE_START not as asked");
