@@ -29,7 +29,7 @@
  *                           types: budget, instance, streams, stop, metadata
  *   budget.c, budget.h      the total trace buffer budget (--max-trace-mb)
  *   evsel.c, evsel.h        a host's record option words parsed, their events resolved (bounded)
- *   instopts.c, instopts.h  a host's record options applied to an instance
+ *   instopts.c, instopts.h  the agent's own threads left out of an instance
  */
 #ifndef TSYNC_AGENT_RECORD_H
 #define TSYNC_AGENT_RECORD_H

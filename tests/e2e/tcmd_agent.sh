@@ -82,7 +82,8 @@ pass "--ts-offset 1000000000 after -A: guest events 1 s after their host copies"
 # --- the guest options tsync's own hosts have, from trace-cmd's argv ---
 # -v leaves sched_wakeup out of -e sched, -M 1 keeps CPU 0 only, -i skips
 # an event this kernel lacks, -O sets a trace option: the same parser and
-# applier as for tsync-host (agent/rec/instopts.h).
+# applier as for tsync-host (common/cli/recopt.h, the recipe of
+# common/tracefs/instance.h).
 rec opts -e sched -v -e sched:sched_wakeup -i -e nosuch:event -M 1 -O noirq-info ||
 	fail "session with -v -i -M -O failed: $(tail -5 opts/rec.log)"
 report_events -i opts/trace-localhost.dat >opts/report.ev 2>/dev/null
