@@ -58,7 +58,8 @@ for off in 1000000000 -0x10; do
 		fail "--ts-offset $off: option kinds differ (< trace-cmd, > tsync): $(cat "$E2E_TMP/kd")"
 	want=$((off)); [ "$want" -lt 1000 ] && [ "$want" -gt -1000 ] && want=0	# report: us
 	for f in tc-off ts-off; do
-		got=$(shift_ns "$out/$f.dat")
+		# shift_ns's fail ends only its subshell: end the test too
+		got=$(shift_ns "$out/$f.dat") || exit 1
 		[ $((got - want)) -lt 1000 ] && [ $((want - got)) -lt 1000 ] ||
 			fail "--ts-offset $off: $f.dat's events moved by $got ns, want $want"
 	done
@@ -119,7 +120,7 @@ ts_record "$out/gt.dat" -e sched:sched_switch -A "$AGENT_EP@g" --ts-offset -5000
 [ "$(offset_opt "$out/gt-g.dat")" = -500000000 ] ||
 	fail "-A --ts-offset: the guest's OFFSET is '$(offset_opt "$out/gt-g.dat")'"
 [ -z "$(offset_opt "$out/gt.dat")" ] || fail "-A --ts-offset: the host's file has an OFFSET"
-got=$(shift_ns "$out/gt-g.dat")	# the same clock on loopback: the sync adds ~0
+got=$(shift_ns "$out/gt-g.dat") || exit 1	# the same clock on loopback: the sync adds ~0
 [ "$got" -lt -499000000 ] && [ "$got" -gt -501000000 ] ||
 	fail "-A --ts-offset: the guest's events moved by $got ns, want -500000000"
 pass "-A g --ts-offset -500000000: in the guest's file only, its events moved by $got ns"
