@@ -52,19 +52,14 @@ struct conn_job {
 	struct agent_conn *conn;
 };
 
-/* Removes the instances killed agents left behind. */
+/* Removes the instances killed tsync programs left behind (agents and
+ * hosts alike: one naming rule, one cleanup, common/tracefs/instance.h). */
 static void cleanup_stale(void)
 {
-	int n = agent_record_cleanup_stale();
+	int n = tsync_instance_cleanup_all_stale();
 
 	if (n > 0)
-		log_info("removed %d stale recording instance(s) left by a killed agent", n);
-	n = agent_tcmd_cleanup_stale();
-	if (n > 0)
-		log_info("removed %d stale trace-cmd session instance(s) left by a killed agent", n);
-	n = tsync_instance_cleanup_stale("tsync-a");
-	if (n > 0)
-		log_info("removed %d stale tracefs instance(s) left by a killed agent", n);
+		log_info("removed %d stale tracefs instance(s) left by killed tsync programs", n);
 }
 
 /* Checks tracefs once; says in one line what works without it. With it,

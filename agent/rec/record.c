@@ -544,9 +544,3 @@ int agent_rec_collect(struct agent_rec *r, const struct tracemeta_opts *o,
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
-
-/* Removes stale recording instances; see record.h. */
-int agent_record_cleanup_stale(void)
-{
-	return tsync_instance_cleanup_stale(AGENT_RECORD_INST_PREFIX);
-}

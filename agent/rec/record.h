@@ -141,11 +141,4 @@ int agent_rec_marker(struct agent_rec *r);
 int agent_rec_collect(struct agent_rec *r, const struct tracemeta_opts *o,
 		      struct tracemeta **out);
 
-/*
- * Removes recording instances (AGENT_RECORD_INST_PREFIX) left by agents
- * that no longer run (killed before they could clean up). Returns how many
- * were removed, or -errno.
- */
-int agent_record_cleanup_stale(void);
-
 #endif

@@ -450,9 +450,3 @@ void agent_tcmd_serve(const struct agent_ctx *ctx, struct agent_conn *c)
 	cleanup(s);
 	free(s);
 }
-
-/* Removes stale trace-cmd session instances; see tcmd_session.h. */
-int agent_tcmd_cleanup_stale(void)
-{
-	return tsync_instance_cleanup_stale(TCMD_INST_PREFIX);
-}

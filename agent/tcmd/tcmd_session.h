@@ -31,8 +31,4 @@ static inline bool agent_tcmd_first_byte(unsigned char first)
  * the connection. */
 void agent_tcmd_serve(const struct agent_ctx *ctx, struct agent_conn *c);
 
-/* Removes the instances of trace-cmd sessions left by killed agents;
- * returns how many, or -errno. */
-int agent_tcmd_cleanup_stale(void);
-
 #endif

@@ -690,13 +690,20 @@ int tsync_instance_cleanup_stale(const char *prefix)
 {
 	struct stale_ctx c = { .prefix = prefix };
 
-	if (!prefix || strncmp(prefix, "tsync-", 6))
+	if (!prefix || strncmp(prefix, TSYNC_INSTANCE_NAME_PREFIX,
+			       strlen(TSYNC_INSTANCE_NAME_PREFIX)))
 		return -EINVAL;
 	if (!tracefs_tracing_dir())
 		return -ENODEV;
 	if (tracefs_instances_walk(stale_one, &c) < 0)
 		return errno ? -errno : -EIO;
 	return c.removed;
+}
+
+/* The one cleanup of every program; see instance.h. */
+int tsync_instance_cleanup_all_stale(void)
+{
+	return tsync_instance_cleanup_stale(TSYNC_INSTANCE_NAME_PREFIX);
 }
 
 /* Reads the kernel's clocks; see instance.h. */

@@ -44,6 +44,10 @@
 
 #include "common/base/trace_clock.h"
 
+/* What every tsync instance's name starts with, whichever program made
+ * it: the one naming rule, and what tsync_instance_cleanup_all_stale()
+ * looks for. */
+#define TSYNC_INSTANCE_NAME_PREFIX "tsync-"
 /* Longest prefix tsync_instance_create() accepts. */
 #define TSYNC_INSTANCE_PREFIX_MAX 40
 /* The per-CPU ring buffer of a new instance when no size is given: the
@@ -254,6 +258,14 @@ int tsync_instance_destroy(struct tsync_instance *ti);
  * @prefix does not start with "tsync-").
  */
 int tsync_instance_cleanup_stale(const char *prefix);
+/*
+ * The one stale cleanup every program runs (tsync-agent at start,
+ * tsync-host before it opens a guest of either protocol): every
+ * instance named TSYNC_INSTANCE_NAME_PREFIX..., whatever program or
+ * session made it, by tsync_instance_cleanup_stale()'s rule. Returns the
+ * number removed, or -errno (-ENODEV: no tracefs).
+ */
+int tsync_instance_cleanup_all_stale(void);
 
 /*
  * Reads the clocks the kernel offers (top instance's trace_clock) into

@@ -87,9 +87,9 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 		.enable_events = tracemeta_enable_events,
 	};
 
-	/* Instances of killed recorders: their owner lock is free. */
-	if (tsync_instance_cleanup_stale("tsync-host") > 0)
-		log_info("removed instances of killed recorders");
+	/* Instances of killed tsync programs: their owner lock is free. */
+	if (tsync_instance_cleanup_all_stale() > 0)
+		log_info("removed instances of killed tsync programs");
 	return tsync_instance_from_recipe(&rp, &h->ti, NULL, err, errlen);
 }
 

@@ -231,9 +231,6 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		if (ret)
 			goto fail;
 	}
-	/* Marker instances of host processes that were killed. */
-	if (tsync_instance_cleanup_stale("tsync-h") > 0)
-		log_debug("removed stale host marker instances");
 	c->fd = c->opts.connect(ep, o->connect_timeout_ms, &c->peer, err, errlen);
 	if (c->fd < 0) {
 		ret = c->fd;

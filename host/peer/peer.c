@@ -3,6 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base/log.h"
+#include "common/tracefs/instance.h"
 #include "host/peer/peer.h"
 #include "host/peer/peer_priv.h"
 
@@ -49,6 +51,10 @@ int peer_check(const struct peer_ops *d, const struct peer_opts *o, const struct
 int peer_open(const struct peer_ops *d, const struct tsync_endpoint *ep,
 	      const struct peer_opts *o, struct peer **out, char *err, size_t errlen)
 {
+	/* instances of killed tsync programs (a killed host's marker
+	 * instance of either dialect): their owner lock is free */
+	if (tsync_instance_cleanup_all_stale() > 0)
+		log_debug("removed stale tracefs instances of killed tsync programs");
 	return d->open(ep, o, out, err, errlen);
 }
 
