@@ -5,6 +5,12 @@
  * time sync), so which session a connection belongs to can only be told
  * by the port it arrives on: each session has its own listeners, closed
  * once their connection arrived.
+ *
+ * While it waits for those connections the session's control connection
+ * is watched too: a host that closed or reset it (or whose transport
+ * declared it gone) ends the session at once, freeing its slot, instance,
+ * buffers and metadata, instead of holding them until the idle timeout.
+ * Bytes that arrive there meanwhile are left for the session to read.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +37,8 @@ struct tcmd_port {
 struct tcmd_ports {
 	const struct agent_ctx *ctx;
 	struct tsync_peer host;
+	int ctl_fd;			/* the session's control connection */
+	bool ctl_quiet;			/* bytes wait on it: no longer watched */
 	int n;
 	struct tcmd_port *port;
 };
@@ -86,6 +94,7 @@ int tcmd_ports_open(const struct agent_ctx *ctx, int fd, const struct tsync_peer
 	}
 	p->ctx = ctx;
 	p->host = *host;
+	p->ctl_fd = fd;
 	p->n = nports;
 	for (int i = 0; i < nports; i++) {
 		ret = tsync_listen(&ep, 4, &p->port[i].l, err, sizeof(err));
@@ -159,16 +168,46 @@ static int take_one(struct tcmd_ports *p, int i)
 	return 1;
 }
 
+/* Fills @pfd to watch the control connection (fd -1 once bytes wait). */
+static void ctl_watch(const struct tcmd_ports *p, struct pollfd *pfd)
+{
+	*pfd = (struct pollfd){ .fd = p->ctl_quiet ? -1 : p->ctl_fd,
+				.events = POLLIN | POLLRDHUP };
+}
+
+/* Checks what poll() said of the control connection: -ECONNRESET when
+ * the host closed or reset it (logged), else 0 (bytes waiting: left for
+ * the session, the connection no longer watched). */
+static int ctl_check(struct tcmd_ports *p, short revents)
+{
+	char c;
+	ssize_t n;
+
+	if (!revents)
+		return 0;
+	if (!(revents & (POLLHUP | POLLERR | POLLRDHUP))) {
+		n = recv(p->ctl_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) {
+			p->ctl_quiet = n > 0;
+			return 0;
+		}
+	}
+	log_warn("%s: trace-cmd host closed its control connection before it "
+		 "connected its data ports: session ended", p->host.name);
+	return -ECONNRESET;
+}
+
 /* Accepts the host's connection on listener @i; see tcmd_ports.h. */
 int tcmd_ports_accept(struct tcmd_ports *p, int i, int64_t deadline)
 {
 	int ret;
 
 	while (!p->port[i].conn) {
-		struct pollfd pfd = { .fd = tsync_listener_fd(p->port[i].l),
-				      .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = tsync_listener_fd(p->port[i].l),
+					   .events = POLLIN } };
 
-		ret = poll(&pfd, 1, tsync_remaining_ms(deadline));
+		ctl_watch(p, &pfd[1]);
+		ret = poll(pfd, 2, tsync_remaining_ms(deadline));
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret == 0) {
@@ -176,7 +215,11 @@ int tcmd_ports_accept(struct tcmd_ports *p, int i, int64_t deadline)
 				 p->host.name, tcmd_ports_port(p, i));
 			return -ETIMEDOUT;
 		}
-		ret = ret < 0 ? -errno : take_one(p, i);
+		if (ret < 0)
+			return -errno;
+		ret = ctl_check(p, pfd[1].revents);
+		if (!ret && (pfd[0].revents & POLLIN))
+			ret = take_one(p, i);
 		if (ret < 0)
 			return ret;
 	}
@@ -190,7 +233,7 @@ int tcmd_ports_accept_each(struct tcmd_ports *p, int first, int64_t deadline,
 	int ret, left = p->n - first;
 
 	while (left) {
-		struct pollfd pfd[p->n];
+		struct pollfd pfd[p->n + 1];
 		int idx[p->n], k = 0;
 
 		for (int i = first; i < p->n; i++)
@@ -199,7 +242,8 @@ int tcmd_ports_accept_each(struct tcmd_ports *p, int first, int64_t deadline,
 							  .events = POLLIN };
 				idx[k++] = i;
 			}
-		ret = poll(pfd, (nfds_t)k, tsync_remaining_ms(deadline));
+		ctl_watch(p, &pfd[k]);
+		ret = poll(pfd, (nfds_t)k + 1, tsync_remaining_ms(deadline));
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret <= 0) {
@@ -207,6 +251,9 @@ int tcmd_ports_accept_each(struct tcmd_ports *p, int first, int64_t deadline,
 				 p->host.name, p->n - first - left, p->n - first);
 			return ret ? -errno : -ETIMEDOUT;
 		}
+		ret = ctl_check(p, pfd[k].revents);
+		if (ret)
+			return ret;
 		for (int j = 0; j < k; j++) {
 			if (!(pfd[j].revents & POLLIN))
 				continue;

@@ -18,8 +18,9 @@ struct tcmd_ports;
 
 /*
  * Listens on @nports ephemeral ports beside the local address of control
- * connection @fd, for the host @host. Returns 0 and *@out, or -errno
- * (logged).
+ * connection @fd, for the host @host; the accepts below watch @fd too and
+ * return -ECONNRESET (logged) as soon as the host closed or reset it.
+ * Returns 0 and *@out, or -errno (logged).
  */
 int tcmd_ports_open(const struct agent_ctx *ctx, int fd, const struct tsync_peer *host,
 		    int nports, struct tcmd_ports **out);
