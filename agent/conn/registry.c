@@ -12,6 +12,7 @@ struct reg_entry {
 	uint64_t id;
 	int refs;
 	bool removing;		/* no new references */
+	bool tcmd;		/* a trace-cmd session (its own cap) */
 	struct reg_entry *next;
 };
 
@@ -20,6 +21,7 @@ struct agent_registry {
 	pthread_cond_t released;	/* a reference was dropped */
 	struct reg_entry *head;
 	int n, max;
+	int ntcmd, max_tcmd;	/* trace-cmd sessions: at most half of max */
 	uint64_t next_id;
 	bool stopping;
 };
@@ -32,6 +34,7 @@ struct agent_registry *agent_registry_new(int max_sessions, uint64_t first_id)
 	if (!r)
 		return NULL;
 	r->max = max_sessions;
+	r->max_tcmd = max_sessions / 2 > 0 ? max_sessions / 2 : 1;
 	r->next_id = first_id;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->released, NULL);
@@ -48,9 +51,8 @@ void agent_registry_free(struct agent_registry *r)
 	free(r);
 }
 
-/* Registers a new session; see registry.h. */
-int agent_registry_add(struct agent_registry *r, struct agent_session *s,
-		       uint64_t *id)
+/* Registers a session of either kind; see registry.h. */
+static int add(struct agent_registry *r, struct agent_session *s, bool tcmd, uint64_t *id)
 {
 	struct reg_entry *e = calloc(1, sizeof(*e));
 	int ret = 0;
@@ -60,10 +62,12 @@ int agent_registry_add(struct agent_registry *r, struct agent_session *s,
 	pthread_mutex_lock(&r->lock);
 	if (r->stopping) {
 		ret = -ESHUTDOWN;
-	} else if (r->n >= r->max) {
+	} else if (r->n >= r->max || (tcmd && r->ntcmd >= r->max_tcmd)) {
 		ret = -EBUSY;
 	} else {
 		e->s = s;
+		e->tcmd = tcmd;
+		r->ntcmd += tcmd;
 		e->id = r->next_id++;
 		e->refs = 1;
 		e->next = r->head;
@@ -75,6 +79,19 @@ int agent_registry_add(struct agent_registry *r, struct agent_session *s,
 	if (ret)
 		free(e);
 	return ret;
+}
+
+/* Registers a tsync session; see registry.h. */
+int agent_registry_add(struct agent_registry *r, struct agent_session *s, uint64_t *id)
+{
+	return add(r, s, false, id);
+}
+
+/* Registers a trace-cmd session; see registry.h. */
+int agent_registry_add_tcmd(struct agent_registry *r, struct agent_session *s,
+			    uint64_t *id)
+{
+	return add(r, s, true, id);
 }
 
 /* Unregisters @s once no data connection uses it; see registry.h. */
@@ -98,6 +115,7 @@ void agent_registry_remove(struct agent_registry *r, struct agent_session *s)
 			;
 		*pp = e->next;
 		r->n--;
+		r->ntcmd -= e->tcmd;
 		free(e);
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -4,6 +4,13 @@
  * reference count so that a data connection can use a session while its
  * control thread ends. Thread-safe. The registry never looks inside a
  * session (agent/conn/control.h owns struct agent_session).
+ *
+ * Slots: --max-sessions in all, of which trace-cmd sessions may hold at
+ * most half (at least one). A trace-cmd session's control connection is
+ * silent for the whole recording, so silence cannot cut it (its peer's
+ * disappearance is found by the transport, common/net/tcp.c); the cap
+ * keeps any number of such sessions, live or abandoned, from taking the
+ * slots of tsync's own hosts.
  */
 #ifndef TSYNC_AGENT_REGISTRY_H
 #define TSYNC_AGENT_REGISTRY_H
@@ -24,6 +31,10 @@ void agent_registry_free(struct agent_registry *r);
  * agent stops, or -ENOMEM. */
 int agent_registry_add(struct agent_registry *r, struct agent_session *s,
 		       uint64_t *id);
+/* agent_registry_add() for a trace-cmd session: -EBUSY also when
+ * trace-cmd sessions hold half of --max-sessions already. */
+int agent_registry_add_tcmd(struct agent_registry *r, struct agent_session *s,
+			    uint64_t *id);
 /* Drops the control thread's reference, waits until no data connection
  * holds one, and unregisters @s. */
 void agent_registry_remove(struct agent_registry *r, struct agent_session *s);

@@ -33,7 +33,8 @@
  * Every wait inside a sample is bounded by the I/O timeout; between
  * samples the host may be silent for the whole recording (trace-cmd's
  * default --tsync-interval 0), so that wait ends only with a message, a
- * close, or tcmd_ptp_finish().
+ * close, the transport declaring the host gone (keepalive,
+ * common/net/tcp.c), or tcmd_ptp_finish().
  */
 #include <errno.h>
 #include <pthread.h>

@@ -29,9 +29,16 @@
  * The session is counted like tsync's own (--max-sessions, the buffer
  * budget, --max-buffer-kb, --max-conns for every connection, the allow
  * lists for every connection); a host that cannot authenticate is refused
- * when the agent has --key-file. Waits are bounded by the I/O and idle
- * timeouts, except the wait for CLOSE while recording, which ends with
- * CLOSE, the connection's end, or the agent's shutdown.
+ * when the agent has --key-file, and trace-cmd sessions may hold at most
+ * half of --max-sessions (agent/conn/registry.h), so that sessions left
+ * silent cannot starve tsync's own hosts. Waits are bounded by the I/O
+ * and idle timeouts, except the wait for CLOSE while recording (trace-cmd
+ * sends nothing until then), which ends with CLOSE, the connection's
+ * end, the transport declaring the host gone (TCP keepalive and
+ * TCP_USER_TIMEOUT: within 50 s of its last sign of life,
+ * common/net/tcp.c), or the agent's shutdown. A host that closes or
+ * resets its connection before its data ports are connected ends the
+ * session at once (tcmd_ports.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -402,9 +409,10 @@ static int enter(struct tcmd_session *s)
 		refuse(s, "no tracefs on the guest: %s", s->ctx->tracefs->why);
 		return -ENODEV;
 	}
-	ret = agent_registry_add(s->ctx->reg, &s->base, &s->base.id);
+	ret = agent_registry_add_tcmd(s->ctx->reg, &s->base, &s->base.id);
 	if (ret) {
-		refuse(s, "%s", ret == -EBUSY ? "too many sessions (--max-sessions)" :
+		refuse(s, "%s", ret == -EBUSY ? "too many sessions (--max-sessions; "
+		       "trace-cmd sessions may hold half of them)" :
 		       "the agent is shutting down");
 		return ret;
 	}

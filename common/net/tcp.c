@@ -1,8 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The TCP backend (IPv4 and IPv6): name resolution, TCP_NODELAY setup. */
+/*
+ * The TCP backend (IPv4 and IPv6): name resolution, socket setup
+ * (TCP_NODELAY; keepalive and TCP_USER_TIMEOUT).
+ *
+ * Gone peers: a trace-cmd host's control connection, and a recording's,
+ * may rightly be silent for hours, so silence cannot tell a quiet peer
+ * from one that lost power or its network. The transport tells: every
+ * TCP socket has keepalive, TCP_KEEPIDLE 30 s, TCP_KEEPINTVL 5 s,
+ * TCP_KEEPCNT 4, and TCP_USER_TIMEOUT 50 s, so a peer that answers
+ * nothing, neither keepalive probes nor data, is declared gone (the
+ * socket fails with ETIMEDOUT and wakes every poll) within 50 s of its
+ * last sign of life, whatever the program was waiting for. A live peer's
+ * kernel answers the probes: a quiet recording goes on. The environment
+ * variable TSYNC_TCP_KEEPALIVE=IDLE,INTVL,CNT (seconds; the tests use
+ * 1,1,2) sets other values, the user timeout then IDLE + INTVL * CNT.
+ * vsock has no keepalive, and needs none for this: its other end is this
+ * guest's own hypervisor host (or a guest of it), whose kernel resets the
+ * connection when the process at that end dies, and a host that loses
+ * power takes the guest with it; what vsock cannot tell is a live but
+ * hung process, which is indistinguishable from a quiet one anywhere.
+ */
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -60,8 +81,37 @@ int tsync_sock_get_nodelay(int fd)
 	return val ? 1 : 0;
 }
 
+/* Keepalive defaults (seconds); see the top of this file. */
+#define KEEPIDLE_S	30
+#define KEEPINTVL_S	5
+#define KEEPCNT		4
+
+/* Turns keepalive on with a user timeout; see the top of this file. */
+static int tcp_keepalive(int fd)
+{
+	const char *env = getenv("TSYNC_TCP_KEEPALIVE");
+	int idle = KEEPIDLE_S, intvl = KEEPINTVL_S, cnt = KEEPCNT, one = 1;
+	int a, b, c;
+	unsigned int user;
+
+	if (env && sscanf(env, "%d,%d,%d", &a, &b, &c) == 3 && a > 0 && b > 0 && c > 0 &&
+	    a <= 3600 && b <= 3600 && c <= 100) {
+		idle = a;
+		intvl = b;
+		cnt = c;
+	}
+	user = (unsigned int)(idle + intvl * cnt) * 1000u;
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user)))
+		return -errno;
+	return 0;
+}
+
 /*
- * Sets TCP_NODELAY and reads it back. Request/response over TCP with Nagle
+ * Sets TCP_NODELAY and reads it back, and keepalive (gone peers). Request/response over TCP with Nagle
  * on stalls for a delayed ACK on every exchange (Documentation/protocol.md,
  * section 1), so a socket that cannot have it is refused.
  */
@@ -73,7 +123,7 @@ static int tcp_setup(int fd)
 		return -errno;
 	if (tsync_sock_get_nodelay(fd) != 1)
 		return -EPROTO;
-	return 0;
+	return tcp_keepalive(fd);
 }
 
 /* Lets a restarted listener bind its port again at once. */

@@ -162,11 +162,13 @@ int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t er
 	return recv_by(c, m, tsync_deadline_ms(c->timeout_ms), false, err, errlen);
 }
 
-/* Waits until @fd is readable (or closed, or shut down by the agent's
- * shutdown): the wait for a peer that may rightly be silent for hours. */
+/* Waits until @fd is readable (or closed, or failed: a peer the
+ * transport's keepalive declared gone, common/net/tcp.c; or shut down by
+ * the agent's shutdown): the wait for a peer that may rightly be silent
+ * for hours, but not gone. */
 static int wait_forever(int fd)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDHUP };
 
 	while (poll(&pfd, 1, -1) < 0)
 		if (errno != EINTR)

@@ -7,8 +7,11 @@
  *
  *  - every wait is bounded: a message must arrive whole within the
  *    connection's timeout, once its first byte came (tcmd_conn_recv_idle()
- *    waits for that first byte until a deadline of its own, or for ever
- *    where a peer may rightly be silent for hours);
+ *    waits for that first byte until a deadline of its own, or, where a
+ *    peer may rightly be silent for hours, until a message, the peer's
+ *    close, or the transport declaring the peer gone: TCP keepalive and
+ *    TCP_USER_TIMEOUT, set on every socket by common/net/tcp.c, fail the
+ *    socket within 50 s of the peer's last sign of life);
  *  - a receive reads the header first and checks it (proto/tcmd.h:
  *    size, command, struct) before reading on, so a peer announcing a bad
  *    size is refused without reading more; then the codec checks every
@@ -74,7 +77,8 @@ int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t er
 /*
  * tcmd_conn_recv() on a connection that may stay silent between messages:
  * waits for the first byte until @first (absolute CLOCK_MONOTONIC ns; -1:
- * no limit, until the peer or a shutdown of the socket ends the wait),
+ * no deadline: until the peer speaks or closes, the transport declares it
+ * gone (see above), or the socket is shut down),
  * then the whole message must arrive within the timeout.
  */
 int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,

@@ -46,6 +46,33 @@ static void test_add_get(void **state)
 	agent_registry_free(r);
 }
 
+/* trace-cmd sessions hold at most half of --max-sessions: tsync's own
+ * hosts keep the rest; a removed one gives its slot back. */
+static void test_tcmd_cap(void **state)
+{
+	struct agent_registry *r = agent_registry_new(4, 1);
+	uint64_t id;
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(agent_registry_add_tcmd(r, S(0), &id), 0);
+	assert_int_equal(agent_registry_add_tcmd(r, S(1), &id), 0);
+	assert_int_equal(agent_registry_add_tcmd(r, S(2), &id), -EBUSY);
+	assert_int_equal(agent_registry_add(r, S(3), &id), 0);
+	assert_int_equal(agent_registry_add(r, S(4), &id), 0);
+	assert_int_equal(agent_registry_add(r, S(5), &id), -EBUSY);
+	agent_registry_remove(r, S(0));
+	assert_int_equal(agent_registry_add_tcmd(r, S(2), &id), 0);
+	for (int i = 1; i <= 4; i++)
+		agent_registry_remove(r, S(i));
+	agent_registry_free(r);
+	/* one slot: trace-cmd may have it */
+	r = agent_registry_new(1, 1);
+	assert_int_equal(agent_registry_add_tcmd(r, S(0), &id), 0);
+	agent_registry_remove(r, S(0));
+	agent_registry_free(r);
+}
+
 /* After stop, no new session. */
 static void test_stop(void **state)
 {
@@ -101,6 +128,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_get),
+		cmocka_unit_test(test_tcmd_cap),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_remove_waits),
 	};
