@@ -72,3 +72,29 @@ settle 2
 [ "$(tinst)" = 0 ] || fail "2 s after the last reset $(tinst) trace-cmd instances still held"
 check_back resets
 pass "TRACE_REQ/TRACE_RESP/RST loop: legit syncs all succeeded, nothing held"
+
+# --- silent sessions: as many as --max-sessions, recording, never a word ---
+legit_start hold
+"$TH" hold "$port" $MAX 12 > "$E2E_TMP/hold.out" 2>&1 &
+HOLD_PID=$!
+E2E_PIDS+=("$HOLD_PID")
+end=$((SECONDS + 20))
+until grep -q recording "$E2E_TMP/hold.out"; do
+	[ $SECONDS -lt $end ] || fail "hold client: $(cat "$E2E_TMP/hold.out")"
+	kill -0 "$HOLD_PID" 2>/dev/null || fail "hold client ended: $(cat "$E2E_TMP/hold.out")"
+	sleep 0.1
+done
+echo "  $(cat "$E2E_TMP/hold.out") (of $MAX asked, --max-sessions $MAX)"
+read -r _ nrec _ nref < "$E2E_TMP/hold.out"
+[ "$nrec" -le $((MAX / 2)) ] && [ "$nrec" -ge 1 ] ||
+	fail "$nrec silent trace-cmd sessions recording, at most $((MAX / 2)) expected"
+echo "  agent while held: $(fds) fds, $(threads) threads, VmRSS $(rss) kB"
+# the held sessions' sockets on the agent's side: keepalive armed
+nka=$(ss -tnoH state established "( sport = :$port )" | grep -c 'timer:(keepalive')
+echo "  agent control sockets with a keepalive timer: $nka"
+[ "$nka" -ge "$nrec" ] || fail "only $nka of the agent's sockets have keepalive armed"
+sleep 6	# the syncs go on beside the silent sessions
+legit_stop
+wait "$HOLD_PID"
+check_back "silent sessions"
+pass "silent trace-cmd sessions hold at most half the slots, with keepalive; legit syncs all succeeded"
