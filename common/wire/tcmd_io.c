@@ -38,6 +38,7 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_
 	c->peer = peer;
 	c->quickack = quickack_on;
 	c->timeout_ms = timeout_ms;
+	c->deadline = 0;
 	if (!quickack_on || getsockname(fd, (struct sockaddr *)&ss, &sl) ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
 		c->quickack = false;
@@ -46,6 +47,24 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_
 	if (setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one)))
 		return -errno;
 	return 0;
+}
+
+/* Sets the exchange's deadline; see tcmd_io.h. */
+void tcmd_conn_set_deadline(struct tcmd_conn *c, int64_t deadline)
+{
+	c->deadline = deadline;
+}
+
+/* Returns @dl, or the exchange's deadline if that comes first. */
+static int64_t capped(const struct tcmd_conn *c, int64_t dl)
+{
+	return c->deadline && c->deadline < dl ? c->deadline : dl;
+}
+
+/* True once the exchange's deadline has passed. */
+static bool exchange_over(const struct tcmd_conn *c)
+{
+	return c->deadline && tsync_now_ns() >= c->deadline;
 }
 
 /* Closes the socket; see tcmd_io.h. */
@@ -66,9 +85,13 @@ int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
 		tsync_set_err(err, errlen, "cannot encode a message: %s", strerror((int)-len));
 		return (int)len;
 	}
-	ret = tsync_write_full(c->fd, msg, (size_t)len, deadline);
+	ret = tsync_write_full(c->fd, msg, (size_t)len, capped(c, deadline));
 	quickack(c);
-	if (ret)
+	if (ret == -ETIMEDOUT && exchange_over(c))
+		tsync_set_err(err, errlen, "sending %s: %s did not finish the exchange by its "
+			      "deadline", len >= TCMD_HDR_LEN ? tcmd_cmd_name(msg[7]) : "a message",
+			      c->peer);
+	else if (ret)
 		tsync_set_err(err, errlen, "sending %s: %s",
 			      len >= TCMD_HDR_LEN ? tcmd_cmd_name(msg[7]) : "a message",
 			      strerror(-ret));
@@ -113,7 +136,10 @@ static int read_acked(struct tcmd_conn *c, uint8_t *p, size_t len, int64_t deadl
 static void read_err(const struct tcmd_conn *c, int ret, bool started, char *err,
 		     size_t errlen)
 {
-	if (ret == -ETIMEDOUT && started)
+	if (ret == -ETIMEDOUT && exchange_over(c))
+		tsync_set_err(err, errlen, "%s did not finish the exchange by its deadline "
+			      "(each message in time, the whole too slow)", c->peer);
+	else if (ret == -ETIMEDOUT && started)
 		tsync_set_err(err, errlen, "%s stalled in the middle of a message: the rest "
 			      "not in time (%d ms)", c->peer, c->timeout_ms);
 	else if (ret == -ETIMEDOUT)
@@ -159,7 +185,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 /* Receives one message; see tcmd_io.h. */
 int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
 {
-	return recv_by(c, m, tsync_deadline_ms(c->timeout_ms), false, err, errlen);
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, err, errlen);
 }
 
 /* Waits until @fd is readable (or closed, or failed: a peer the
@@ -190,7 +216,7 @@ int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,
 		read_err(c, ret, false, err, errlen);
 		return ret;
 	}
-	return recv_by(c, m, tsync_deadline_ms(c->timeout_ms), true, err, errlen);
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), true, err, errlen);
 }
 
 /* Receives one TIME_SYNC message of a given kind; see tcmd_io.h. */

@@ -48,6 +48,7 @@ struct tcmd_conn {
 	const char *peer;	/* the other end, in messages: "the agent" */
 	bool quickack;		/* re-arm TCP_QUICKACK after every read and send */
 	int timeout_ms;		/* per message */
+	int64_t deadline;	/* of the whole exchange (CLOCK_MONOTONIC ns); 0: none */
 	uint8_t buf[TCMD_MSG_MAX];	/* the last message received */
 };
 
@@ -58,6 +59,10 @@ struct tcmd_conn {
  */
 int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack,
 		   int timeout_ms);
+/* Sets the deadline of a whole exchange (absolute CLOCK_MONOTONIC ns; 0:
+ * none): until it is cleared every send and receive also ends by it, with
+ * -ETIMEDOUT and a reason saying so, however promptly each message came. */
+void tcmd_conn_set_deadline(struct tcmd_conn *c, int64_t deadline);
 /* Closes the socket (fd -1 is fine). A connection over a socket someone
  * else owns (the agent's connection table) is simply not closed. */
 void tcmd_conn_close(struct tcmd_conn *c);

@@ -133,6 +133,8 @@ int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t roun
 			 strerror(-ret));
 		goto out;
 	}
+	/* the whole sample by twice the I/O timeout, as tsync's own round */
+	tcmd_conn_set_deadline(c, tsync_deadline_ms(2 * (int64_t)c->timeout_ms));
 	ret = ptp_start(c, cpu, &series, err, errlen);
 	if (!ret)
 		ret = n = ptp_probes(c, st, round, cpu, slots, err, errlen);
@@ -148,6 +150,7 @@ int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t roun
 	r->probes = n > 0 ? (uint32_t)n : 0;
 	r->round_ns = tsync_now_ns() - t0;
 out:
+	tcmd_conn_set_deadline(c, 0);
 	free(slots);
 	return ret;
 }

@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <linux/vm_sockets.h>
 
+#include "common/base/timeutil.h"
 #include "common/net/transport.h"
+#include "host/peer/client.h"
 #include "host/peer/tcmd_session.h"
 
 /* Connects to port @port of the agent's machine; fd or -errno. */
@@ -154,6 +156,8 @@ int tcmd_session_meta(struct tcmd_session *s, size_t max, uint8_t **buf, size_t 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	/* the whole transfer by the deadline of tsync's own metadata path */
+	tcmd_conn_set_deadline(&s->ctl, tsync_deadline_ms(CLIENT_META_DEADLINE_MS));
 	for (;;) {
 		ret = tcmd_conn_recv(&s->ctl, &m, err, errlen);
 		if (ret)
@@ -191,10 +195,12 @@ int tcmd_session_meta(struct tcmd_session *s, size_t max, uint8_t **buf, size_t 
 		memcpy(b + n, m.payload, m.payload_len);
 		n += m.payload_len;
 	}
+	tcmd_conn_set_deadline(&s->ctl, 0);
 	*buf = b;
 	*len = n;
 	return 0;
 fail:
+	tcmd_conn_set_deadline(&s->ctl, 0);
 	free(b);
 	return ret;
 }
