@@ -122,8 +122,8 @@ static int add_listen(struct agent_cfg *cfg, const char *str, char *err, size_t 
 {
 	if (cfg->nlisten >= AGENT_MAX_LISTEN)
 		return snprintf(err, errlen, "at most %d endpoints", AGENT_MAX_LISTEN), -1;
-	if (tsync_endpoint_parse(str, TSYNC_EP_ALLOW_PORT0, &cfg->listen[cfg->nlisten],
-				 err, errlen))
+	if (tsync_endpoint_parse(str, TSYNC_EP_ALLOW_PORT0 | TSYNC_EP_LISTEN,
+				 &cfg->listen[cfg->nlisten], err, errlen))
 		return -1;
 	cfg->nlisten++;
 	return 0;

@@ -4,6 +4,9 @@
  *
  *   tcp:HOST:PORT     HOST is an IPv4 address, [IPv6] in brackets, or a name
  *   vsock:CID:PORT    CID is any, host, local, hypervisor or a number
+ *   hvsock:PATH:PORT  PATH is the Unix socket of a Firecracker or
+ *                     cloud-hypervisor guest's vsock device, PORT the
+ *                     guest's vsock port (connect only)
  *
  * Parsing is strict: every malformed form gets a reason that names the
  * problem and the value, because this is what a user sees when they mistype.
@@ -236,6 +239,39 @@ static int parse_vsock(const char *rest, const char *whole, unsigned int flags,
 }
 
 /*
+ * Parses "PATH:PORT" after "hvsock:". PATH runs to the last ':' (a path
+ * may hold colons, a port never does) and must fit a sockaddr_un.
+ */
+static int parse_hvsock(const char *rest, const char *whole, unsigned int flags,
+			struct tsync_endpoint *ep, char *err, size_t errlen)
+{
+	const char *colon = strrchr(rest, ':');
+	size_t plen;
+	char ch[5];
+
+	if (flags & TSYNC_EP_LISTEN)
+		return ep_fail(err, errlen, "cannot listen on '%s': hvsock is how a host reaches "
+			       "a Firecracker or cloud-hypervisor guest; in the guest, listen on "
+			       "vsock:any:PORT", whole);
+	if (!colon)
+		return ep_fail(err, errlen, "missing ':PORT' in '%s'", whole);
+	plen = (size_t)(colon - rest);
+	if (!plen)
+		return ep_fail(err, errlen, "empty socket path in '%s'", whole);
+	if (plen >= sizeof(ep->path))
+		return ep_fail(err, errlen, "socket path too long (%zu bytes, at most %zu) in '%s'",
+			       plen, sizeof(ep->path) - 1, whole);
+	for (size_t i = 0; i < plen; i++)
+		if (iscntrl((unsigned char)rest[i]))
+			return ep_fail(err, errlen, "invalid character '%s' in socket path in '%s'",
+				       show_char(rest[i], ch), whole);
+	memcpy(ep->path, rest, plen);
+	ep->path[plen] = '\0';
+	ep->kind = TSYNC_EP_HVSOCK;
+	return parse_port(colon + 1, whole, flags, &ep->port, err, errlen);
+}
+
+/*
  * Explains why @str, which has no known scheme, is not an endpoint: an
  * unknown "word:" scheme, or a missing scheme. Returns -EINVAL.
  */
@@ -243,9 +279,11 @@ static int unknown_form(const char *str, unsigned int flags, char *err,
 			size_t errlen)
 {
 	const char *colon = strchr(str, ':');
-	const char *forms = (flags & TSYNC_EP_AGENT_SHORTHAND) ?
-		"tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID" :
-		"tcp:HOST:PORT or vsock:CID:PORT";
+	const char *forms = (flags & TSYNC_EP_LISTEN) ?
+		"tcp:HOST:PORT or vsock:CID:PORT" :
+		(flags & TSYNC_EP_AGENT_SHORTHAND) ?
+		"tcp:HOST:PORT, vsock:CID:PORT, hvsock:PATH:PORT, HOST:PORT or CID" :
+		"tcp:HOST:PORT, vsock:CID:PORT or hvsock:PATH:PORT";
 	bool word = colon && colon > str;
 
 	for (const char *c = str; word && c < colon; c++)
@@ -283,19 +321,52 @@ static bool looks_like_scheme(const char *str)
 	return true;
 }
 
+/* The schemes, each with its parser. */
+static const struct {
+	const char *prefix;
+	int (*parse)(const char *rest, const char *whole, unsigned int flags,
+		     struct tsync_endpoint *ep, char *err, size_t errlen);
+} schemes[] = {
+	{ "tcp:", parse_tcp },
+	{ "vsock:", parse_vsock },
+	{ "hvsock:", parse_hvsock },
+};
+
+/* Returns the index in schemes[] of the scheme @str starts with, or -1. */
+static int scheme_of(const char *str)
+{
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (!strncmp(str, schemes[i].prefix, strlen(schemes[i].prefix)))
+			return (int)i;
+	return -1;
+}
+
+/* True if @str starts with a known scheme; see endpoint.h. */
+bool tsync_endpoint_has_scheme(const char *str)
+{
+	return str && scheme_of(str) >= 0;
+}
+
+/* True if @ep's ports are vsock ports; see endpoint.h. */
+bool tsync_endpoint_vsock_ports(const struct tsync_endpoint *ep)
+{
+	return ep->kind == TSYNC_EP_VSOCK || ep->kind == TSYNC_EP_HVSOCK;
+}
+
 /* Parses an endpoint string; see endpoint.h. */
 int tsync_endpoint_parse(const char *str, unsigned int flags,
 			 struct tsync_endpoint *ep, char *err, size_t errlen)
 {
 	unsigned long long v;
+	int s;
 
 	memset(ep, 0, sizeof(*ep));
 	if (!str || !*str)
 		return ep_fail(err, errlen, "empty endpoint");
-	if (!strncmp(str, "tcp:", 4))
-		return parse_tcp(str + 4, str, flags, ep, err, errlen);
-	if (!strncmp(str, "vsock:", 6))
-		return parse_vsock(str + 6, str, flags, ep, err, errlen);
+	s = scheme_of(str);
+	if (s >= 0)
+		return schemes[s].parse(str + strlen(schemes[s].prefix), str, flags, ep, err,
+					errlen);
 	if (flags & TSYNC_EP_AGENT_SHORTHAND) {
 		int ret = parse_uint(str, 0xfffffffeULL, &v);
 
@@ -317,7 +388,10 @@ int tsync_endpoint_parse(const char *str, unsigned int flags,
 char *tsync_endpoint_format(const struct tsync_endpoint *ep, char *buf,
 			    size_t len)
 {
-	if (ep->kind == TSYNC_EP_VSOCK && ep->cid == VMADDR_CID_ANY)
+	if (ep->kind == TSYNC_EP_HVSOCK)
+		snprintf(buf, len, "hvsock:%s:%u", ep->path,
+			 ep->vsock_port32 ? ep->vsock_port32 : ep->port);
+	else if (ep->kind == TSYNC_EP_VSOCK && ep->cid == VMADDR_CID_ANY)
 		snprintf(buf, len, "vsock:any:%u", ep->port);
 	else if (ep->kind == TSYNC_EP_VSOCK)
 		snprintf(buf, len, "vsock:%u:%u", ep->cid,

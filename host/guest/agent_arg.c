@@ -191,7 +191,7 @@ int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
 	 * no CID (trace-cmd's NAME@CID has a number after the @) */
 	/* ... and two colons are no trace-cmd form either ("udp:H:P", an
 	 * IPv6 address without brackets): the endpoint parser says why */
-	if (!strncmp(arg, "tcp:", 4) || !strncmp(arg, "vsock:", 6) || arg[0] == '[' ||
+	if (tsync_endpoint_has_scheme(arg) || arg[0] == '[' ||
 	    (at && !is_digits(at + 1) && !strchr(at + 1, ':')) ||
 	    strchr(arg, ':') != strrchr(arg, ':'))
 		return parse_tsync(arg, index, out, err, errlen);

@@ -46,7 +46,7 @@ start_listener() {
 }
 
 # --- endpoints -----------------------------------------------------------
-FORMS="tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID"
+FORMS="tcp:HOST:PORT, vsock:CID:PORT, hvsock:PATH:PORT, HOST:PORT or CID"
 msg "unknown scheme (host)" 2 \
 	"tsync-host sync: AGENT 'udp:1.2.3.4:80': unknown scheme 'udp' in 'udp:1.2.3.4:80': use $FORMS" \
 	"$HOST" sync udp:1.2.3.4:80
@@ -65,6 +65,12 @@ msg "port not a number" 2 \
 msg "bad CID" 2 \
 	"tsync-host sync: AGENT 'vsock:guest1:8823': CID 'guest1' is not a number or any/host/local/hypervisor in 'vsock:guest1:8823'" \
 	"$HOST" sync vsock:guest1:8823
+msg "hvsock: no VMM socket there" 1 \
+	"tsync-host sync: guest0: cannot connect to hvsock:$T/v.sock:8823: No such file or directory: no such socket: is the VMM running, with its vsock device's uds_path there?" \
+	"$HOST" sync "hvsock:$T/v.sock:8823"
+msg "hvsock: the agent cannot listen on it" 2 \
+	"tsync-agent: invalid value 'hvsock:$T/v.sock:8823' for --listen: cannot listen on 'hvsock:$T/v.sock:8823': hvsock is how a host reaches a Firecracker or cloud-hypervisor guest; in the guest, listen on vsock:any:PORT" \
+	"$AGENT" -l "hvsock:$T/v.sock:8823"
 
 # msg_last NAME RC TEXT CMD...: as msg, for the last line of stderr (an
 # agent says what it starts with first).

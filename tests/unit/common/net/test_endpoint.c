@@ -18,6 +18,7 @@
 #define ANY 0xffffffffu
 #define P0 TSYNC_EP_ALLOW_PORT0
 #define SH TSYNC_EP_AGENT_SHORTHAND
+#define L TSYNC_EP_LISTEN
 
 struct valid_case {
 	const char *str;
@@ -78,6 +79,29 @@ static const struct valid_case valid[] = {
 	/* full forms still work with the shorthand flag */
 	{ "tcp:h:1", SH, TSYNC_EP_TCP, "h", 0, 1, "tcp:h:1" },
 	{ "vsock:any:8823", SH, TSYNC_EP_VSOCK, NULL, ANY, 8823, "vsock:any:8823" },
+	/* TSYNC_EP_LISTEN takes the forms one can listen on */
+	{ "tcp:127.0.0.1:0", L | P0, TSYNC_EP_TCP, "127.0.0.1", 0, 0, "tcp:127.0.0.1:0" },
+	{ "vsock:any:823", L, TSYNC_EP_VSOCK, NULL, ANY, 823, "vsock:any:823" },
+};
+
+/* hvsock: a Firecracker or cloud-hypervisor guest's Unix socket. */
+struct hvsock_case {
+	const char *str;
+	unsigned int flags;
+	const char *path;
+	uint16_t port;
+	const char *formatted;
+};
+
+static const struct hvsock_case hvsock[] = {
+	{ "hvsock:/run/fc/v.sock:8823", 0, "/run/fc/v.sock", 8823, "hvsock:/run/fc/v.sock:8823" },
+	{ "hvsock:./v.sock:1", 0, "./v.sock", 1, "hvsock:./v.sock:1" },
+	{ "hvsock:v:65535", 0, "v", 65535, "hvsock:v:65535" },
+	/* the port follows the last colon: a path may hold colons and spaces */
+	{ "hvsock:/tmp/a:b c/v.sock:823", 0, "/tmp/a:b c/v.sock", 823,
+	  "hvsock:/tmp/a:b c/v.sock:823" },
+	{ "hvsock:/v.sock:08823", SH, "/v.sock", 8823, "hvsock:/v.sock:8823" },
+	{ "hvsock:/v.sock:8823", P0, "/v.sock", 8823, "hvsock:/v.sock:8823" },
 };
 
 struct bad_case {
@@ -86,8 +110,11 @@ struct bad_case {
 	const char *err;
 };
 
-#define FORMS ": use tcp:HOST:PORT or vsock:CID:PORT"
-#define SFORMS ": use tcp:HOST:PORT, vsock:CID:PORT, HOST:PORT or CID"
+#define FORMS ": use tcp:HOST:PORT, vsock:CID:PORT or hvsock:PATH:PORT"
+#define SFORMS ": use tcp:HOST:PORT, vsock:CID:PORT, hvsock:PATH:PORT, HOST:PORT or CID"
+#define LFORMS ": use tcp:HOST:PORT or vsock:CID:PORT"
+#define NOLISTEN ": hvsock is how a host reaches a Firecracker or cloud-hypervisor guest; " \
+		 "in the guest, listen on vsock:any:PORT"
 
 static const struct bad_case bad[] = {
 	{ "", 0, "empty endpoint" },
@@ -182,6 +209,24 @@ static const struct bad_case bad[] = {
 	{ ":80", SH, "empty host in ':80'" },
 	{ "::1:80", SH, "IPv6 address must be in brackets in '::1:80'" },
 	{ "guest:0", SH, "port 0 is not allowed in 'guest:0'" },
+	/* hvsock */
+	{ "hvsock:", 0, "missing ':PORT' in 'hvsock:'" },
+	{ "hvsock:/run/v.sock", 0, "missing ':PORT' in 'hvsock:/run/v.sock'" },
+	{ "hvsock::8823", 0, "empty socket path in 'hvsock::8823'" },
+	{ "hvsock:/v.sock:", 0, "empty port in 'hvsock:/v.sock:'" },
+	{ "hvsock:/v.sock:0", 0, "port 0 is not allowed in 'hvsock:/v.sock:0'" },
+	{ "hvsock:/v.sock:65536", 0,
+	  "port '65536' out of range (1-65535) in 'hvsock:/v.sock:65536'" },
+	{ "hvsock:/v.sock:x", 0, "port 'x' is not a number in 'hvsock:/v.sock:x'" },
+	{ "hvsock:/v.sock: 1", 0, "port ' 1' is not a number in 'hvsock:/v.sock: 1'" },
+	{ "hvsock:/a\nb:80", 0, "invalid character '\\x0a' in socket path in 'hvsock:/a?b:80'" },
+	{ "hvsock:/v.sock:8823", L, "cannot listen on 'hvsock:/v.sock:8823'" NOLISTEN },
+	{ "hvsock:/v.sock:8823", L | P0, "cannot listen on 'hvsock:/v.sock:8823'" NOLISTEN },
+	{ "HVSOCK:/v.sock:8823", 0, "unknown scheme 'HVSOCK' in 'HVSOCK:/v.sock:8823'" FORMS },
+	{ "hvsok:/v.sock:8823", SH, "unknown scheme 'hvsok' in 'hvsok:/v.sock:8823'" SFORMS },
+	/* the listening forms name only what listens */
+	{ "udp:0.0.0.0:8823", L | P0, "unknown scheme 'udp' in 'udp:0.0.0.0:8823'" LFORMS },
+	{ "8823", L, "'8823' is not an endpoint" LFORMS },
 };
 
 /* Every valid form parses to the expected fields and formats canonically. */
@@ -226,6 +271,29 @@ static void test_format_round_trip(void **state)
 		assert_int_equal(a.port, b.port);
 		assert_int_equal(a.cid, b.cid);
 		assert_string_equal(a.host, b.host);
+	}
+}
+
+/* Every hvsock form parses to its path and port, formats canonically and
+ * parses back. */
+static void test_hvsock_forms(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(hvsock) / sizeof(hvsock[0]); i++) {
+		const struct hvsock_case *c = &hvsock[i];
+		struct tsync_endpoint ep, back;
+		char err[256] = "", buf[320];
+
+		if (tsync_endpoint_parse(c->str, c->flags, &ep, err, sizeof(err)))
+			fail_msg("'%s' (flags %u) rejected: %s", c->str, c->flags, err);
+		assert_int_equal(ep.kind, TSYNC_EP_HVSOCK);
+		assert_string_equal(ep.path, c->path);
+		assert_int_equal(ep.port, c->port);
+		assert_string_equal(ep.host, "");
+		assert_string_equal(tsync_endpoint_format(&ep, buf, sizeof(buf)), c->formatted);
+		assert_int_equal(tsync_endpoint_parse(buf, 0, &back, err, sizeof(err)), 0);
+		assert_string_equal(back.path, ep.path);
+		assert_int_equal(back.port, ep.port);
 	}
 }
 
@@ -329,17 +397,79 @@ static void test_format_vsock_port32(void **state)
 			    "vsock:3:1479105456");
 }
 
+/* Socket paths up to sun_path's size are taken; one byte more is refused. */
+static void test_hvsock_path_length(void **state)
+{
+	struct tsync_endpoint ep;
+	char str[TSYNC_EP_PATH_MAX + 32], want[TSYNC_EP_PATH_MAX + 128], err[512];
+
+	(void)state;
+	snprintf(str, sizeof(str), "hvsock:/%0*d:8823", TSYNC_EP_PATH_MAX - 2, 0);
+	assert_int_equal(tsync_endpoint_parse(str, 0, &ep, err, sizeof(err)), 0);
+	assert_int_equal(strlen(ep.path), TSYNC_EP_PATH_MAX - 1);
+	assert_int_equal(ep.port, 8823);
+
+	snprintf(str, sizeof(str), "hvsock:/%0*d:8823", TSYNC_EP_PATH_MAX - 1, 0);
+	assert_int_equal(tsync_endpoint_parse(str, 0, &ep, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "socket path too long (%d bytes, at most %d) in '%s'",
+		 TSYNC_EP_PATH_MAX, TSYNC_EP_PATH_MAX - 1, str);
+	assert_string_equal(err, want);
+}
+
+/* An hvsock port above 65535 (vsock_port32, a peer's report) formats whole,
+ * and hvsock's ports are vsock's. */
+static void test_format_hvsock_port32(void **state)
+{
+	struct tsync_endpoint ep = { .kind = TSYNC_EP_HVSOCK, .port = 823 };
+	struct tsync_endpoint tcp = { .kind = TSYNC_EP_TCP, .port = 823 };
+	char buf[64];
+
+	(void)state;
+	strcpy(ep.path, "/v.sock");
+	assert_string_equal(tsync_endpoint_format(&ep, buf, sizeof(buf)), "hvsock:/v.sock:823");
+	ep.port = 0;
+	ep.vsock_port32 = 1479105456u;
+	assert_string_equal(tsync_endpoint_format(&ep, buf, sizeof(buf)),
+			    "hvsock:/v.sock:1479105456");
+	assert_true(tsync_endpoint_vsock_ports(&ep));
+	ep.kind = TSYNC_EP_VSOCK;
+	assert_true(tsync_endpoint_vsock_ports(&ep));
+	assert_false(tsync_endpoint_vsock_ports(&tcp));
+}
+
+/* The schemes the parser knows, and only those, are schemes. */
+static void test_has_scheme(void **state)
+{
+	static const char *const yes[] = { "tcp:h:1", "vsock:3:1", "hvsock:/v:1", "hvsock:",
+					   "tcp:" };
+	static const char *const no[] = { "", "3", "h:1", "[::1]:1", "udp:h:1", "hvsock",
+					  "TCP:h:1", " tcp:h:1", "guest@3" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!tsync_endpoint_has_scheme(yes[i]))
+			fail_msg("'%s' has a scheme", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (tsync_endpoint_has_scheme(no[i]))
+			fail_msg("'%s' has no scheme", no[i]);
+	assert_false(tsync_endpoint_has_scheme(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_forms),
 		cmocka_unit_test(test_format_round_trip),
+		cmocka_unit_test(test_hvsock_forms),
 		cmocka_unit_test(test_malformed_forms),
 		cmocka_unit_test(test_null_string),
 		cmocka_unit_test(test_host_length),
 		cmocka_unit_test(test_err_buffer),
 		cmocka_unit_test(test_format_tcp_v6),
 		cmocka_unit_test(test_format_vsock_port32),
+		cmocka_unit_test(test_hvsock_path_length),
+		cmocka_unit_test(test_format_hvsock_port32),
+		cmocka_unit_test(test_has_scheme),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
