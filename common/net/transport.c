@@ -31,6 +31,7 @@ struct tsync_listener {
 static const struct tsync_transport_ops *const backends[] = {
 	&tsync_tcp_ops,
 	&tsync_vsock_ops,
+	&tsync_hvsock_ops,
 };
 
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -304,13 +305,29 @@ int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 			return ret;
 		}
 		ret = connect_deadline(fd, &addrs[i], lens[i], deadline);
+		if (!ret && ops->handshake) {
+			char why[256];
+
+			/* the peer answered: its reason is the whole story */
+			ret = ops->handshake(fd, ep, deadline, why, sizeof(why));
+			if (ret) {
+				snprintf(err, errlen, "cannot connect to %s: %s", epstr, why);
+				close(fd);
+				return ret;
+			}
+		}
 		if (!ret) {
 			if (peer) {
 				memset(peer, 0, sizeof(*peer));
 				peer->kind = ops->kind;
 				peer->addr = addrs[i];
 				peer->addrlen = lens[i];
-				ops->format(&addrs[i], lens[i], peer->name, sizeof(peer->name));
+				if (ops->name_by_endpoint)
+					tsync_endpoint_format(ep, peer->name,
+							      sizeof(peer->name));
+				else
+					ops->format(&addrs[i], lens[i], peer->name,
+						    sizeof(peer->name));
 			}
 			return fd;
 		}

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The transport layer: listen, accept and connect for TCP (v4/v6) and vsock
- * behind one small ops table per backend, in the manner of linuxptp's
- * transport.h. Connections are plain file descriptors so that the splice
+ * The transport layer: listen, accept and connect for TCP (v4/v6), vsock
+ * and hybrid vsock (Firecracker's and cloud-hypervisor's Unix socket,
+ * connect only) behind one small ops table per backend, in the manner of
+ * linuxptp's transport.h. Connections are plain file descriptors so that the splice
  * path and poll() work on them directly.
  *
  * The generic part (transport.c) knows no address family: everything
  * family-specific (resolving, socket options, ports, names) is an op of
  * the backend (tcp.c, vsock.c), found by endpoint kind or by the address
- * family of a socket.
+ * family of a socket. A backend whose connections open with an exchange
+ * of their own (hvsock's CONNECT/OK) does it in ->handshake, before the
+ * caller's first byte. Adding a backend: its file, its ops here and in
+ * transport.c's list, its kind and form in endpoint.h and endpoint.c.
  *
  * Every socket a backend creates or accepts goes through its ->setup op
  * before it carries a byte; for TCP that sets TCP_NODELAY and fails the
@@ -19,24 +23,29 @@
  *   transport.c, transport.h  listen, accept, connect with deadlines, behind the backends' ops
  *   tcp.c, tcp.h              the TCP backend (IPv4, IPv6; TCP_NODELAY)
  *   vsock.c                   the vsock backend
- *   endpoint.c, endpoint.h    endpoint strings (tcp:HOST:PORT, vsock:CID:PORT)
+ *   hvsock.c                  the hybrid vsock backend (Firecracker, cloud-hypervisor)
+ *   endpoint.c, endpoint.h    endpoint strings (tcp:HOST:PORT, vsock:CID:PORT,
+ *                             hvsock:PATH:PORT)
  */
 #ifndef TSYNC_TRANSPORT_H
 #define TSYNC_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
 #include "common/net/endpoint.h"
 
-#define TSYNC_PEER_NAME_MAX 96
+/* Room for the longest name: hvsock: with a 107-byte path and a port. */
+#define TSYNC_PEER_NAME_MAX 128
 
 /* Who is at the other end of a connection. */
 struct tsync_peer {
 	enum tsync_ep_kind kind;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
-	char name[TSYNC_PEER_NAME_MAX];	/* "tcp:[::1]:41234", "vsock:3:1024" */
+	/* "tcp:[::1]:41234", "vsock:3:1024", "hvsock:/run/v.sock:8823" */
+	char name[TSYNC_PEER_NAME_MAX];
 };
 
 struct tsync_transport_ops {
@@ -63,10 +72,20 @@ struct tsync_transport_ops {
 	/* Returns what to do about a socket() or connect() failure with
 	 * errno @err (vsock's "No such device": no transport), or NULL. */
 	const char *(*hint)(int err);
+	/* Runs on a connected socket before the caller's first byte: the
+	 * backend's own opening exchange with @ep (hvsock: CONNECT, then OK),
+	 * within @deadline (the connect's). NULL if there is none. Returns 0
+	 * or -errno with a reason in @err. */
+	int (*handshake)(int fd, const struct tsync_endpoint *ep, int64_t deadline,
+			 char *err, size_t errlen);
+	/* Connections are named by their endpoint string, not by their
+	 * address (hvsock: a socket path names no guest port). */
+	bool name_by_endpoint;
 };
 
 extern const struct tsync_transport_ops tsync_tcp_ops;
 extern const struct tsync_transport_ops tsync_vsock_ops;
+extern const struct tsync_transport_ops tsync_hvsock_ops;
 
 /* Returns the ops of the backend for @kind, or NULL. */
 const struct tsync_transport_ops *tsync_transport_ops(enum tsync_ep_kind kind);
@@ -98,9 +117,10 @@ void tsync_listener_close(struct tsync_listener *l);
 int tsync_accept(struct tsync_listener *l, struct tsync_peer *peer);
 
 /*
- * Connects to @ep, giving up after @timeout_ms. Returns the connected fd
- * (close-on-exec, blocking, set up by the backend) or -errno with a reason
- * in @err: -ETIMEDOUT, -ECONNREFUSED, ...
+ * Connects to @ep, giving up after @timeout_ms (the backend's handshake
+ * included). Returns the connected fd (close-on-exec, blocking, set up by
+ * the backend) or -errno with a reason in @err: -ETIMEDOUT, -ECONNREFUSED,
+ * and from a handshake -ECONNRESET or -EPROTO too.
  */
 int tsync_connect(const struct tsync_endpoint *ep, int timeout_ms,
 		  struct tsync_peer *peer, char *err, size_t errlen);

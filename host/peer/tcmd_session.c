@@ -21,7 +21,7 @@ static int connect_port(const struct tcmd_session *s, uint32_t port, int timeout
 
 	/* over vsock its listeners take the kernel's pick: any 32-bit port */
 	if (!port || port == VMADDR_PORT_ANY ||
-	    (ep.kind != TSYNC_EP_VSOCK && port > 65535)) {
+	    (!tsync_endpoint_vsock_ports(&ep) && port > 65535)) {
 		snprintf(err, errlen, "the trace-cmd agent gave port %u", port);
 		return -EPROTO;
 	}
