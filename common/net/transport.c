@@ -82,13 +82,33 @@ static const char *listen_hint(const struct tsync_transport_ops *ops, int e)
 	return h ? h : "check the endpoint";
 }
 
+/* Fills @l from its bound socket @fd; 0 or -errno with a reason. */
+static int bound_name(struct tsync_listener *l, int fd, const struct tsync_transport_ops *ops,
+		      char *err, size_t errlen)
+{
+	struct sockaddr_storage bound = { 0 };
+	socklen_t blen = sizeof(bound);
+
+	if (getsockname(fd, (struct sockaddr *)&bound, &blen)) {
+		int e = errno;
+
+		snprintf(err, errlen, "getsockname on fd %d: %s", fd, strerror(e));
+		return -e;
+	}
+	l->fd = fd;
+	l->ops = ops;
+	l->port = ops->port(&bound);
+	ops->format(&bound, blen, l->name, sizeof(l->name));
+	return 0;
+}
+
 /* Listens on @ep; see transport.h. */
 int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 		 struct tsync_listener **out, char *err, size_t errlen)
 {
 	const struct tsync_transport_ops *ops = tsync_transport_ops(ep->kind);
-	struct sockaddr_storage addrs[MAX_ADDRS], bound = { 0 };
-	socklen_t lens[MAX_ADDRS], blen = sizeof(bound);
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	socklen_t lens[MAX_ADDRS];
 	int fams[MAX_ADDRS], n, fd = -1, ret;
 	struct tsync_listener *l;
 	char epstr[300];
@@ -143,21 +163,84 @@ next:
 	if (fd < 0)
 		goto fail;
 
-	if (getsockname(fd, (struct sockaddr *)&bound, &blen)) {
-		ret = -errno;
-		snprintf(err, errlen, "getsockname on %s: %s", epstr, strerror(errno));
+	ret = bound_name(l, fd, ops, err, errlen);
+	if (ret) {
 		close(fd);
 		goto fail;
 	}
-	l->fd = fd;
-	l->ops = ops;
-	l->port = ops->port(&bound);
-	ops->format(&bound, blen, l->name, sizeof(l->name));
 	*out = l;
 	return 0;
 fail:
 	free(l);
 	return ret;
+}
+
+/* Reads the int socket option @opt of @fd into @val; 0 or -errno. */
+static int sockopt_int(int fd, int opt, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	*val = 0;
+	return getsockopt(fd, SOL_SOCKET, opt, val, &len) ? -errno : 0;
+}
+
+/* Takes over an inherited listening socket; see transport.h. */
+int tsync_listener_adopt(int fd, struct tsync_listener **out, char *err, size_t errlen)
+{
+	const struct tsync_transport_ops *ops;
+	struct tsync_listener *l;
+	int type, family, listening, ret;
+
+	ret = sockopt_int(fd, SO_TYPE, &type);
+	if (ret == -EBADF || ret == -ENOTSOCK) {
+		snprintf(err, errlen, "fd %d is %s", fd, ret == -EBADF ? "not open" :
+			 "not a socket");
+		return ret;
+	}
+	if (!ret)
+		ret = sockopt_int(fd, SO_DOMAIN, &family);
+	if (!ret)
+		ret = sockopt_int(fd, SO_ACCEPTCONN, &listening);
+	if (ret) {
+		snprintf(err, errlen, "fd %d: getsockopt: %s", fd, strerror(-ret));
+		return ret;
+	}
+	if (type != SOCK_STREAM) {
+		snprintf(err, errlen, "fd %d is a %s socket, not a stream socket", fd,
+			 type == SOCK_DGRAM ? "datagram" : type == SOCK_SEQPACKET ?
+			 "seqpacket" : "non-stream");
+		return -ESOCKTNOSUPPORT;
+	}
+	ops = ops_for_family(family);
+	if (!ops) {
+		snprintf(err, errlen, "fd %d is a socket of address family %d, not vsock, "
+			 "IPv4 or IPv6", fd, family);
+		return -EAFNOSUPPORT;
+	}
+	if (!listening) {
+		snprintf(err, errlen, "fd %d is a %s socket that is not listening", fd, ops->name);
+		return -EINVAL;
+	}
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC)) {
+		ret = -errno;
+		snprintf(err, errlen, "fd %d: close-on-exec: %s", fd, strerror(errno));
+		return ret;
+	}
+	ret = ops->setup(fd);
+	if (ret) {
+		snprintf(err, errlen, "socket setup for fd %d: %s", fd, strerror(-ret));
+		return ret;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	ret = bound_name(l, fd, ops, err, errlen);
+	if (ret) {
+		free(l);
+		return ret;
+	}
+	*out = l;
+	return 0;
 }
 
 /* Returns the listening fd. */
@@ -176,6 +259,12 @@ const char *tsync_listener_name(const struct tsync_listener *l)
 uint32_t tsync_listener_port(const struct tsync_listener *l)
 {
 	return l->port;
+}
+
+/* Returns the kind of endpoint a listener listens on. */
+enum tsync_ep_kind tsync_listener_kind(const struct tsync_listener *l)
+{
+	return l->ops->kind;
 }
 
 /* Closes and frees a listener. */

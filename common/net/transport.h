@@ -98,6 +98,17 @@ struct tsync_listener;
  */
 int tsync_listen(const struct tsync_endpoint *ep, int backlog,
 		 struct tsync_listener **out, char *err, size_t errlen);
+/*
+ * Takes over @fd, a listening socket someone else made (systemd's socket
+ * activation): it must be a stream socket (SO_TYPE), listening
+ * (SO_ACCEPTCONN), of a backend's address family (SO_DOMAIN). Sets it
+ * close-on-exec and through the backend's setup. Returns 0 and a
+ * listener in @out that owns @fd from then on, or -errno with a one-line
+ * reason in @err and @fd left to the caller: -EBADF (not open), -ENOTSOCK,
+ * -ESOCKTNOSUPPORT (not a stream), -EAFNOSUPPORT (no backend's family),
+ * -EINVAL (not listening).
+ */
+int tsync_listener_adopt(int fd, struct tsync_listener **out, char *err, size_t errlen);
 /* Returns the listening file descriptor (for poll). */
 int tsync_listener_fd(const struct tsync_listener *l);
 /* Returns the bound endpoint as a string, with the real port if 0 was
@@ -105,6 +116,8 @@ int tsync_listener_fd(const struct tsync_listener *l);
 const char *tsync_listener_name(const struct tsync_listener *l);
 /* Returns the bound port. */
 uint32_t tsync_listener_port(const struct tsync_listener *l);
+/* Returns the kind of endpoint @l listens on. */
+enum tsync_ep_kind tsync_listener_kind(const struct tsync_listener *l);
 /* Closes and frees @l (NULL is fine). */
 void tsync_listener_close(struct tsync_listener *l);
 

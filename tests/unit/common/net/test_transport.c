@@ -819,6 +819,91 @@ static void test_peer_from_fd(void **state)
 	assert_int_equal(tsync_peer_from_fd(sv[0], &peer), -EBADF);
 }
 
+/* A listening socket made outside the transport layer, as systemd makes
+ * one: bound and listening, or (@listening 0) only bound. */
+static int outside_socket(int family, int type, int listening, uint16_t *port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	int fd = socket(family, type, 0);
+
+	assert_true(fd >= 0);
+	if (family != AF_INET)
+		return fd;
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	if (listening)
+		assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	if (port)
+		*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+/* tsync_listener_adopt: an inherited listening TCP socket serves as any
+ * listener; every other fd is refused with its reason and left open. */
+static void test_listener_adopt(void **state)
+{
+	struct tsync_listener *l = NULL;
+	struct tsync_endpoint ep;
+	struct tsync_peer peer;
+	char err[256], want[128], str[64];
+	uint16_t port;
+	int fd, cli, srv, p[2];
+
+	(void)state;
+	fd = outside_socket(AF_INET, SOCK_STREAM, 1, &port);
+	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	assert_int_equal(tsync_listener_adopt(fd, &l, err, sizeof(err)), 0);
+	assert_int_equal(tsync_listener_fd(l), fd);
+	assert_int_equal(tsync_listener_port(l), port);
+	assert_int_equal(tsync_listener_kind(l), TSYNC_EP_TCP);
+	snprintf(want, sizeof(want), "tcp:127.0.0.1:%u", port);
+	assert_string_equal(tsync_listener_name(l), want);
+	assert_int_not_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+	snprintf(str, sizeof(str), "tcp:127.0.0.1:%u", port);
+	parse_ep(str, &ep);
+	cli = tsync_connect(&ep, 5000, NULL, err, sizeof(err));
+	assert_true(cli >= 0);
+	srv = tsync_accept(l, &peer);
+	assert_true(srv >= 0);
+	assert_int_equal(tsync_sock_get_nodelay(srv), 1);
+	close(srv);
+	close(cli);
+	tsync_listener_close(l);
+
+	/* refusals: the fd stays the caller's */
+	fd = outside_socket(AF_INET, SOCK_DGRAM, 0, NULL);
+	assert_int_equal(tsync_listener_adopt(fd, &l, err, sizeof(err)), -ESOCKTNOSUPPORT);
+	snprintf(want, sizeof(want), "fd %d is a datagram socket, not a stream socket", fd);
+	assert_string_equal(err, want);
+	assert_int_equal(fcntl(fd, F_GETFD), 0);
+	close(fd);
+
+	fd = outside_socket(AF_INET, SOCK_STREAM, 0, NULL);
+	assert_int_equal(tsync_listener_adopt(fd, &l, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "fd %d is a tcp socket that is not listening", fd);
+	assert_string_equal(err, want);
+	close(fd);
+
+	fd = outside_socket(AF_UNIX, SOCK_STREAM, 0, NULL);
+	assert_int_equal(tsync_listener_adopt(fd, &l, err, sizeof(err)), -EAFNOSUPPORT);
+	snprintf(want, sizeof(want), "fd %d is a socket of address family %d, not vsock, IPv4 "
+		 "or IPv6", fd, AF_UNIX);
+	assert_string_equal(err, want);
+	close(fd);
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(tsync_listener_adopt(p[0], &l, err, sizeof(err)), -ENOTSOCK);
+	snprintf(want, sizeof(want), "fd %d is not a socket", p[0]);
+	assert_string_equal(err, want);
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(tsync_listener_adopt(p[0], &l, err, sizeof(err)), -EBADF);
+	snprintf(want, sizeof(want), "fd %d is not open", p[0]);
+	assert_string_equal(err, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -842,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_vsock_no_device),
 		cmocka_unit_test(test_format_addresses),
 		cmocka_unit_test(test_peer_from_fd),
+		cmocka_unit_test(test_listener_adopt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
