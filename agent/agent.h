@@ -5,7 +5,8 @@
  *
  * Modules of agent/ and which way calls go (never back up):
  *
- *   main.c      options, signals, daemon
+ *   main.c      options, signals, daemon, sockets from systemd
+ *    -> listenfds.c the socket activation variables (pure)
  *    -> server.c    listeners, accept loop, one thread per connection,
  *                   shutdown; owns the tables below (agent/conn/context.h)
  *        -> conntab.c   the table of open connections (limit, eviction)
@@ -30,6 +31,7 @@
  * The folder's map (scripts/check-includes checks that it names every
  * file): agent/
  *   main.c            tsync-agent's command line and main()
+ *   listenfds.c, listenfds.h  systemd's socket activation variables (LISTEN_FDS)
  *   agent.h           what main() needs to run the server
  *   server.c          listeners, the accept loop, a thread per connection
  *   hello.c, hello.h  the first exchange of a connection: which session type it is
@@ -45,9 +47,10 @@
 
 struct agent;
 
-/* Creates the agent: listens on every configured endpoint, removes stale
- * instances. Returns 0 and the agent in @out, or -errno (logged). @cfg
- * must outlive the agent. */
+/* Creates the agent: takes over the listeners from systemd in @cfg,
+ * listens on every configured endpoint, removes stale instances. Returns
+ * 0 and the agent in @out, or -errno (logged). @cfg must outlive the
+ * agent. */
 int agent_create(const struct agent_cfg *cfg, struct agent **out);
 /* Prints one "listening on ENDPOINT" line per listener to @fd (readiness
  * signal for scripts and tests). */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * tsync-agent: the guest side of tsync. Listens (vsock by default), serves
- * sync rounds and trace recording for the hosts that connect.
+ * tsync-agent: the guest side of tsync. Listens (vsock by default, or on
+ * the sockets systemd passes: agent/listenfds.h), serves sync rounds and
+ * trace recording for the hosts that connect.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +17,12 @@
 #include <sys/stat.h>
 
 #include "agent/agent.h"
+#include "agent/listenfds.h"
 #include "common/base/log.h"
 #include "common/cli/opt.h"
 #include "common/cli/recopt.h"
 #include "common/base/version.h"
+#include "common/net/transport.h"
 #include "proto/tcmd.h"
 #include "proto/proto.h"
 
@@ -137,8 +140,9 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 
 	switch (o->id) {
 	case O_LISTEN:
-		/* trace-cmd's -N: TCP instead of the default vsock */
-		if (v->is_default && cfg->tcmd_client)
+		/* trace-cmd's -N: TCP instead of the default vsock; sockets
+		 * from systemd instead of any default */
+		if (v->is_default && (cfg->tcmd_client || cfg->listen_fds))
 			return 0;
 		return add_listen(cfg, v->str, err, errlen);
 	case O_TCMD_CLIENT: cfg->tcmd_client = v->str; return 0;
@@ -186,7 +190,8 @@ static bool add_tcmd_default(struct agent_cfg *cfg)
 {
 	int n = cfg->nlisten;
 
-	if (cfg->tcmd_listen_set || n >= AGENT_MAX_LISTEN)
+	/* (sockets from systemd: the .socket unit names trace-cmd's port) */
+	if (cfg->tcmd_listen_set || cfg->listen_fds || n >= AGENT_MAX_LISTEN)
 		return false;
 	for (int i = 0; i < n; i++) {
 		if (cfg->listen[i].kind != TSYNC_EP_VSOCK)
@@ -240,6 +245,53 @@ static int add_tcmd_client(struct agent_cfg *cfg, char *err, size_t errlen)
 	return add_listen(cfg, ep, err, errlen);
 }
 
+/* What to change in the .socket unit for an fd tsync_listener_adopt()
+ * refused with @ret. */
+static const char *activation_fix(int ret)
+{
+	switch (ret) {
+	case -ESOCKTNOSUPPORT:
+		return ": the .socket unit needs ListenStream=, not ListenDatagram=";
+	case -EINVAL:
+		return ": the .socket unit needs Accept=no";
+	case -EAFNOSUPPORT:
+		return ": ListenStream= takes vsock::PORT or ADDRESS:PORT";
+	case -EBADF:
+	case -ENOTSOCK:
+		return ": LISTEN_FDS counts the sockets passed from fd 3 on";
+	}
+	return "";
+}
+
+/*
+ * Takes over the sockets systemd passed, described by @lfds, as listeners
+ * of @cfg: each is checked (a listening stream socket, vsock or TCP).
+ * Exits 2 with one line for a wrong one: a service started with the wrong
+ * sockets must say so, not wait on them.
+ */
+static void adopt_listen_fds(struct agent_cfg *cfg, const struct agent_listen_fds *lfds)
+{
+	char err[300];
+	int ret;
+
+	if (cfg->nlisten + lfds->n > AGENT_MAX_LISTEN) {
+		fprintf(stderr, "tsync-agent: at most %d endpoints, the %d socket(s) from "
+			"systemd included\n", AGENT_MAX_LISTEN, lfds->n);
+		exit(2);
+	}
+	for (int i = 0; i < lfds->n; i++) {
+		ret = tsync_listener_adopt(AGENT_LISTEN_FDS_START + i, &cfg->inherited[i], err,
+					   sizeof(err));
+		if (ret) {
+			fprintf(stderr, "tsync-agent: socket activation: %s%s\n", err,
+				activation_fix(ret));
+			exit(2);
+		}
+		cfg->inherited_name[i] = lfds->names[i];
+		cfg->ninherited++;
+	}
+}
+
 /* Parses the command line into @cfg; exits on error. */
 static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 {
@@ -261,17 +313,32 @@ static void parse_args(int argc, char **argv, struct agent_cfg *cfg)
 			cfg->tcmd_listen_set ? "; --tcmd-listen names that endpoint whole" : "");
 		exit(2);
 	}
-	/* Whoever connects controls kernel tracing as root: vsock admits only
-	 * the host unless told otherwise (--allow-cid's default), TCP nobody
-	 * unless told whom. */
-	for (int i = 0; i < cfg->nlisten; i++) {
-		if (cfg->listen[i].kind == TSYNC_EP_TCP && !tsync_acl_ip_rules(cfg->acl)) {
-			fprintf(stderr, "tsync-agent: refusing to listen on TCP (%s) without "
-				"--allow ADDR[/PREFIX]: anyone who can connect controls "
-				"tracing\n", tsync_endpoint_format(&cfg->listen[i], err, sizeof(err)));
-			exit(2);
+}
+
+/* Whoever connects controls kernel tracing as root: vsock admits only the
+ * host unless told otherwise (--allow-cid's default), TCP nobody unless
+ * told whom; sockets from systemd alike. Exits 2 if TCP has no --allow. */
+static void check_tcp_allowed(const struct agent_cfg *cfg)
+{
+	const char *what = NULL, *from = "";
+	char ep[300];
+
+	if (tsync_acl_ip_rules(cfg->acl))
+		return;
+	for (int i = 0; i < cfg->nlisten && !what; i++)
+		if (cfg->listen[i].kind == TSYNC_EP_TCP)
+			what = tsync_endpoint_format(&cfg->listen[i], ep, sizeof(ep));
+	for (int i = 0; i < cfg->ninherited && !what; i++) {
+		if (tsync_listener_kind(cfg->inherited[i]) == TSYNC_EP_TCP) {
+			what = tsync_listener_name(cfg->inherited[i]);
+			from = ", a socket from systemd";
 		}
 	}
+	if (!what)
+		return;
+	fprintf(stderr, "tsync-agent: refusing to listen on TCP (%s%s) without "
+		"--allow ADDR[/PREFIX]: anyone who can connect controls tracing\n", what, from);
+	exit(2);
 }
 
 /* Writes our pid to @path; returns 0 or -errno. */
@@ -290,17 +357,32 @@ static int write_pidfile(const char *path)
 int main(int argc, char **argv)
 {
 	struct agent_cfg cfg = { .log_level = TSYNC_LOG_INFO };	/* the rest: agent_opts[] */
+	struct agent_listen_fds lfds;
 	struct agent *a;
 	sigset_t mask;
-	char rules[512];
-	int sigfd, ret;
+	char rules[512], lerr[300];
+	int sigfd, ret, lret;
 
 	cfg.acl = tsync_acl_new();
 	if (!cfg.acl) {
 		fprintf(stderr, "tsync-agent: out of memory\n");
 		return 1;
 	}
+	/* Socket activation: read, then unset, as sd_listen_fds(3) does with
+	 * unset_environment, so that no child takes the sockets for its own. */
+	lret = agent_listen_fds_parse(getenv("LISTEN_PID"), getenv("LISTEN_FDS"),
+				      getenv("LISTEN_FDNAMES"), getpid(), &lfds, lerr, sizeof(lerr));
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	cfg.listen_fds = lfds.n;
 	parse_args(argc, argv, &cfg);
+	if (lret) {
+		fprintf(stderr, "tsync-agent: %s\n", lerr);
+		return 2;
+	}
+	adopt_listen_fds(&cfg, &lfds);
+	check_tcp_allowed(&cfg);
 	tsync_log_init("tsync-agent", cfg.log_level, cfg.daemonize);
 	signal(SIGPIPE, SIG_IGN);
 

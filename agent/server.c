@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * tsync-agent's server: listeners, the accept loop, one thread per
- * connection, and orderly shutdown. The connection table (conntab.c) and
+ * tsync-agent's server: listeners (its own, and those systemd passed,
+ * which every protocol is served on alike), the accept loop, one thread
+ * per connection, and orderly shutdown. The connection table (conntab.c) and
  * the session registry (registry.c) are owned here and shared with the
  * connection threads through struct agent_ctx.
  *
@@ -109,8 +110,19 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 	char err[256], epstr[300];
 	int ret;
 
-	if (!a)
+	if (!a) {
+		for (int i = 0; i < cfg->ninherited; i++)
+			tsync_listener_close(cfg->inherited[i]);
 		return -ENOMEM;
+	}
+	/* systemd's sockets first: they are ours from here on */
+	for (int i = 0; i < cfg->ninherited; i++) {
+		a->listeners[a->nlisteners++] = cfg->inherited[i];
+		log_info("listening on %s (socket from systemd: fd %d%s%s)",
+			 tsync_listener_name(cfg->inherited[i]),
+			 tsync_listener_fd(cfg->inherited[i]),
+			 cfg->inherited_name[i][0] ? ", " : "", cfg->inherited_name[i]);
+	}
 	a->cfg = *cfg;
 	a->ctx.cfg = &a->cfg;
 	a->ctx.ncpus = tsync_cpu_count();
@@ -125,14 +137,15 @@ int agent_create(const struct agent_cfg *cfg, struct agent **out)
 	}
 	check_tracefs(a);
 	for (int i = 0; i < cfg->nlisten; i++) {
-		ret = tsync_listen(&cfg->listen[i], 256, &a->listeners[i], err, sizeof(err));
+		struct tsync_listener **l = &a->listeners[a->nlisteners];
+
+		ret = tsync_listen(&cfg->listen[i], 256, l, err, sizeof(err));
 		if (ret) {
 			log_err("%s", err);
 			goto fail;
 		}
 		a->nlisteners++;
-		log_info("listening on %s (requested %s)",
-			 tsync_listener_name(a->listeners[i]),
+		log_info("listening on %s (requested %s)", tsync_listener_name(*l),
 			 tsync_endpoint_format(&cfg->listen[i], epstr, sizeof(epstr)));
 	}
 	*out = a;

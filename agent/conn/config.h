@@ -12,11 +12,22 @@
 
 #define AGENT_MAX_LISTEN 8
 
+struct tsync_listener;
+
 /* Limits and policy, from the command line. */
 struct agent_cfg {
 	struct tsync_endpoint listen[AGENT_MAX_LISTEN];
 	int nlisten;
 	bool tcmd_listen_set;	/* --tcmd-listen given (none: no default) */
+	/* Sockets systemd passed (LISTEN_FDS; agent/listenfds.h): how many,
+	 * known before the options are read (with them, -l's and
+	 * --tcmd-listen's defaults do not apply), then the listeners main
+	 * made of them and their names ("" if none). agent_create takes the
+	 * listeners over, and closes them if it fails. */
+	int listen_fds;
+	struct tsync_listener *inherited[AGENT_MAX_LISTEN];
+	const char *inherited_name[AGENT_MAX_LISTEN];
+	int ninherited;
 	int max_sessions;	/* concurrent control sessions */
 	int max_conns;		/* concurrent connections of any kind */
 	int idle_timeout_ms;	/* a peer that sends nothing for this long */
