@@ -267,7 +267,7 @@ uninstall:
 		$(DESTDIR)$(PLUGINDIR)/tsync-last/$(p))
 	rmdir $(DESTDIR)$(PLUGINDIR)/tsync-last 2>/dev/null || true
 	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
-	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(wildcard contrib/*.service)))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(wildcard contrib/*.service contrib/*.socket)))
 .PHONY: uninstall
 
 # Prints libtraceevent's system plugin directory (for tests and packaging).

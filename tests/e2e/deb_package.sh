@@ -6,9 +6,9 @@
 # and the maintainer scripts are the real ones and nothing reaches the real
 # system. Checks: the files land where they should (the plugin and its
 # tsync-last link in libtraceevent's directory, the unit with the real
-# path, the man pages); the postinst enables the unit (deb-systemd-helper
-# leaves the multi-user.target.wants link) and reloads systemd where it
-# runs; both programs run from there (--help, a loopback sync and record
+# path, the man pages, the socket unit); the postinst enables the service
+# (deb-systemd-helper leaves the multi-user.target.wants link) but not the
+# socket unit, and reloads systemd where it runs; both programs run from there (--help, a loopback sync and record
 # between the installed agent and host); Debian's trace-cmd report prints
 # tsync's records in words with only the installed plugin; and purging the
 # packages removes the files and the enable link. Exit 0 pass, 77 skip.
@@ -40,16 +40,19 @@ if [ "${1:-}" = inner ]; then
 	[ "$(readlink "$m$plugdir/tsync-last/plugin_tsync.so")" = ../plugin_tsync.so ] ||
 		fail "no tsync-last link beside the plugin"
 	for f in /usr/sbin/tsync-agent /usr/bin/tsync-host /usr/share/man/man8/tsync-agent.8.gz \
-		 /usr/share/man/man1/tsync-host.1.gz /lib/systemd/system/tsync-agent.service; do
+		 /usr/share/man/man1/tsync-host.1.gz /lib/systemd/system/tsync-agent.service \
+		 /lib/systemd/system/tsync-agent.socket; do
 		[ -e "$m$f" ] || fail "$f not installed"
 	done
 	grep -q '^ExecStart=/usr/sbin/tsync-agent' "$m/lib/systemd/system/tsync-agent.service" ||
 		fail "unit ExecStart: $(grep ExecStart "$m/lib/systemd/system/tsync-agent.service")"
 	wants=/etc/systemd/system/multi-user.target.wants/tsync-agent.service
 	[ -L "$m$wants" ] || fail "postinst did not enable the unit ($wants missing)"
+	swants=/etc/systemd/system/sockets.target.wants/tsync-agent.socket
+	[ -e "$m$swants" ] || [ -L "$m$swants" ] && fail "postinst enabled the socket unit ($swants)"
 	grep -q 'systemctl --system daemon-reload' "$m/var/lib/dpkg/info/tsync-agent.postinst" ||
 		fail "postinst does not reload systemd"
-	pass "files in place, unit enabled by the postinst (daemon-reload where systemd runs)"
+	pass "files in place, the service enabled by the postinst and the socket unit not (daemon-reload where systemd runs)"
 
 	in_root tsync-agent --help >"$E2E_TMP/agent-help" 2>&1 || fail "tsync-agent --help: $(cat "$E2E_TMP/agent-help")"
 	in_root tsync-host --help >"$E2E_TMP/host-help" 2>&1 || fail "tsync-host --help: $(cat "$E2E_TMP/host-help")"
@@ -88,7 +91,8 @@ if [ "${1:-}" = inner ]; then
 	in_root dpkg -P tsync-agent tsync-host tsync-plugin >"$E2E_TMP/dpkg-P.log" 2>&1 ||
 		fail "dpkg -P: $(tail -5 "$E2E_TMP/dpkg-P.log")"
 	for f in /usr/sbin/tsync-agent /usr/bin/tsync-host "$plugdir/plugin_tsync.so" \
-		 "$plugdir/tsync-last" /lib/systemd/system/tsync-agent.service "$wants"; do
+		 "$plugdir/tsync-last" /lib/systemd/system/tsync-agent.service \
+		 /lib/systemd/system/tsync-agent.socket "$wants"; do
 		[ -e "$m$f" ] || [ -L "$m$f" ] && fail "$f left after purge"
 	done
 	pass "dpkg -P removed the files and the enable link"

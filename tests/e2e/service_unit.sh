@@ -4,10 +4,15 @@
 # 3.0 (if systemd-analyze is here), and the agent still works with only
 # the capability the unit leaves it (CAP_SYSLOG): a marker sync and a
 # short recording, which create, write and remove tracefs instances.
+# contrib/tsync-agent.socket: installed beside it, accepted with it by
+# systemd-analyze, Accept=no, and its ListenStream= ports are the agent's
+# own defaults (tsync's and trace-cmd's, from tsync-agent --help).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 UNIT=contrib/tsync-agent.service
+SOCK=contrib/tsync-agent.socket
 [ -f "$UNIT" ] || fail "$UNIT missing"
+[ -f "$SOCK" ] || fail "$SOCK missing"
 
 # 1. installed with the sbin path filled in
 dest=$E2E_TMP/dest
@@ -19,13 +24,29 @@ inst=$dest/lib/systemd/system/tsync-agent.service
 [ -f "$inst" ] || fail "make install did not install the unit"
 grep -q '^ExecStart=/usr/sbin/tsync-agent' "$inst" || fail "ExecStart not filled in: $(grep ExecStart "$inst")"
 [ "$(stat -c %a "$inst")" = 644 ] || fail "unit mode $(stat -c %a "$inst")"
-pass "make install: $inst"
+isock=$dest/lib/systemd/system/tsync-agent.socket
+cmp -s "$isock" "$SOCK" || fail "make install did not install $SOCK as it is"
+[ "$(stat -c %a "$isock")" = 644 ] || fail "socket unit mode $(stat -c %a "$isock")"
+pass "make install: $inst, $isock"
+
+# 1b. the socket unit: Accept=no, the agent's default ports on vsock
+grep -qx 'Accept=no' "$SOCK" || fail "$SOCK: no Accept=no"
+help=$("$AGENT" --help)
+p_tsync=$(echo "$help" | grep -A1 -- '--listen ENDPOINT' | grep -o 'default vsock:any:[0-9]*' | grep -o '[0-9]*$')
+p_tcmd=$(echo "$help" | grep -A2 -- '--tcmd-port PORT' | grep -o 'default [0-9]*' | grep -o '[0-9]*$')
+[ -n "$p_tsync" ] && [ -n "$p_tcmd" ] || fail "no default ports in tsync-agent --help"
+[ "$(sed -n 's/^ListenStream=//p' "$SOCK" | tr '\n' ' ')" = "vsock::$p_tsync vsock::$p_tcmd " ] ||
+	fail "$SOCK listens on $(sed -n 's/^ListenStream=//p' "$SOCK" | tr '\n' ' '), the agent's defaults are vsock $p_tsync and $p_tcmd"
+pass "$SOCK: Accept=no, ListenStream=vsock::$p_tsync and vsock::$p_tcmd (the agent's defaults)"
 
 # 2. systemd-analyze, offline
 if command -v systemd-analyze >/dev/null && systemd-analyze --help | grep -q -- --offline; then
 	u=$E2E_TMP/tsync-agent.service
 	sed "s|@SBINDIR@|$(realpath "$B")|" "$UNIT" > "$u"
+	cp "$SOCK" "$E2E_TMP/"
 	systemd-analyze verify --man=no "$u" > "$E2E_TMP/verify" 2>&1 || fail "verify: $(cat "$E2E_TMP/verify")"
+	systemd-analyze verify --man=no "$E2E_TMP/tsync-agent.socket" "$u" > "$E2E_TMP/verify" 2>&1 ||
+		fail "verify of the socket unit: $(cat "$E2E_TMP/verify")"
 	out=$(systemd-analyze --offline=yes --threshold=30 security "$u" 2>&1) ||
 		fail "exposure above 3.0: $(echo "$out" | tail -3)"
 	pass "systemd-analyze: $(echo "$out" | grep -o 'Overall exposure level.*')"
