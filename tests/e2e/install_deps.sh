@@ -18,7 +18,7 @@ for p in gcc libtracefs-dev libtraceevent-dev libssl-dev libtracefs1 trace-cmd; 
 	has "$build" "$p" || fail "build set lacks $p: $build"
 done
 for p in qemu-system-x86 linux-image-amd64 busybox-static clang valgrind \
-	 cppcheck clang-tidy asciidoc-base libcmocka-dev debhelper; do
+	 cppcheck clang-tidy asciidoc-base libcmocka-dev debhelper systemd; do
 	has "$build" "$p" && fail "build set (make demo) installs $p: $build"
 done
 pass "build set: $build"
@@ -26,7 +26,8 @@ pass "build set: $build"
 t=$(list test) || fail "$D --list test"
 # trace-cmd comes through build's own set (run): make check on a machine
 # that never ran make demo reads reports with it
-for p in libcmocka-dev clang libtracecmd-dev asciidoc-base debhelper gcc trace-cmd; do
+# systemd: systemd-socket-activate (socket_activation.sh), systemd-analyze
+for p in libcmocka-dev clang libtracecmd-dev asciidoc-base debhelper gcc trace-cmd systemd; do
 	has "$t" "$p" || fail "test set lacks $p"
 done
 for p in qemu-system-x86 linux-image-amd64 valgrind; do
