@@ -146,10 +146,23 @@ int preflight_guest_clock(const char (*clocks)[TSYNC_CLOCK_NAME_MAX], uint32_t n
 }
 
 /* Checks the clocks the guest sent; see preflight.h. */
-int host_preflight_guest(const struct peer *p, const char *clock, char *err, size_t errlen)
+int host_preflight_guest(struct peer *p, const char *clock, char *err, size_t errlen)
 {
 	const char (*names)[TSYNC_CLOCK_NAME_MAX];
 	uint32_t n = peer_clocks(p, &names);
+	char why[400], list[TSYNC_MAX_CLOCKS * (TSYNC_CLOCK_NAME_MAX + 2)];
+	int ret;
 
-	return preflight_guest_clock(names, n, clock, err, errlen);
+	ret = preflight_guest_clock(names, n, clock, err, errlen);
+	/* an agent without tracefs offers only the clocks it reads itself:
+	 * that is the cause to name, with the agent's own reason and fix */
+	if (ret && peer_can_record(p, clock, why, sizeof(why))) {
+		join_names(names, (int)(n < TSYNC_MAX_CLOCKS ? n : TSYNC_MAX_CLOCKS), list,
+			   sizeof(list));
+		tsync_set_err(err, errlen, "the guest has no trace clock '%s' because its agent "
+			      "cannot use tracefs (%s); without tracefs the guest offers %s: "
+			      "fix the agent's tracefs, or choose one of those with -C",
+			      clock, why, list);
+	}
+	return ret;
 }

@@ -69,7 +69,9 @@ int host_preflight(const char *cmd, bool record, const char *clock, unsigned int
 int preflight_guest_clock(const char (*clocks)[TSYNC_CLOCK_NAME_MAX], uint32_t nclocks,
 			  const char *clock, char *err, size_t errlen);
 
-/* preflight_guest_clock() with the clocks the guest of @p sent. */
-int host_preflight_guest(const struct peer *p, const char *clock, char *err, size_t errlen);
+/* preflight_guest_clock() with the clocks the guest of @p sent; when the
+ * clock is missing because the agent cannot use tracefs, says that (the
+ * agent's reason and fix, asked with peer_can_record()). */
+int host_preflight_guest(struct peer *p, const char *clock, char *err, size_t errlen);
 
 #endif

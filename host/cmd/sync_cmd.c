@@ -503,7 +503,7 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 		      const struct peer_opts *copts, bool *object)
 {
 	struct peer *c = NULL;
-	char err[300];
+	char err[1024];	/* an agent's reason and fix fit */
 	int ret;
 
 	if (peer_check(a->dialect, copts, &cfg->round, err, sizeof(err))) {

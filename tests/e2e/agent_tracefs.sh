@@ -33,6 +33,9 @@ check() {
 	# the default clock (local) is not offered: the host refuses it
 	out=$(timeout 30 "$HOST" sync --rounds 1 "$AGENT_EP" 2>&1) && fail "$name: sync -C local ran: $out"
 	echo "$out" | grep -qF "the guest offers $CLOCKS" || fail "$name: sync -C local said: $out"
+	# ... and says why: the agent cannot use tracefs, and the fix
+	[ "$out" = "tsync-host sync: guest0: the guest has no trace clock 'local' because its agent cannot use tracefs ($AGENT_EP: peer error $code: recording needs tracefs: $why; fix: $fix); without tracefs the guest offers $CLOCKS: fix the agent's tracefs, or choose one of those with -C" ] ||
+		fail "$name: sync -C local did not name tracefs: $out"
 	out=$(timeout 30 "$HOST" sync -C mono --stamp marker --rounds 1 "$AGENT_EP" 2>&1) &&
 		fail "$name: marker sync ran: $out"
 	echo "$out" | grep -qxF "tsync-host sync: $AGENT_EP: peer error $code: sync with marker stamps (clock mono) needs tracefs: $why; fix: $fix. Without it the agent syncs the clocks $CLOCKS with clock or tsc stamps (e.g. -C mono)" ||

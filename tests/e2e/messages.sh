@@ -184,3 +184,14 @@ out=$("$RAW" "$AGENT_EP" "hello control" session "trace_start nosuch 64" "expect
 echo "$out" | grep -qxF "c: ERROR code=BAD_REQUEST reason=unknown trace clock 'nosuch' (have: $(sed -E 's/[][]//g; s/ +$//' /sys/kernel/tracing/trace_clock))" ||
 	fail "agent's answer to an unknown clock: $out"
 pass "the agent names the clocks it has"
+
+# an agent that cannot use tracefs (not root) offers only the clocks it
+# reads itself: the host names that cause and its fix, not only the clock
+NCLOCKS="mono, mono_raw, boot, tai"
+case $(uname -m) in x86_64|i?86) NCLOCKS="$NCLOCKS, x86-tsc" ;; esac
+PLAIN_EP=$AGENT_EP
+start_agent notracefs "${NOBODY[@]}" --
+msg "agent without tracefs, clock it cannot offer" 1 \
+	"tsync-host sync: guest0: the guest has no trace clock 'local' because its agent cannot use tracefs ($AGENT_EP: peer error PERMISSION (14): recording needs tracefs: tracefs at /sys/kernel/tracing is not accessible to uid 65534, only to root (Permission denied); fix: run tsync-agent as root); without tracefs the guest offers $NCLOCKS: fix the agent's tracefs, or choose one of those with -C" \
+	"$HOST" sync -C local "$AGENT_EP"
+AGENT_EP=$PLAIN_EP
