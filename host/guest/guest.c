@@ -566,7 +566,9 @@ void guest_print_summary(const struct guest *g)
 		       /* what its file holds (-m: the newest only) */
 		       (unsigned long long)(g->rx && g->rx[cpu] ? rx_bytes(g->rx[cpu]) -
 					    rx_keep_from(g->rx[cpu]) : 0),
-		       (unsigned long long)(st ? st->entries : 0),
+		       /* the agent's count; trace-cmd's sends none: what came */
+		       (unsigned long long)(st ? st->entries : g->rx && g->rx[cpu] ?
+					    rx_events(g->rx[cpu]) : 0),
 		       (unsigned long long)(st ? st->overrun : 0),
 		       (unsigned long long)(st ? st->dropped : 0), gs->count,
 		       (long long)lo, (long long)hi, drift);

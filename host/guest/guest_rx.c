@@ -70,6 +70,7 @@ struct guest_rx {
 	bool running;
 	atomic_int status;		/* enum rx_end or -errno */
 	uint64_t bytes, pages;
+	uint64_t events;		/* in the good pages received */
 	uint64_t trimmed;		/* -m: bytes of the file given back */
 	bool trim_failed;
 	char error[200];
@@ -277,6 +278,7 @@ static int rx_pages(struct guest_rx *rx, uint8_t *buf, size_t *have)
 			atomic_store(&rx->grp->missed_min, true);
 	}
 	rx->pages += good;
+	rx->events += sum.events;
 	if (ret)
 		return ret;
 	memmove(buf, buf + n * ps, *have - n * ps);
@@ -416,6 +418,11 @@ const char *rx_error(const struct guest_rx *rx)
 uint64_t rx_bytes(const struct guest_rx *rx)
 {
 	return rx->bytes;
+}
+
+uint64_t rx_events(const struct guest_rx *rx)
+{
+	return rx->events;
 }
 
 int rx_file(const struct guest_rx *rx)

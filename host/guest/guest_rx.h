@@ -71,6 +71,8 @@ int rx_join(struct guest_rx *rx, int64_t deadline);
 const char *rx_error(const struct guest_rx *rx);
 /* Returns the bytes written to the file. */
 uint64_t rx_bytes(const struct guest_rx *rx);
+/* Returns the events in the pages received (read once it has ended). */
+uint64_t rx_events(const struct guest_rx *rx);
 /* Returns the file holding the pages (for writing the trace.dat). */
 int rx_file(const struct guest_rx *rx);
 /* Returns where the pages kept in the file start (0 unless -m). */

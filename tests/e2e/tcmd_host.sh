@@ -97,6 +97,16 @@ timeout 120 "$HOST" record "${SW[@]}" -o "$out/host.dat" --tsync-interval 300 \
 	-A "$EP" --name g "${SW[@]}" -- "$E2E_TMP/cmd.sh" > "$E2E_TMP/rec.out" 2>&1 ||
 	fail "record failed: $(cat "$E2E_TMP/rec.out")"
 [ -f "$out/host.dat" ] && [ -f "$out/host-g.dat" ] || fail "files missing: $(ls "$out")"
+# the summary's entries per guest CPU are the events its file holds (the
+# host counts what it received: trace-cmd's agent sends no statistics)
+trace-cmd report -i "$out/host-g.dat" 2>/dev/null |
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) { gsub(/[][]/, "", $i); n[$i + 0]++; break } }
+	     END { for (c in n) print c, n[c] }' | sort -n > "$E2E_TMP/gev"
+awk '/^guest g \(/ { g = 1; next } g && $1 ~ /^[0-9]+$/ && NF >= 8 { if ($3 > 0) print $1, $3; next }
+     g && !/^ +cpu / { g = 0 }' "$E2E_TMP/rec.out" > "$E2E_TMP/gsum"
+[ -s "$E2E_TMP/gev" ] && cmp -s "$E2E_TMP/gev" "$E2E_TMP/gsum" ||
+	fail "guest summary entries ($(tr '\n' ' ' < "$E2E_TMP/gsum")) are not the guest file's events per CPU ($(tr '\n' ' ' < "$E2E_TMP/gev")): $(cat "$E2E_TMP/rec.out")"
+pass "the record summary counts each tcmd: guest CPU's events ($(tr '\n' ' ' < "$E2E_TMP/gsum"))"
 # merged by trace-cmd report, TIME_SHIFT for every CPU, same-kernel
 # alignment within 50 us: PTP's own bias on loopback is a few microseconds
 # (it cannot see the asymmetry of the agent's two-write messages); 50 us
