@@ -454,7 +454,10 @@ void agent_tcmd_serve(const struct agent_ctx *ctx, struct agent_conn *c)
 		ret = send_meta(s);
 	if (!ret)
 		ret = record(s);
-	log_info("%s: trace-cmd session %s", s->peer->name, ret ? strerror(-ret) : "done");
+	if (ret)
+		log_info("%s: trace-cmd session ended: %s", s->peer->name, strerror(-ret));
+	else
+		log_info("%s: trace-cmd session done", s->peer->name);
 	cleanup(s);
 	free(s);
 }

@@ -145,5 +145,12 @@ rec after -e sched:sched_switch || fail "session after the hostile clients faile
 [ -s after/trace-localhost.dat ] || fail "no guest file after the hostile clients"
 pass "bad framing refused with reasons; the agent keeps serving"
 
+# a session's last line separates its words from the reason
+wait_log tcmd "^tsync-agent: tcp:127\.0\.0\.1:[0-9]+: trace-cmd session ended: Bad message$" 2
+wait_log tcmd "^tsync-agent: tcp:127\.0\.0\.1:[0-9]+: trace-cmd session ended: Connection timed out$" 1
+wait_log tcmd "^tsync-agent: tcp:127\.0\.0\.1:[0-9]+: trace-cmd session done$" 5
+! grep -E "trace-cmd session [A-Z]" "$E2E_TMP/tcmd.log" ||
+	fail "a log line runs the session into its reason"
+pass "a trace-cmd session's end is logged as 'ended: REASON' or 'done'"
 stop_agent_clean '^tsync-t'
 pass "no instance left"
