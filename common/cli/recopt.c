@@ -90,17 +90,17 @@ typedef int rec_set_fn(struct parse_ctx *c, const struct rec_opt *ro,
 		       const struct tsync_opt_val *v, char *err, size_t errlen);
 
 struct rec_opt {
-	struct tsync_opt o;	/* names, type, default, range, help; the id
-				 * is set per parse (the row's index + 1) */
-	enum rec_scope scope;
-	enum rec_kind kind;
 	size_t off;		/* the field: offsetof(struct tsync_recopt, ...) */
-	int unset;		/* K_INT: the field's value until given */
 	size_t given;		/* 1 + the offset of a bool set when the option
 				 * is given (not defaulted), or 0 */
 	const char *fixed;	/* a flag's value (-a: "all", -T: "stacktrace") */
 	rec_check_fn *check;	/* K_STR, K_LIST: or NULL for any text */
 	rec_set_fn *set;	/* instead of storing by kind, or NULL */
+	struct tsync_opt o;	/* names, type, default, range, help; the id
+				 * is set per parse (the row's index + 1) */
+	enum rec_scope scope;
+	enum rec_kind kind;
+	int unset;		/* K_INT: the field's value until given */
 	bool pass;		/* an agent gets it as option words
 				 * (tsync_recopt_instance_argv()) */
 };
@@ -619,6 +619,9 @@ static int store(struct parse_ctx *c, const struct rec_opt *ro, const struct tsy
 
 	if (s && ro->check && !(s = ro->check(c, s, buf, sizeof(buf), err, errlen)))
 		return -1;
+	if (!s && (ro->kind == K_STR || ro->kind == K_LIST || ro->kind == K_PIDS ||
+		   ro->kind == K_EVENTS))
+		return snprintf(err, errlen, "needs a value"), -1;
 	switch (ro->kind) {
 	case K_NONE: return 0;
 	case K_TRUE: *(bool *)f = true; return 0;
@@ -691,13 +694,12 @@ void tsync_recopt_free(struct tsync_recopt *r)
 			free(*(char **)f);
 		else if (ro->kind == K_LIST)
 			list_free(f);
-		else if (ro->kind == K_PIDS)
-			free(r->inst.pids);
-		else if (ro->kind == K_EVENTS)
-			for (int e = 0; e < r->nevents; e++) {
-				free(r->events[e].name);
-				free(r->events[e].filter);
-			}
+	}
+	/* the kinds with one fixed field each, freed once */
+	free(r->inst.pids);
+	for (int e = 0; e < r->nevents; e++) {
+		free(r->events[e].name);
+		free(r->events[e].filter);
 	}
 	free(r->events);
 	tsync_recopt_init(r);

@@ -192,44 +192,53 @@ static int cmd_slow_ptp(int delay_ms)
 	struct tcmd_conn *ctl = calloc(1, sizeof(*ctl)), *ts = calloc(1, sizeof(*ts));
 	struct tcmd_msg m;
 	char err[256];
-	int fd;
+	int fd, ret = 1;
 
 	if (lfd < 0 || tl < 0 || cl < 0 || !ctl || !ts)
-		return 1;
+		goto out;
 	printf("listening on %u\n", lport);
 	fflush(stdout);
 	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
-		return 1;
+		goto out;
 	tcmd_conn_init(ctl, fd, "the host", false, IO_MS);
-	if (tcmd_conn_recv(ctl, &m, err, sizeof(err)) || m.cmd != TCMD_TRACE_REQ)
-		return fprintf(stderr, "tcmd_hostile: no TRACE_REQ\n"), 1;
+	if (tcmd_conn_recv(ctl, &m, err, sizeof(err)) || m.cmd != TCMD_TRACE_REQ) {
+		fprintf(stderr, "tcmd_hostile: no TRACE_REQ\n");
+		goto out;
+	}
 	r.tsync_port = tport;
 	if (tcmd_conn_send(ctl, out, tcmd_enc_trace_resp(out, sizeof(out), &r, &cport), err,
 			   sizeof(err)))
-		return 1;
+		goto out;
 	fd = accept(tl, NULL, NULL);
 	if (fd < 0)
-		return 1;
+		goto out;
 	tcmd_conn_init(ts, fd, "the host", false, IO_MS);
-	if (tcmd_conn_recv(ts, &m, err, sizeof(err)) || m.cmd != TCMD_TIME_SYNC)
-		return fprintf(stderr, "tcmd_hostile: no PROBE\n"), 1;
+	if (tcmd_conn_recv(ts, &m, err, sizeof(err)) || m.cmd != TCMD_TIME_SYNC) {
+		fprintf(stderr, "tcmd_hostile: no PROBE\n");
+		goto out;
+	}
 	fprintf(stderr, "tcmd_hostile: sample asked for\n");
 	if (tcmd_conn_send(ts, out, tcmd_enc_ptp_start(out, sizeof(out), 5, TCMD_PTP_FL_FASTEST),
 			   err, sizeof(err)) ||
 	    tcmd_conn_recv(ts, &m, err, sizeof(err)))
-		return 1;
+		goto out;
+	ret = 0;
 	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
 		if (tcmd_conn_send(ts, out, tcmd_enc_ptp_probe(out, sizeof(out), n), err,
 				   sizeof(err)) ||
 		    tcmd_conn_recv(ts, &m, err, sizeof(err))) {
 			fprintf(stderr, "tcmd_hostile: the host left after %u probes\n", n);
-			return 0;
+			goto out;
 		}
 		nap(delay_ms);
 	}
 	fprintf(stderr, "tcmd_hostile: all probes answered\n");
-	return 0;
+out:
+	/* the process ends here: its sockets close with it */
+	free(ctl);
+	free(ts);
+	return ret;
 }
 
 int main(int argc, char **argv)
