@@ -25,10 +25,15 @@
  * the same reason on the host side, whose markers carry them.
  *
  * Each message is encoded whole and sent with one write (TCP_NODELAY is
- * set by the transport). Since trace-cmd's host writes a message in two
- * writes with Nagle on, this side re-arms TCP_QUICKACK after every message
- * it sends or receives: the host's second write then waits for no delayed
- * ACK (without it every probe took 45 ms here, a sample 15 s).
+ * set by the transport). A probe's stamps sit next to the wire: t3 just
+ * before the write of the already encoded probe, t2 as soon as the echo's
+ * last byte is read, before it is decoded (tcmd_conn_recv_stamped()), so
+ * this side adds no delay of its own to either direction.
+ * trace-cmd's host before 3.3 writes a message in two writes with Nagle
+ * on; the connection sees its second write wait for our delayed ACK and
+ * from then on re-arms TCP_QUICKACK after every message it sends or
+ * receives (common/wire/tcmd_io.h; without it every probe took 45 ms
+ * here, a sample 15 s). Against a host that sets TCP_NODELAY it never does.
  *
  * Every wait inside a sample is bounded by the I/O timeout; between
  * samples the host may be silent for the whole recording (trace-cmd's
@@ -58,7 +63,7 @@ struct tcmd_ptp {
 	char peer[96];
 	struct tsync_stamper *st;
 	struct tcmd_ptp_est *est;	/* what earlier samples left */
-	struct tcmd_conn conn;		/* on cfg.fd, re-arming TCP_QUICKACK */
+	struct tcmd_conn conn;		/* on cfg.fd, TCP_QUICKACK where needed */
 	pthread_t th;
 	bool started;
 	pthread_mutex_t lock;
@@ -69,14 +74,32 @@ struct tcmd_ptp {
 	struct tsync_probe_stamps probes[TCMD_PTP_LOOP];	/* our stamps, t3 and t2 */
 };
 
+/* A stamp to take the moment a message is in (tcmd_conn_recv_stamped()). */
+struct arrival {
+	struct tcmd_ptp *p;
+	uint32_t series, seq, cpu;
+	int64_t *ts;
+};
+
+/* Takes the stamp of @arg, a struct arrival: GUEST_RECV. */
+static int stamp_arrival(void *arg)
+{
+	struct arrival *a = arg;
+
+	return tsync_stamp_take(a->p->st, a->series, a->seq, TSYNC_DIR_GUEST_RECV, a->cpu,
+				a->ts);
+}
+
 /* Receives one message within the I/O timeout into @m and checks it is
- * ptp message @id. Returns 0 or -errno (logged). */
-static int recv_ptp(struct tcmd_ptp *p, uint32_t id, struct tcmd_msg *m)
+ * ptp message @id; with @a, stamps its arrival first. Returns 0 or -errno
+ * (logged). */
+static int recv_ptp(struct tcmd_ptp *p, uint32_t id, struct tcmd_msg *m, struct arrival *a)
 {
 	char err[200];
 	int ret;
 
-	ret = tcmd_conn_recv(&p->conn, m, err, sizeof(err));
+	ret = a ? tcmd_conn_recv_stamped(&p->conn, m, stamp_arrival, a, err, sizeof(err))
+		: tcmd_conn_recv(&p->conn, m, err, sizeof(err));
 	if (ret) {
 		log_warn("%s: trace-cmd time sync: %s", p->peer, err);
 		return ret;
@@ -93,7 +116,7 @@ static int recv_ptp(struct tcmd_ptp *p, uint32_t id, struct tcmd_msg *m)
 }
 
 /* Sends what an encoder wrote into p->out (quick ACKs re-armed after
- * it, before the host's answer arrives: common/wire/tcmd_io.h). */
+ * it where the host needs them: common/wire/tcmd_io.h). */
 static int send_out(struct tcmd_ptp *p, ssize_t len)
 {
 	return tcmd_conn_send(&p->conn, p->out, len, NULL, 0);
@@ -109,16 +132,18 @@ static int probe_loop(struct tcmd_ptp *p, uint32_t series, uint32_t cpu)
 
 	for (uint32_t n = 1; n <= TCMD_PTP_LOOP; n++) {
 		struct tsync_probe_stamps *g = &p->probes[n - 1];
+		/* stamps next to the wire: encoded before the send's stamp, the
+		 * echo stamped as soon as it is in (decoded after) */
+		struct arrival a = { .p = p, .series = series, .seq = n, .cpu = cpu,
+				     .ts = &g->t2 };
+		ssize_t len = tcmd_enc_ptp_probe(p->out, sizeof(p->out), n);
 
 		*g = (struct tsync_probe_stamps){ .seq = n };
 		ret = tsync_stamp_take(p->st, series, n, TSYNC_DIR_GUEST_SEND, cpu, &g->t3);
 		if (!ret)
-			ret = send_out(p, tcmd_enc_ptp_probe(p->out, sizeof(p->out), n));
+			ret = send_out(p, len);
 		if (!ret)
-			ret = recv_ptp(p, TCMD_PTP_PROBE, &m);
-		if (ret)
-			return ret;
-		ret = tsync_stamp_take(p->st, series, n, TSYNC_DIR_GUEST_RECV, cpu, &g->t2);
+			ret = recv_ptp(p, TCMD_PTP_PROBE, &m, &a);
 		if (ret)
 			return ret;
 		if (m.ts.count != n) {
@@ -148,13 +173,13 @@ static int sample(struct tcmd_ptp *p, uint32_t cpu)
 	ret = send_out(p, tcmd_enc_ptp_start(p->out, sizeof(p->out), series,
 					     TCMD_PTP_FL_FASTEST | TCMD_PTP_FL_MARKER));
 	if (!ret)
-		ret = recv_ptp(p, TCMD_PTP_START, &m);
+		ret = recv_ptp(p, TCMD_PTP_START, &m, NULL);
 	if (!ret)
 		ret = probe_loop(p, series, cpu);
 	if (!ret)
 		ret = send_out(p, tcmd_enc_ptp_end(p->out, sizeof(p->out)));
 	if (!ret)
-		ret = recv_ptp(p, TCMD_PTP_PROBES, &m);
+		ret = recv_ptp(p, TCMD_PTP_PROBES, &m, NULL);
 	if (!ret) {
 		/* -ENOENT: some stamps were not found; those probes are skipped */
 		int r = tsync_stamp_resolve_probes(p->st, (int)cpu, series, p->probes,

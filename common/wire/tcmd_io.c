@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -16,13 +17,13 @@
 #include "common/wire/tcmd_io.h"
 #include "proto/proto.h"
 
-/* Re-arms TCP_QUICKACK (set up for TCP sockets only). Setting it also
- * sends an ACK that is pending right now. */
+/* Re-arms TCP_QUICKACK once the peer was seen waiting for our ACK.
+ * Setting it also sends an ACK that is pending right now. */
 static void quickack(const struct tcmd_conn *c)
 {
 	int one = 1;
 
-	if (c->quickack)
+	if (c->acking)
 		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
 }
 
@@ -31,12 +32,14 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_
 		   int timeout_ms)
 {
 	struct sockaddr_storage ss = { 0 };
+	const char *env = getenv("TSYNC_TCMD_QUICKACK");
 	socklen_t sl = sizeof(ss);
 	int one = 1;
 
 	c->fd = fd;
 	c->peer = peer;
 	c->quickack = quickack_on;
+	c->acking = false;
 	c->timeout_ms = timeout_ms;
 	c->deadline = 0;
 	if (!quickack_on || getsockname(fd, (struct sockaddr *)&ss, &sl) ||
@@ -44,6 +47,7 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_
 		c->quickack = false;
 		return 0;
 	}
+	c->acking = env && !strcmp(env, "always");
 	if (setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one)))
 		return -errno;
 	return 0;
@@ -105,28 +109,61 @@ int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *e
 	return tcmd_conn_send_by(c, msg, len, tsync_deadline_ms(c->timeout_ms), err, errlen);
 }
 
-/* Reads @len bytes into @p before @deadline, re-arming the quick ACK after
- * every read. Returns 0 or -errno. */
-static int read_acked(struct tcmd_conn *c, uint8_t *p, size_t len, int64_t deadline)
+/*
+ * Waits inside a message (some of it in) until @fd is readable or
+ * @deadline: first for TCMD_ACK_STALL_MS only, while the peer has not yet
+ * been seen waiting for our ACK; if the rest is not in by then, it is
+ * such a peer (tcmd_io.h): TCP_QUICKACK from now on, set at once to send
+ * the ACK it waits for. Returns tsync_wait_readable()'s answer.
+ */
+static int wait_rest(struct tcmd_conn *c, int64_t deadline)
+{
+	if (c->quickack && !c->acking) {
+		int64_t stall = tsync_deadline_ms(TCMD_ACK_STALL_MS);
+		int ret = tsync_wait_readable(c->fd, stall < deadline ? stall : deadline);
+
+		if (ret || stall >= deadline)
+			return ret;
+		log_debug("tcmd: %s waits for our ACKs (Nagle on): TCP_QUICKACK from now on",
+			  c->peer);
+		c->acking = true;
+		quickack(c);
+	}
+	return tsync_wait_readable(c->fd, deadline);
+}
+
+/*
+ * Reads @len bytes into @p before @deadline; @in: bytes of this message
+ * already read. Tries the socket first and waits only when it is empty,
+ * so a message that is in costs no poll(). Re-arms the quick ACK after
+ * every read but the last (the caller does, after its stamp). Returns 0
+ * or -errno.
+ */
+static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int64_t deadline)
 {
 	while (len) {
-		ssize_t n;
-		int ret = tsync_wait_readable(c->fd, deadline);
+		ssize_t n = recv(c->fd, p, len, MSG_DONTWAIT);
+		int ret;
 
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			in += (size_t)n;
+			if (len)
+				quickack(c);
+			continue;
+		}
+		if (!n)
+			return -EPIPE;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		ret = in ? wait_rest(c, deadline) : tsync_wait_readable(c->fd, deadline);
 		if (ret < 0)
 			return ret;
 		if (!ret)
 			return -ETIMEDOUT;
-		n = recv(c->fd, p, len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			return -EPIPE;
-		quickack(c);
-		p += n;
-		len -= (size_t)n;
 	}
 	return 0;
 }
@@ -149,15 +186,16 @@ static void read_err(const struct tcmd_conn *c, int ret, bool started, char *err
 			      ret == -EPIPE ? "connection closed" : strerror(-ret));
 }
 
-/* Reads and checks one message by @deadline; @started as read_err()'s. */
+/* Reads and checks one message by @deadline, calling @stamp (if not
+ * NULL) once it is in; @started as read_err()'s. */
 static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bool started,
-		   char *err, size_t errlen)
+		   tcmd_stamp_fn stamp, void *arg, char *err, size_t errlen)
 {
 	struct tcmd_err e = { { 0 } };
 	struct tcmd_hdr h;
 	int ret;
 
-	ret = read_acked(c, c->buf, TCMD_HDR_LEN, deadline);
+	ret = read_part(c, c->buf, TCMD_HDR_LEN, 0, deadline);
 	if (!ret && ((uint32_t)c->buf[0] << 24 | (uint32_t)c->buf[1] << 16 |
 		     (uint32_t)c->buf[2] << 8 | c->buf[3]) == TSYNC_MAGIC) {
 		tsync_set_err(err, errlen, "%s speaks tsync's protocol, not trace-cmd's: "
@@ -169,11 +207,18 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 		return -EBADMSG;
 	}
 	if (!ret)
-		ret = read_acked(c, c->buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, deadline);
+		ret = read_part(c, c->buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, TCMD_HDR_LEN,
+				deadline);
 	if (ret) {
 		read_err(c, ret, started, err, errlen);
 		return ret;
 	}
+	/* the message is in: its stamp before anything else */
+	if (stamp && (ret = stamp(arg)) < 0) {
+		tsync_set_err(err, errlen, "timestamp: %s", strerror(-ret));
+		return ret;
+	}
+	quickack(c);
 	if (tcmd_decode(c->buf, h.size, m, &e)) {
 		tsync_set_err(err, errlen, "%s", e.reason);
 		return -EBADMSG;
@@ -185,7 +230,16 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 /* Receives one message; see tcmd_io.h. */
 int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
 {
-	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, err, errlen);
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, NULL, NULL, err,
+		       errlen);
+}
+
+/* Receives one message and stamps its arrival; see tcmd_io.h. */
+int tcmd_conn_recv_stamped(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
+			   void *arg, char *err, size_t errlen)
+{
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, stamp, arg,
+		       err, errlen);
 }
 
 /* Waits until @fd is readable (or closed, or failed: a peer the
@@ -216,7 +270,8 @@ int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,
 		read_err(c, ret, false, err, errlen);
 		return ret;
 	}
-	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), true, err, errlen);
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), true, NULL, NULL, err,
+		       errlen);
 }
 
 /* Receives one TIME_SYNC message of a given kind; see tcmd_io.h. */

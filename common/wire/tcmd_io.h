@@ -19,15 +19,28 @@
  *    should be is named as such;
  *  - a send is one write of the whole encoded message.
  *
- * Delayed ACK: trace-cmd's agent writes each message in two write()s
- * (header and command struct, then the payload) with Nagle on. The second
- * write waits until the first is acknowledged, and a Linux receiver in
- * "pingpong" mode delays that ACK up to 40 ms: every PTP probe pays it.
- * With @quickack the connection re-arms TCP_QUICKACK after every read and
- * every send (the kernel clears it again on its own, and goes back to
- * delayed ACKs when it sends soon after receiving), so the first part is
- * ACKed at once and the second part follows. Documentation/trace-cmd-host.md
- * has the measurement; tests/bench/bench_09_tcmd.c repeats it.
+ * Delayed ACK: trace-cmd's agent (and host) before 3.3 write each message
+ * in two write()s (header and command struct, then the payload) with
+ * Nagle on. The second write waits until the first is acknowledged, and
+ * a Linux receiver in "pingpong" mode delays that ACK up to 40 ms: every
+ * PTP probe pays it. trace-cmd >= 3.3 sets TCP_NODELAY and needs nothing.
+ * So with @quickack (TCP only) the connection watches for that peer: a
+ * message whose rest has not come TCMD_ACK_STALL_MS after its first part
+ * is one held back by our delayed ACK. Then TCP_QUICKACK is set at once
+ * (which sends the pending ACK, so the rest follows) and from then on the
+ * connection re-arms it after every read and every send (the kernel clears
+ * it again on its own), so the first part is ACKed as it arrives. A peer
+ * that never stalls (TCP_NODELAY) never pays the setsockopt() (0.5-1 us a
+ * probe here). TSYNC_TCMD_QUICKACK=always in the environment re-arms from
+ * the start (the old behaviour, for benchmarks).
+ * Documentation/trace-cmd-host.md has the measurement;
+ * tests/bench/bench_09_tcmd.c and bench_10_tcmd_bias.c repeat it.
+ *
+ * Stamps: tcmd_conn_recv_stamped() calls a stamp function right after the
+ * read that completes a message returns, before anything else (re-arming,
+ * decoding), so a time-sync probe is stamped as close to its arrival as
+ * the socket allows. A sender stamps just before tcmd_conn_send(), with
+ * the message already encoded.
  *
  * Errors: 0, or -errno with a reason in @err naming the peer: -ETIMEDOUT
  * (silent peer), -EPIPE (closed), -EBADMSG (malformed: the codec's reason
@@ -43,10 +56,17 @@
 
 #include "proto/tcmd.h"
 
+/* How long the rest of a message may lag its first part before the peer
+ * is taken for one waiting for our delayed ACK (those wait >= 40 ms; a
+ * TCP_NODELAY peer's parts come microseconds apart). */
+#define TCMD_ACK_STALL_MS 5
+
 struct tcmd_conn {
 	int fd;
 	const char *peer;	/* the other end, in messages: "the agent" */
-	bool quickack;		/* re-arm TCP_QUICKACK after every read and send */
+	bool quickack;		/* TCP, watching for a peer that waits for our ACK */
+	bool acking;		/* such a peer seen: re-arm TCP_QUICKACK after
+				 * every read and send */
 	int timeout_ms;		/* per message */
 	int64_t deadline;	/* of the whole exchange (CLOCK_MONOTONIC ns); 0: none */
 	uint8_t buf[TCMD_MSG_MAX];	/* the last message received */
@@ -88,6 +108,13 @@ int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t er
  */
 int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,
 			char *err, size_t errlen);
+/* What tcmd_conn_recv_stamped() calls when a message's last byte is in:
+ * returns 0 or -errno (which the receive returns, with "timestamp: ..."). */
+typedef int (*tcmd_stamp_fn)(void *arg);
+/* tcmd_conn_recv() calling @stamp(@arg) right after the read that completes
+ * the message, before it is decoded (even if it then proves malformed). */
+int tcmd_conn_recv_stamped(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
+			   void *arg, char *err, size_t errlen);
 /* Reads one message and checks it is TIME_SYNC of protocol @proto with id
  * @id; else -EPROTO with what came instead in @err. */
 int tcmd_conn_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,

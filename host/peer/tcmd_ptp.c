@@ -30,8 +30,27 @@ static int ptp_start(struct tcmd_conn *c, uint32_t cpu, uint32_t *series, char *
 						    m.ts.start.flags), err, errlen);
 }
 
+/* A probe's arrival stamp, taken the moment it is in. */
+struct arrival {
+	struct tsync_stamper *st;
+	uint32_t round, seq, cpu;
+	int64_t ts;
+};
+
+/* Takes the stamp of @arg, a struct arrival: HOST_RECV. */
+static int stamp_arrival(void *arg)
+{
+	struct arrival *a = arg;
+
+	return tsync_stamp_take(a->st, a->round, a->seq, TSYNC_DIR_HOST_RECV, a->cpu, &a->ts);
+}
+
 /* The probe loop until END: stamps and echoes each probe into @slots
- * (TCMD_PTP_LOOP of them); returns the count or -errno. */
+ * (TCMD_PTP_LOOP of them); returns the count or -errno. The stamp is
+ * taken as soon as a message is in, before it is decoded, for the probe
+ * that must come next (END gets one too, which nothing asks for), and the
+ * echo is encoded before that, so the host adds no delay of its own
+ * between the probe's arrival, its stamp and the echo's departure. */
 static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
 		      uint32_t cpu, struct tsync_stamp_slot *slots, char *err, size_t errlen)
 {
@@ -41,7 +60,10 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 	int ret;
 
 	for (;;) {
-		ret = tcmd_conn_recv(c, &m, err, errlen);
+		struct arrival a = { .st = st, .round = round, .seq = n + 1, .cpu = cpu };
+		ssize_t len = tcmd_enc_ptp_probe(buf, sizeof(buf), n + 1);
+
+		ret = tcmd_conn_recv_stamped(c, &m, stamp_arrival, &a, err, errlen);
 		if (ret)
 			return ret;
 		if (m.cmd == TCMD_TIME_SYNC && !strcmp(m.ts.proto, TCMD_PROTO_PTP) &&
@@ -60,15 +82,9 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 		}
 		slots[n].seq = m.ts.count;
 		slots[n].dir = TSYNC_DIR_HOST_RECV;
-		ret = tsync_stamp_take(st, round, m.ts.count, TSYNC_DIR_HOST_RECV, cpu,
-				       &slots[n].ts);
-		if (ret) {
-			snprintf(err, errlen, "timestamp: %s", strerror(-ret));
-			return ret;
-		}
+		slots[n].ts = a.ts;
 		n++;
-		ret = tcmd_conn_send(c, buf, tcmd_enc_ptp_probe(buf, sizeof(buf), m.ts.count), err,
-				errlen);
+		ret = tcmd_conn_send(c, buf, len, err, errlen);
 		if (ret)
 			return ret;
 	}

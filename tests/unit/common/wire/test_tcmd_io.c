@@ -7,7 +7,10 @@
  * reason before anything else is read; tsync's protocol is named; every
  * wait ends: a silent peer, one that stalls after the first byte, an idle
  * deadline, a close; TIME_SYNC of the wrong kind is refused; an encoder's
- * error is passed on.
+ * error is passed on. A stamped receive stamps once the last byte is in
+ * and passes the stamp's error on; TCP_QUICKACK is re-armed only once a
+ * message's rest lagged its first part (a peer waiting for our ACK), never
+ * for peers whose messages come whole.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -263,9 +266,119 @@ static void test_tcp(void **state)
 						err, sizeof(err)), 0);
 		assert_int_equal(tcmd_conn_recv(&ca, &m, err, sizeof(err)), 0);
 	}
+	/* whole messages: nobody waits for an ACK, no TCP_QUICKACK */
+	assert_false(ca.acking);
+	assert_false(cb.acking);
 	tcmd_conn_close(&ca);
 	tcmd_conn_close(&cb);
 	assert_int_equal(ca.fd, -1);
+}
+
+/* What stamp() saw: how often it ran, when, and what it returns. */
+struct stamp_rec {
+	int calls;
+	int64_t at;
+	int ret;
+};
+
+static int stamp(void *arg)
+{
+	struct stamp_rec *r = arg;
+
+	r->calls++;
+	r->at = tsync_now_ns();
+	return r->ret;
+}
+
+/* A stamped receive: the stamp once the message is in, its error passed on. */
+static void test_stamped(void **state)
+{
+	struct fx *f = *state;
+	struct stamp_rec r = { 0 };
+	uint8_t msg[64];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 7);
+	struct tcmd_msg m;
+	int64_t sent;
+
+	assert_true(len > TCMD_HDR_LEN);
+	assert_int_equal(write(f->fd[1], msg, TCMD_HDR_LEN), TCMD_HDR_LEN);
+	assert_int_equal(write(f->fd[1], msg + TCMD_HDR_LEN, 1), 1);
+	usleep(20000);
+	sent = tsync_now_ns();
+	assert_int_equal(write(f->fd[1], msg + TCMD_HDR_LEN + 1, (size_t)len - TCMD_HDR_LEN - 1),
+			 len - TCMD_HDR_LEN - 1);
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)), 0);
+	assert_int_equal(r.calls, 1);
+	assert_true(r.at >= sent);
+	assert_int_equal(m.ts.count, 7);
+
+	r.ret = -EIO;
+	assert_int_equal(write(f->fd[1], msg, (size_t)len), len);
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)),
+			 -EIO);
+	assert_int_equal(r.calls, 2);
+	assert_non_null(strstr(f->err, "timestamp"));
+}
+
+/* The rest of a message, written 3x TCMD_ACK_STALL_MS late. */
+struct late {
+	int fd;
+	const uint8_t *p;
+	size_t len;
+};
+
+static void *write_late(void *arg)
+{
+	struct late *l = arg;
+
+	usleep(3000 * TCMD_ACK_STALL_MS);
+	assert_int_equal(write(l->fd, l->p, l->len), (ssize_t)l->len);
+	return NULL;
+}
+
+/* Over TCP, a message whose rest lags its first part (as a Nagle-on
+ * peer's second write waiting for our delayed ACK): quick ACKs from then
+ * on. */
+static void test_tcp_stall(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), a, b;
+	struct tcmd_conn cb;
+	uint8_t msg[64];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 3);
+	struct late lt;
+	pthread_t th;
+	struct tcmd_msg m;
+	char err[256];
+
+	(void)state;
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &sl), 0);
+	a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	b = accept(l, NULL, NULL);
+	assert_true(b >= 0);
+	close(l);
+	assert_int_equal(tcmd_conn_init(&cb, b, "a", true, 1000), 0);
+	assert_false(cb.acking);
+	/* whole: no change */
+	assert_int_equal(write(a, msg, (size_t)len), len);
+	assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
+	assert_false(cb.acking);
+	/* the rest 3x TCMD_ACK_STALL_MS late */
+	assert_int_equal(write(a, msg, TCMD_HDR_LEN), TCMD_HDR_LEN);
+	lt = (struct late){ .fd = a, .p = msg + TCMD_HDR_LEN, .len = (size_t)len - TCMD_HDR_LEN };
+	assert_int_equal(pthread_create(&th, NULL, write_late, &lt), 0);
+	assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(m.ts.count, 3);
+	assert_true(cb.acking);
+	close(a);
+	tcmd_conn_close(&cb);
 }
 
 int main(void)
@@ -279,6 +392,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timeouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recv_tsync, setup, teardown),
 		cmocka_unit_test(test_tcp),
+		cmocka_unit_test_setup_teardown(test_stamped, setup, teardown),
+		cmocka_unit_test(test_tcp_stall),
 	};
 
 	tsync_log_init("test_tcmd_io", TSYNC_LOG_WARN, false);
