@@ -117,7 +117,7 @@ int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts
 		     struct round_result *res)
 {
 	int hc = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)t->nhost);
-	struct tcmd_ptp_result r;
+	struct tcmd_host_sample r;
 	int ret;
 
 	memset(res, 0, sizeof(*res));

@@ -93,7 +93,7 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 /* Sends PROBES for @n stamped @slots and reads the guest's OFFSET into
  * @r. Returns 0 or -errno. */
 static int ptp_finish(struct tcmd_conn *c, uint32_t series, const struct tsync_stamp_slot *slots,
-		      uint32_t n, struct tcmd_ptp_result *r, char *err, size_t errlen)
+		      uint32_t n, struct tcmd_host_sample *r, char *err, size_t errlen)
 {
 	struct tcmd_ptp_sample *s = calloc(TCMD_PTP_SAMPLES, sizeof(*s));
 	uint8_t *buf = malloc(TCMD_MSG_MAX);
@@ -127,7 +127,7 @@ out:
 
 /* Takes one sample; see tcmd_ptp.h. */
 int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
-		    uint32_t cpu, int host_cpu, struct tcmd_ptp_result *r,
+		    uint32_t cpu, int host_cpu, struct tcmd_host_sample *r,
 		    char *err, size_t errlen)
 {
 	struct tsync_stamp_slot *slots = calloc(TCMD_PTP_LOOP, sizeof(*slots));

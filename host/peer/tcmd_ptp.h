@@ -34,8 +34,9 @@
 
 struct tsync_stamper;
 
-/* One PTP sample of one guest CPU. */
-struct tcmd_ptp_result {
+/* One PTP sample of one guest CPU, as the host took it (the guest side's
+ * arithmetic answers in common/sync/tcmd_ptp_calc.h's struct tcmd_ptp_result). */
+struct tcmd_host_sample {
 	uint32_t cpu;		/* guest CPU */
 	int host_cpu;		/* host CPU the stamps were taken on */
 	int64_t ts;		/* guest time of the sample */
@@ -52,7 +53,7 @@ struct tcmd_ptp_result {
  * gives -ERANGE.
  */
 int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
-		    uint32_t cpu, int host_cpu, struct tcmd_ptp_result *r,
+		    uint32_t cpu, int host_cpu, struct tcmd_host_sample *r,
 		    char *err, size_t errlen);
 /* Ends time sync (TIME_SYNC none/STOP); the agent then closes the
  * connection. Returns 0 or -errno. */
