@@ -43,6 +43,8 @@ enum rec_scope {
 			 * a trace-cmd host sends it to the agent, which writes
 			 * it into its metadata */
 	SC_GUEST,	/* a guest's only: after an -A, and an agent's */
+	SC_VM,		/* a guest's for tsync-host only: after an -A, never
+			 * an agent's */
 	SC_CLOCK,	/* the whole recording's trace clock; a trace-cmd host
 			 * sends its own to the agent */
 	SC_SYNTAX,	/* -A, -h: the command line's own (the parser stops at
@@ -60,6 +62,7 @@ static const struct {
 	[SC_FORMAT] = { S_HOST | S_GUEST | S_AGENT, true },
 	[SC_FILE] = { S_HOST | S_GUEST | S_AGENT, false },
 	[SC_GUEST] = { S_GUEST | S_AGENT, false },
+	[SC_VM] = { S_GUEST, false },
 	[SC_CLOCK] = { S_HOST | S_AGENT, false },
 	[SC_SYNTAX] = { S_HOST | S_GUEST | S_AGENT, false },
 };
@@ -216,6 +219,10 @@ static const struct rec_opt rec_opts[] = {
 	{ .o = { .name = "name", .type = STRV, .arg = "NAME", .flags = TSYNC_OPT_SCOPED,
 		 .help = "after -A: the guest's name" },
 	  .scope = SC_GUEST, .kind = K_STR, .off = F(name), .check = check_name },
+	{ .o = { .name = "vm", .type = STRV, .arg = "VM", .flags = TSYNC_OPT_SCOPED,
+		 .help = "after -A: the guest's local QEMU process, a PID or its -name, for "
+			 "the kvm sync method (found from the CID for a vsock guest)" },
+	  .scope = SC_VM, .kind = K_STR, .off = F(vm) },
 	{ .o = { .short_name = 'd', .type = FLAG,
 		 .help = "accepted: tsync never turns the function tracer on by itself" },
 	  .scope = SC_INST, .kind = K_TRUE, .off = F(disable_function) },
@@ -310,7 +317,7 @@ static const struct rec_opt rec_opts[] = {
 #define EPILOGUE_HEAD "Recording stops when COMMAND exits, after --duration, or on SIGINT or " \
 		      "SIGTERM; a second SIGINT aborts without waiting for the data. After " \
 		      "-A, the options of one instance ("
-#define EPILOGUE_TAIL "), --ts-offset and --name apply to that guest."
+#define EPILOGUE_TAIL "), --ts-offset, --name and --vm apply to that guest."
 #define EPILOGUE_WIDTH 74
 #define EPILOGUE_MAX 1024
 

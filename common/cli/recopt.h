@@ -89,6 +89,8 @@ struct tsync_recopt {
 	int verbose;			/* --verbose[=LEVEL], -1: unset */
 	bool quiet;			/* -q, --quiet */
 	char *name;			/* --name (GUEST, AGENT) */
+	char *vm;			/* --vm: the guest's QEMU, a PID or a
+					 * -name (GUEST) */
 	bool disable_function;		/* -d (tsync never enables the function
 					 * tracer on its own) */
 	bool keep;			/* -k (tsync's instance is its own) */

@@ -92,6 +92,9 @@ static int add_guest(struct rec_cfg *cfg, int argc, char **argv, int at)
 				       "NAME after -A names one)\n", g->name), exit(2), 0;
 	g->agent_str = val;
 	g->ts_offset = o->ts_offset;
+	if (o->vm && host_agent_vm(NULL, o->vm, &g->vm_pid, err, sizeof(err)))
+		return fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, err),
+		       exit(2), 0;
 	/* the guest's instance settings, as option words for either agent */
 	if (guest_events(o, err, sizeof(err)))
 		return fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, err),

@@ -49,7 +49,7 @@ struct sync_cfg {
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-enum { O_AGENT = 1, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
+enum { O_AGENT = 1, O_VM, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
        O_POLL, O_JSON, O_KEYFILE, O_NOQUICKACK, O_VERBOSE, O_HELP };
 
 static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
@@ -62,6 +62,10 @@ static const struct tsync_opt sync_opts[] = {
 	  .flags = TSYNC_OPT_REPEAT,
 	  .help = "an agent to sync, named NAME (default guestN, the agents counted from "
 		  "0); at most " STR(HOST_MAX_AGENTS) " agents, -A or plain" },
+	{ .id = O_VM, .name = "vm", .type = TSYNC_OPT_STRING, .arg = "VM",
+	  .flags = TSYNC_OPT_REPEAT, .def_text = "a vsock guest's QEMU, by its CID",
+	  .help = "the local QEMU process of the -A before it, a PID or its -name, for the "
+		  "kvm method" },
 	{ .id = O_CLOCK, .name = "clock", .short_name = 'C', .type = TSYNC_OPT_STRING,
 	  .arg = "CLOCK", .def = "local", .help = "trace clock" },
 	{ .id = O_LOOPS, .name = "loops", .type = TSYNC_OPT_INT, .arg = "N",
@@ -132,6 +136,11 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 
 	switch (o->id) {
 	case O_AGENT: return add_agent(cfg, v->str, err, errlen);
+	case O_VM:
+		if (!cfg->nagents)
+			return snprintf(err, errlen, "--vm follows the -A it is for"), -1;
+		return host_agent_vm(NULL, v->str, &cfg->agents[cfg->nagents - 1].vm_pid, err,
+				     errlen) ? -1 : 0;
 	case O_CLOCK:
 		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
 			return snprintf(err, errlen, "not a trace clock name"), -1;
@@ -421,6 +430,7 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 	if (cfg->json) {
 		struct sync_info in;
 		char stamp[48] = "null", est[48] = "null";
+		const char *fb = sync_method_fallback(m);
 
 		sync_method_info(m, &cfg->round, &in);
 		if (in.stamp)
@@ -429,9 +439,21 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 			snprintf(est, sizeof(est), "\"%s\"", in.estimator);
 		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"protocol\": \"%s\", "
 		       "\"method\": \"%s\", \"ncpus\": %u, \"clock\": \"%s\", \"stamp\": %s, "
-		       "\"estimator\": %s, \"probes\": %u, \"adaptive\": %s,\n  \"cpus\": [\n",
+		       "\"estimator\": %s, \"probes\": %u, \"adaptive\": %s, \"fallback\": ",
 		       name, peer_addr(p), peer_name(p), sync_method_name(m), peer_ncpus(p),
 		       cfg->round.clock, stamp, est, in.probes, in.adaptive ? "true" : "false");
+		if (fb[0]) {
+			fputc('"', out);
+			for (const char *q = fb; *q; q++)
+				if (*q == '"' || *q == '\\')
+					fprintf(out, "\\%c", *q);
+				else if ((unsigned char)*q >= 0x20)
+					fputc(*q, out);
+			fputc('"', out);
+		} else {
+			fprintf(out, "null");
+		}
+		fprintf(out, ",\n  \"cpus\": [\n");
 	} else if (cfg->rounds > 1) {
 		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
 	}
@@ -465,8 +487,11 @@ static int sync_session(FILE *out, const struct sync_cfg *cfg, const struct host
 		ret = 2;
 		goto out;
 	}
-	host_agent_target(&t, c, &a->ep, a->name);
+	host_agent_target(&t, NULL, c, &a->ep, a->name, a->vm_pid);
 	ret = sync_method_open(&t, &cfg->round, &m, err, sizeof(err));
+	if (!ret && sync_method_fallback(m)[0])
+		fprintf(stderr, "tsync-host sync: %s: method %s, not %s\n", a->name,
+			sync_method_name(m), sync_method_fallback(m));
 	res = ret ? NULL : calloc((size_t)nlist * (size_t)cfg->rounds, sizeof(*res));
 	if (!res) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, ret ? err : "out of memory");

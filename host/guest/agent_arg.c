@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/base/errbuf.h"
 #include "host/guest/agent_arg.h"
@@ -205,9 +206,51 @@ int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
 	return host_agent_arg_parse_in(NULL, arg, index, out, err, errlen);
 }
 
-/* Fills a sync target; see agent_arg.h. */
-void host_agent_target(struct sync_target *t, struct peer *p, const struct tsync_endpoint *ep,
-		       const char *name)
+/* --vm's PID; see agent_arg.h. */
+int host_agent_vm(const char *proc_root, const char *vm, pid_t *pid, char *err, size_t errlen)
 {
-	*t = (struct sync_target){ .peer = p, .ep = ep, .name = name };
+	struct host_qemu_guest *g;
+	char path[64];
+	int ret;
+
+	if (is_digits(vm)) {
+		unsigned long v = strtoul(vm, NULL, 10);
+
+		if (strlen(vm) > 9 || !v)
+			return tsync_set_err(err, errlen, "--vm %s: not a PID", vm), -EINVAL;
+		snprintf(path, sizeof(path), "%s/%lu", proc_root ? proc_root : "/proc", v);
+		if (access(path, F_OK))
+			return tsync_set_err(err, errlen, "--vm %s: no such process", vm), -EINVAL;
+		*pid = (pid_t)v;
+		return 0;
+	}
+	g = malloc(sizeof(*g));
+	if (!g)
+		return tsync_set_err(err, errlen, "out of memory"), -EINVAL;
+	ret = host_qemu_find(proc_root, vm, 0, g);
+	if (ret == -EEXIST)
+		tsync_set_err(err, errlen, "--vm %s: two QEMU guests have that name: give its PID",
+			      vm);
+	else if (ret)
+		tsync_set_err(err, errlen, "--vm %s: no QEMU guest of that -name runs here "
+			      "(a PID, or a guest's -name)", vm);
+	else
+		*pid = g->pid;
+	free(g);
+	return ret ? -EINVAL : 0;
+}
+
+/* Fills a sync target; see agent_arg.h. */
+void host_agent_target(struct sync_target *t, const char *proc_root, struct peer *p,
+		       const struct tsync_endpoint *ep, const char *name, pid_t vm_pid)
+{
+	*t = (struct sync_target){ .peer = p, .ep = ep, .name = name, .vm_pid = vm_pid,
+				   .nvcpu = p ? (int)peer_ncpus(p) : 0 };
+	if (!vm_pid && ep->kind == TSYNC_EP_VSOCK && ep->cid) {
+		struct host_qemu_guest *g = malloc(sizeof(*g));
+
+		if (g && !host_qemu_find(proc_root, NULL, ep->cid, g))
+			t->vm_pid = g->pid;
+		free(g);
+	}
 }

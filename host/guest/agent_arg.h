@@ -21,12 +21,19 @@
  * tcmd:vsock:CID:PORT, tcmd:NAME@CID, ...; there a form without a port
  * (tcmd:CID, tcmd:NAME@CID, tcmd:CID@NAME, tcmd:NAME) takes the dialect's
  * port, trace-cmd's vsock port 823.
+ *
+ * The guest's local VM (its QEMU process, what the kvm sync method reads
+ * KVM's offsets by) is found from /proc for a vsock guest by its CID, as
+ * trace-cmd finds it; a TCP guest names it with --vm VM after its -A (a
+ * PID, or the -name of a local QEMU guest): tsync's extension, trace-cmd
+ * has none.
  */
 #ifndef TSYNC_HOST_AGENT_ARG_H
 #define TSYNC_HOST_AGENT_ARG_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/net/endpoint.h"
 #include "host/peer/peer.h"
@@ -39,6 +46,7 @@ struct host_agent_arg {
 	struct tsync_endpoint ep;
 	char name[64];
 	const struct peer_ops *dialect;	/* its protocol, from the prefix */
+	pid_t vm_pid;			/* --vm's process; 0: none given */
 };
 
 /*
@@ -55,13 +63,22 @@ int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
 			 char *err, size_t errlen);
 
 /*
+ * Resolves --vm's @vm (a PID, or the -name of a local QEMU guest under
+ * @proc_root, NULL: /proc) into *@pid. Returns 0, or -EINVAL with the
+ * reason in @err (no such process or guest, two guests of that name).
+ */
+int host_agent_vm(const char *proc_root, const char *vm, pid_t *pid, char *err, size_t errlen);
+
+/*
  * Fills @t, what a sync method is told of a guest (host/sync/sync.h): its
  * session @p, its agent's endpoint @ep and its name @name (both kept by
- * pointer). The one place a target is made, here beside the lookups of
- * local QEMU guests, so that what a method may come to need of the guest
- * (its VM's process, say) is found once for `sync` and `record`.
+ * pointer), its CPUs (@p's count), and its local VM: @vm_pid (--vm), or
+ * else for a vsock guest the QEMU process with its CID under @proc_root
+ * (NULL: /proc), else none. The one place a target is made, here beside
+ * the lookups of local QEMU guests, so that what a method needs of the
+ * guest is found once for `sync` and `record`.
  */
-void host_agent_target(struct sync_target *t, struct peer *p, const struct tsync_endpoint *ep,
-		       const char *name);
+void host_agent_target(struct sync_target *t, const char *proc_root, struct peer *p,
+		       const struct tsync_endpoint *ep, const char *name, pid_t vm_pid);
 
 #endif

@@ -45,10 +45,13 @@ int guest_connect(struct guest *g, const struct peer_opts *o, const struct round
 	if (ret)
 		return g->status = ret;
 	g->ncpus = peer_ncpus(g->peer);
-	host_agent_target(&t, g->peer, &g->ep, g->name);
+	host_agent_target(&t, NULL, g->peer, &g->ep, g->name, g->vm_pid);
 	ret = g->unsynced ? 0 : sync_method_open(&t, ro, &g->sm, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;
+	if (g->sm && sync_method_fallback(g->sm)[0])
+		log_warn("guest %s: method %s, not %s", g->name, sync_method_name(g->sm),
+			 sync_method_fallback(g->sm));
 	g->samples = calloc(g->ncpus, sizeof(*g->samples));
 	g->rx = calloc(g->ncpus, sizeof(*g->rx));
 	if (!g->samples || !g->rx)
@@ -533,6 +536,9 @@ void guest_print_summary(const struct guest *g)
 	printf("guest %s (%s): %u CPUs, protocol %s, method %s%s%s\n", g->name, g->agent_str,
 	       g->ncpus, peer_dialect_name(g->dialect), g->sm ? sync_method_name(g->sm) : "none",
 	       g->status ? ", ERROR: " : "", g->status ? g->error : "");
+	if (g->sm && sync_method_fallback(g->sm)[0])
+		printf("  method %s, not %s\n", sync_method_name(g->sm),
+		       sync_method_fallback(g->sm));
 	printf("  %4s %12s %10s %10s %10s %8s %24s %10s\n", "cpu", "bytes", "entries",
 	       "lost", "dropped", "samples", "offset range (ns)", "drift ppm");
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {

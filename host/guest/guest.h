@@ -49,6 +49,7 @@ struct guest {
 	uint64_t max_bytes;		/* cap of the guest's data; 0: none */
 	uint32_t max_kb;		/* -m: each CPU keeps the newest half to all
 					 * of it (common/base/maxkb.h); 0: all */
+	pid_t vm_pid;			/* --vm after its -A: its QEMU; 0: by CID */
 	const char *ts_offset;		/* --ts-offset after its -A: the file's
 					 * OFFSET option; or NULL */
 	bool unsynced;			/* --tsync-interval < 0: no sync rounds,

@@ -2,6 +2,7 @@
 /* The sync-method interface: the method list, the choice, the dispatch;
  * see sync.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,38 +12,62 @@
 
 /* Every method, in any order (sync_pick() goes by rank). */
 static const struct sync_method_ops *const methods[] = {
+	&sync_kvm_ops,
 	&sync_probes_ops,
 };
+
+/* Most methods sync_pick() weighs. */
+#define SYNC_MAX_METHODS 8
 
 struct sync_method {
 	const struct sync_method_ops *ops;
 	void *state;
+	char fallback[512];		/* sync_method_fallback() */
 };
+
+/* Appends "NAME: why" for method @m to @buf (@len used). */
+static void add_why(char *buf, size_t buflen, size_t *len, const char *sep,
+		    const struct sync_method_ops *m, const char *why)
+{
+	if (*len < buflen)
+		*len += (size_t)snprintf(buf + *len, buflen - *len, "%s%s: %s", sep, m->name,
+					 why[0] ? why : "not usable");
+}
 
 /* Picks the best usable method; see sync_priv.h. */
 int sync_pick(const struct sync_method_ops *const *list, size_t n, const struct sync_target *t,
 	      const struct round_opts *o, const struct sync_method_ops **out, char *err,
 	      size_t errlen)
 {
+	char why[SYNC_MAX_METHODS][256];
+	bool asked[SYNC_MAX_METHODS] = { false };	/* not usable, and why */
+	bool quiet[SYNC_MAX_METHODS] = { false };	/* -ENODEV: said only if none is */
 	const struct sync_method_ops *best = NULL;
 	size_t len = 0;
-	int nwhy = 0;
+	int nwhy = 0, ret;
 
-	len += (size_t)snprintf(err, errlen, "no sync method for %s", t->name);
+	if (n > SYNC_MAX_METHODS)
+		n = SYNC_MAX_METHODS;
 	for (size_t i = 0; i < n; i++) {
-		char why[256] = "";
-
 		if (best && list[i]->rank >= best->rank)
 			continue;	/* cannot do better: not asked */
-		if (!list[i]->usable(t, o, why, sizeof(why))) {
+		why[i][0] = '\0';
+		ret = list[i]->usable(t, o, why[i], sizeof(why[i]));
+		if (!ret) {
 			best = list[i];
-			continue;
+		} else {
+			asked[i] = true;
+			quiet[i] = ret == -ENODEV;
 		}
-		if (len < errlen)
-			len += (size_t)snprintf(err + len, errlen - len, "%s %s: %s",
-						nwhy++ ? ";" : ":", list[i]->name,
-						why[0] ? why : "not usable");
 	}
+	if (errlen)
+		err[0] = '\0';
+	if (!best)
+		len += (size_t)snprintf(err, errlen, "no sync method for %s", t->name);
+	for (size_t i = 0; i < n; i++)
+		if (asked[i] && (!best || (list[i]->rank < best->rank && !quiet[i])))
+			add_why(err, errlen, &len, nwhy++ ? "; " : best ? "" : ": ", list[i],
+				why[i]);
 	if (!best)
 		return -EOPNOTSUPP;
 	*out = best;
@@ -61,8 +86,10 @@ int sync_method_open(const struct sync_target *t, const struct round_opts *o,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = sync_pick(methods, n, t, o, &m->ops, err, errlen);
-	if (!ret)
+	ret = sync_pick(methods, n, t, o, &m->ops, m->fallback, sizeof(m->fallback));
+	if (ret)
+		snprintf(err, errlen, "%s", m->fallback);
+	else
 		ret = m->ops->open(t, o, &m->state, err, errlen);
 	if (ret) {
 		free(m);
@@ -76,6 +103,11 @@ int sync_method_open(const struct sync_target *t, const struct round_opts *o,
 const char *sync_method_name(const struct sync_method *m)
 {
 	return m->ops->name;
+}
+
+const char *sync_method_fallback(const struct sync_method *m)
+{
+	return m->fallback;
 }
 
 void sync_method_info(const struct sync_method *m, const struct round_opts *o,

@@ -5,15 +5,18 @@
  * table (host/sync/sync_priv.h); the ones there are ranked by accuracy,
  * and a guest is synced by the best one usable with it and the clock
  * (sync_method_open()), named in `sync`'s output and `record`'s summary.
- * Today's only method is "probes": a probe round through the guest's peer
- * (host/peer/peer.h), in whichever protocol its agent speaks. A method
- * that reads an offset and a scaling directly, with no probes (KVM's TSC
- * offset from debugfs, a paravirtual PTP clock in the guest), is another
- * ops table: Documentation/design.md, "Peers and sync methods".
+ * The methods: "kvm", the guest's TSC offset and scaling read from KVM's
+ * debugfs (rank 0, with clock x86-tsc and a known QEMU process), and
+ * "probes", a probe round through the guest's peer (host/peer/peer.h), in
+ * whichever protocol its agent speaks. When a better-ranked method is not
+ * usable, sync_method_fallback() says why in one line, which `sync` and
+ * `record` print. Another method (a paravirtual PTP clock in the guest)
+ * is another ops table: Documentation/design.md, "Peers and sync methods".
  *
  * The folder's map (scripts/check-includes checks that it names every
  * file): host/sync/
  *   sync.c, sync.h, sync_priv.h  the interface: method list, choice, dispatch, struct sync_method_ops
+ *   kvm.c                        the kvm method: KVM's TSC offset and scaling from debugfs
  *   probes.c                     the probe method: a probe round through the peer
  *
  * A sync result says where the guest clock is against the host's, in the
@@ -38,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/net/endpoint.h"
 #include "common/sync/round_stop.h"
@@ -55,6 +59,8 @@ struct sync_target {
 	struct peer *peer;		/* its session */
 	const struct tsync_endpoint *ep;	/* where its agent listens */
 	const char *name;		/* its name, for messages */
+	pid_t vm_pid;			/* its local VM's process (QEMU); 0: none known */
+	int nvcpu;			/* its CPUs, as its agent says; 0: unknown */
 };
 
 /* A probe method's round: what its probes were (sent 0: no probes). */
@@ -101,8 +107,12 @@ struct sync_info {
  */
 int sync_method_open(const struct sync_target *t, const struct round_opts *o,
 		     struct sync_method **out, char *err, size_t errlen);
-/* Returns the name of method @m ("probes"). */
+/* Returns the name of method @m ("kvm", "probes"). */
 const char *sync_method_name(const struct sync_method *m);
+/* Returns why the methods ranked better than @m were not usable, one
+ * line ("kvm: clock local is not x86-tsc: ..."), or "" when @m is the
+ * best there is. */
+const char *sync_method_fallback(const struct sync_method *m);
 /* Fills @info for @m asked with @o. */
 void sync_method_info(const struct sync_method *m, const struct round_opts *o,
 		      struct sync_info *info);

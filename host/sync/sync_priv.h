@@ -12,7 +12,8 @@
  *            -errno and one line in @why saying what is missing ("not a
  *            local KVM guest", "clock local is not the TSC"). No I/O with
  *            the guest beyond what its peer already knows; may read the
- *            host (debugfs, /dev).
+ *            host (debugfs, /dev). -ENODEV: the method does not apply to
+ *            this guest at all, nothing worth saying (@why unused).
  *   open     sets up whatever the samples need (@state: the method's own,
  *            handed back to sample and close); 0 or -errno with @err.
  *   sample   one sample of guest CPU @cpu into @res, as
@@ -42,13 +43,17 @@ struct sync_method_ops {
 };
 
 /* The methods (host/sync/sync.c lists them). */
+extern const struct sync_method_ops sync_kvm_ops;	/* host/sync/kvm.c */
 extern const struct sync_method_ops sync_probes_ops;	/* host/sync/probes.c */
 
 /*
  * Picks from the @n methods of @list the best-ranked (lowest rank; the
  * first listed of equals) whose usable() accepts @t and @o. Returns 0 and
- * it in @out, or -EOPNOTSUPP when none does, with "no sync method for
- * NAME: a: why; b: why" in @err. Pure apart from what usable() reads.
+ * it in @out with @err saying why the better-ranked ones were not usable
+ * ("a: why; b: why", in list order, leaving out those whose usable()
+ * returned -ENODEV; "" when none was better), or
+ * -EOPNOTSUPP when none is usable, with "no sync method for NAME: a: why;
+ * b: why" in @err. Pure apart from what usable() reads.
  */
 int sync_pick(const struct sync_method_ops *const *list, size_t n, const struct sync_target *t,
 	      const struct round_opts *o, const struct sync_method_ops **out, char *err,

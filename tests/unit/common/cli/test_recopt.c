@@ -539,8 +539,8 @@ static void test_usage(void **state)
 	/* the instance options after -A: the table's (and wrapped as ever) */
 	assert_non_null(strstr(text, "After -A,\nthe options of one instance (-e -f -v -a -p -l "
 			       "-n -g --module\n--max-graph-depth -P -c -O -T -M -b -i "
-			       "--no-filter --cmdlines-size -d -k),\n--ts-offset and --name "
-			       "apply to that guest.\n"));
+			       "--no-filter --cmdlines-size -d -k),\n--ts-offset, --name and "
+			       "--vm apply to that guest.\n"));
 	free(text);
 }
 

@@ -214,6 +214,47 @@ static void test_refusals(void **state)
 	assert_non_null(strstr(err, "too long"));
 }
 
+/* --vm: a PID that exists, or a local QEMU guest's -name. */
+static void test_vm(void **state)
+{
+	pid_t pid = 0;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(host_agent_vm(root, "200", &pid, err, sizeof(err)), 0);
+	assert_int_equal(pid, 200);
+	assert_int_equal(host_agent_vm(root, "vm1", &pid, err, sizeof(err)), 0);
+	assert_int_equal(pid, 100);
+	assert_int_equal(host_agent_vm(root, "300", &pid, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--vm 300: no such process");
+	assert_int_equal(host_agent_vm(root, "nosuch", &pid, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--vm nosuch: no QEMU guest of that -name runs here (a PID, "
+			    "or a guest's -name)");
+	assert_int_equal(host_agent_vm(root, "0", &pid, err, sizeof(err)), -EINVAL);
+}
+
+/* The target: --vm's PID, else a vsock guest's QEMU by its CID, else none. */
+static void test_target(void **state)
+{
+	struct tsync_endpoint vs = { .kind = TSYNC_EP_VSOCK, .cid = 5, .port = 823 };
+	struct tsync_endpoint other = { .kind = TSYNC_EP_VSOCK, .cid = 6, .port = 823 };
+	struct tsync_endpoint tcp = { .kind = TSYNC_EP_TCP, .port = 9 };
+	struct sync_target t;
+
+	(void)state;
+	host_agent_target(&t, root, NULL, &vs, "vm1", 0);
+	assert_int_equal(t.vm_pid, 100);
+	assert_string_equal(t.name, "vm1");
+	assert_ptr_equal(t.ep, &vs);
+	host_agent_target(&t, root, NULL, &other, "x", 0);
+	assert_int_equal(t.vm_pid, 0);
+	host_agent_target(&t, root, NULL, &tcp, "x", 0);
+	assert_int_equal(t.vm_pid, 0);
+	host_agent_target(&t, root, NULL, &tcp, "x", 4321);
+	assert_int_equal(t.vm_pid, 4321);
+	assert_int_equal(t.nvcpu, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +262,8 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_tracecmd_forms),
 		cmocka_unit_test(test_tcmd),
+		cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_target),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

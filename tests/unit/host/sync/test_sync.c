@@ -189,10 +189,77 @@ static void test_probes_failed(void **state)
 	assert_int_equal(r.scaling, 0);
 }
 
+/* Never usable, and with nothing to say (-ENODEV). */
+static int quiet_usable(const struct sync_target *t, const struct round_opts *o, char *why,
+			size_t whylen)
+{
+	(void)t;
+	(void)o;
+	snprintf(why, whylen, "not here");
+	return -ENODEV;
+}
+
+static const struct sync_method_ops quiet = {
+	.name = "quiet", .rank = 1, .usable = quiet_usable, .open = direct_open,
+	.sample = direct_sample, .close = direct_close,
+};
+
+/* What a chosen method says of the better ones passed over: their
+ * reasons, not the worse ones' nor the quiet ones'. */
+static void test_pick_fallback(void **state)
+{
+	const struct sync_method_ops *list[] = { &sync_probes_ops, &never, &direct, &quiet };
+	const struct sync_method_ops *got = NULL;
+	struct sync_target t = { .name = "vm1" };
+	struct round_opts o = { .clock = "x86-tsc" };
+	char err[300];
+
+	(void)state;
+	/* the best one runs: nothing passed over */
+	assert_int_equal(sync_pick(list, 4, &t, &o, &got, err, sizeof(err)), 0);
+	assert_ptr_equal(got, &direct);
+	assert_string_equal(err, "");
+	/* probes run: the direct one said; never and quiet (-ENODEV) not */
+	o.clock = "local";
+	assert_int_equal(sync_pick(list, 4, &t, &o, &got, err, sizeof(err)), 0);
+	assert_ptr_equal(got, &sync_probes_ops);
+	assert_string_equal(err, "direct: clock local is not the TSC");
+	/* none usable: the quiet one is said too */
+	assert_int_equal(sync_pick(list + 3, 1, &t, &o, &got, err, sizeof(err)), -EOPNOTSUPP);
+	assert_string_equal(err, "no sync method for vm1: quiet: not here");
+}
+
+/* The kvm method: rank 0 as trace-cmd's, before the probes; its reasons
+ * in one line; silent for a guest with no VM on a clock not the TSC. */
+static void test_kvm_usable(void **state)
+{
+	struct sync_target t = { .name = "vm1" };
+	struct round_opts o = { .clock = "x86-tsc" };
+	char why[256] = "";
+
+	(void)state;
+	assert_string_equal(sync_kvm_ops.name, "kvm");
+	assert_int_equal(sync_kvm_ops.rank, 0);
+	assert_true(sync_kvm_ops.rank < sync_probes_ops.rank);
+	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "no PID: the guest's QEMU process is not known (-A NAME, "
+			    "NAME@CID, CID, or --vm after a TCP -A)");
+	t.vm_pid = 1234;
+	o.clock = "local";
+	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENOTSUP);
+	assert_string_equal(why, "clock local is not x86-tsc: KVM's offsets are in TSC cycles");
+	t.vm_pid = 0;
+	why[0] = '\0';
+	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENODEV);
+	assert_string_equal(why, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_pick_fallback),
+		cmocka_unit_test(test_kvm_usable),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_direct_sample),
 		cmocka_unit_test(test_probes_tsync),

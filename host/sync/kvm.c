@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The kvm method (host/sync/sync_priv.h): a sample of guest CPU N is vCPU
+ * N's TSC offset and scaling as KVM holds them, read from debugfs
+ * (host/kvm/kvm_debugfs.h) and turned at the host TSC of the moment into
+ * a TIME_SHIFT sample in tsync's exact form (common/sync/kvm_tsc.h:
+ * guest_ts the vCPU's TSC then, offset host - guest, scaling 1, fraction
+ * 0). No probes cross a network: its rank, 0, is trace-cmd's for its own
+ * kvm method, ahead of the probes. Every sample reads the files again, so
+ * an offset KVM rewrote during a recording is the next interval's sample.
+ *
+ * Usable when the trace clock is x86-tsc, the guest's QEMU process is
+ * known (sync_target.vm_pid: host/guest/agent_arg.c finds it), its
+ * debugfs directory has one vCPU per guest CPU and every vCPU reads, and
+ * the guest speaks tsync's protocol (trace-cmd's session expects its PTP
+ * exchange: the trace-cmd dialect's kvm is not built). Otherwise one line
+ * says which of these is missing; with neither a VM nor clock x86-tsc it
+ * says nothing (-ENODEV: not a KVM guest, the common case elsewhere).
+ *
+ * A sample fails alone (status -EBUSY, the method goes on) while the vCPU
+ * runs a nested guest, whose offset debugfs then shows; the method stops
+ * with -errno when the VM's files are gone.
+ *
+ * Error bound: 0 cycles unscaled, 2 scaled (the reader's rounding,
+ * kvm_tsc.h), provided KVM runs the vCPU with the offset it shows.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "common/base/timeutil.h"
+#include "common/sync/kvm_tsc.h"
+#include "host/kvm/kvm_debugfs.h"
+#include "host/sync/sync_priv.h"
+
+/* trace-cmd's rank for its kvm method: before any probe method. */
+#define KVM_RANK 0
+
+struct kvm_state {
+	struct kvm_debugfs *d;
+	uint32_t *rounds;	/* [guest CPU]: samples taken */
+	int ncpu;
+};
+
+/* The guest CPUs a target has: its agent's count (trace-cmd's rule: as
+ * many vCPUs as guest CPUs), or any when not known. */
+static int target_ncpu(const struct sync_target *t)
+{
+	return t->nvcpu > 0 ? t->nvcpu : 0;
+}
+
+static int kvm_usable(const struct sync_target *t, const struct round_opts *o, char *why,
+		      size_t whylen)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (t->vm_pid <= 0 && !kvm_tsc_clock_ok(o->clock))
+		return -ENODEV;	/* no KVM guest in sight: nothing to say */
+	if (!kvm_tsc_clock_ok(o->clock)) {
+		snprintf(why, whylen, "clock %s is not " KVM_TSC_CLOCK
+			 ": KVM's offsets are in TSC cycles", o->clock ? o->clock : "(none)");
+		return -ENOTSUP;
+	}
+	if (t->vm_pid <= 0) {
+		snprintf(why, whylen, "no PID: the guest's QEMU process is not known "
+			 "(-A NAME, NAME@CID, CID, or --vm after a TCP -A)");
+		return -EINVAL;
+	}
+	if (t->peer && strcmp(peer_name(t->peer), "tsync")) {
+		snprintf(why, whylen, "protocol %s: only tsync's agent takes the kvm method",
+			 peer_name(t->peer));
+		return -ENOTSUP;
+	}
+	return kvm_debugfs_usable(NULL, t->vm_pid, target_ncpu(t), o->clock, why, whylen);
+#else
+	(void)t;
+	(void)o;
+	snprintf(why, whylen, "not an x86 host");
+	return -ENOTSUP;
+#endif
+}
+
+static void kvm_close(void *state)
+{
+	struct kvm_state *s = state;
+
+	if (!s)
+		return;
+	kvm_debugfs_close(s->d);
+	free(s->rounds);
+	free(s);
+}
+
+static int kvm_open(const struct sync_target *t, const struct round_opts *o, void **state,
+		    char *err, size_t errlen)
+{
+	struct kvm_state *s = calloc(1, sizeof(*s));
+	int ret;
+
+	(void)o;
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = kvm_debugfs_open(NULL, t->vm_pid, target_ncpu(t), &s->d, err, errlen);
+	if (ret)
+		goto fail;
+	s->ncpu = kvm_debugfs_ncpu(s->d);
+	s->rounds = calloc((size_t)s->ncpu, sizeof(*s->rounds));
+	if (!s->rounds) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	*state = s;
+	return 0;
+fail:
+	kvm_close(s);
+	return ret;
+}
+
+/* One reading of vCPU @cpu at the host TSC of the moment. */
+static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
+		      struct sync_result *res)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	struct kvm_state *s = state;
+	int64_t t0 = tsync_now_ns();
+	struct tsync_shift_sample ss;
+	struct kvm_tsc k;
+	int ret;
+
+	(void)o;
+	if ((int)cpu >= s->ncpu) {
+		res->status = -EINVAL;
+		snprintf(res->error, sizeof(res->error), "no vCPU %u", cpu);
+		return 0;
+	}
+	res->round = s->rounds[cpu]++;
+	ret = kvm_debugfs_tsc(s->d, (int)cpu, &k, res->error, sizeof(res->error));
+	if (!ret)
+		ret = kvm_tsc_sample(&k, __rdtsc(), &ss);
+	res->round_ns = tsync_now_ns() - t0;
+	if (ret) {
+		if (ret == -ERANGE)
+			snprintf(res->error, sizeof(res->error), "vCPU %u: a TSC beyond int64",
+				 cpu);
+		res->status = ret;
+		/* the VM's files are gone: no sample will come again */
+		return ret == -ENOENT ? ret : 0;
+	}
+	res->guest_ts = ss.guest_ts;
+	res->offset_ns = ss.offset_ns;
+	res->scaling = 1;
+	res->frac = 0;
+	res->error_ns = kvm_tsc_scaled(&k) ? 2 : 0;
+	return 0;
+#else
+	(void)state;
+	(void)cpu;
+	(void)o;
+	res->status = -ENOTSUP;
+	snprintf(res->error, sizeof(res->error), "not an x86 host");
+	return -ENOTSUP;
+#endif
+}
+
+/* No stamps, no estimator, no probes. */
+static void kvm_info(const void *state, const struct round_opts *o, struct sync_info *info)
+{
+	(void)state;
+	(void)o;
+	info->stamp = "tsc";	/* the host TSC each reading is taken at */
+	info->estimator = NULL;
+}
+
+const struct sync_method_ops sync_kvm_ops = {
+	.name = "kvm",
+	.rank = KVM_RANK,
+	.usable = kvm_usable,
+	.open = kvm_open,
+	.sample = kvm_sample,
+	.info = kvm_info,
+	.close = kvm_close,
+};
