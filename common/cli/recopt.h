@@ -100,6 +100,7 @@ struct tsync_recopt {
 
 	/* --- the whole recording (HOST only) --- */
 	char *clock;			/* -C, default "local" */
+	bool clock_given;		/* -C was given */
 	char *output;			/* -o, default "trace.dat" */
 	char *user;			/* --user: COMMAND runs as this user */
 	bool has_tsync_interval;	/* --tsync-interval given */

@@ -117,6 +117,45 @@ static int log_level(const struct tsync_recopt *o)
 	return o->quiet ? TSYNC_LOG_ERR : tsync_recopt_log_level(o->verbose);
 }
 
+/*
+ * trace-cmd's default on KVM: with no -C, when every guest is synced and
+ * a method of its own clock (kvm: x86-tsc) can serve each of them, the
+ * whole recording runs on that clock (and TSC2NSEC then makes reports
+ * show nanoseconds). Says so in cfg->clock_why for the summary.
+ */
+static void default_clock(struct rec_cfg *cfg)
+{
+	const char *want = NULL;
+	char why[256];
+	char *c;
+
+	if (cfg->opt.clock_given || !cfg->nguests ||
+	    (cfg->opt.has_tsync_interval && cfg->opt.tsync_interval_ms < 0))
+		return;
+	for (int i = 0; i < cfg->nguests; i++) {
+		const struct guest *g = &cfg->guests[i];
+		struct sync_target t;
+		const char *c1;
+
+		host_agent_target(&t, NULL, NULL, &g->ep, g->name, g->vm_pid);
+		t.protocol = peer_dialect_name(g->dialect);
+		c1 = sync_method_clock(&t, why, sizeof(why));
+		if (!c1 || (want && strcmp(want, c1))) {
+			log_debug("guest %s: clock %s stays: %s", g->name, cfg->opt.clock,
+				  c1 ? "the guests want different clocks" : why);
+			return;
+		}
+		want = c1;
+	}
+	c = strdup(want);
+	if (!c)
+		return;
+	free(cfg->opt.clock);
+	cfg->opt.clock = c;
+	snprintf(cfg->clock_why, sizeof(cfg->clock_why), "no -C: every guest synced exactly "
+		 "on it, as trace-cmd chooses");
+}
+
 /* Parses the command line into @cfg or exits; see record_args.h. */
 void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
 {
@@ -154,6 +193,7 @@ void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
 		exit(2);
 	}
 	host_events(cfg);
+	default_clock(cfg);
 	cfg->stamp_forced = cfg->opt.stamp >= 0;
 	if (cfg->stamp_forced)
 		tsync_stamp_source_parse(tsync_stamp_names[cfg->opt.stamp], &cfg->source);

@@ -28,6 +28,8 @@ struct rec_cfg {
 	int nevents;
 	struct tracedat_opts run_opts;	/* what every file written shares */
 	struct tracedat_tsc2nsec tsc2nsec;
+	char clock_why[128];		/* why the clock was chosen, when -C was not
+					 * given and it is not the default */
 	/* guests */
 	struct guest guests[MAX_GUESTS];
 	struct tsync_recopt gopt[MAX_GUESTS];	/* each guest's part */

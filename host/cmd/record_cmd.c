@@ -205,8 +205,9 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
 		goto out;
 	}
-	printf("host: %d CPUs, clock %s\n  %4s %12s %10s %10s %10s\n", h->ncpus, cfg->opt.clock,
-	       "cpu", "bytes", "entries", "lost", "dropped");
+	printf("host: %d CPUs, clock %s%s%s%s\n  %4s %12s %10s %10s %10s\n", h->ncpus,
+	       cfg->opt.clock, cfg->clock_why[0] ? " (" : "", cfg->clock_why,
+	       cfg->clock_why[0] ? ")" : "", "cpu", "bytes", "entries", "lost", "dropped");
 	for (int cpu = 0; cpu < h->ncpus; cpu++) {
 		struct tracemeta_stats st = { 0 };
 		struct stat sb;

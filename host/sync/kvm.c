@@ -57,6 +57,8 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 		      size_t whylen)
 {
 #if defined(__x86_64__) || defined(__i386__)
+	const char *proto;
+
 	if (t->vm_pid <= 0 && !kvm_tsc_clock_ok(o->clock))
 		return -ENODEV;	/* no KVM guest in sight: nothing to say */
 	if (!kvm_tsc_clock_ok(o->clock)) {
@@ -69,9 +71,10 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 			 "(-A NAME, NAME@CID, CID, or --vm after a TCP -A)");
 		return -EINVAL;
 	}
-	if (t->peer && strcmp(peer_name(t->peer), "tsync")) {
+	proto = t->peer ? peer_name(t->peer) : t->protocol;
+	if (proto && strcmp(proto, "tsync")) {
 		snprintf(why, whylen, "protocol %s: only tsync's agent takes the kvm method",
-			 peer_name(t->peer));
+			 proto);
 		return -ENOTSUP;
 	}
 	return kvm_debugfs_usable(NULL, t->vm_pid, target_ncpu(t), o->clock, why, whylen);
@@ -180,6 +183,7 @@ static void kvm_info(const void *state, const struct round_opts *o, struct sync_
 const struct sync_method_ops sync_kvm_ops = {
 	.name = "kvm",
 	.rank = KVM_RANK,
+	.clock = KVM_TSC_CLOCK,
 	.usable = kvm_usable,
 	.open = kvm_open,
 	.sample = kvm_sample,

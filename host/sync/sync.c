@@ -128,6 +128,25 @@ int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_o
 	return m->ops->sample(m->state, cpu, o, res);
 }
 
+/* The clock a method of its own clock wants; see sync.h. */
+const char *sync_method_clock(const struct sync_target *t, char *why, size_t whylen)
+{
+	const size_t n = sizeof(methods) / sizeof(methods[0]);
+	const struct sync_method_ops *best = NULL;
+
+	if (whylen)
+		why[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		struct round_opts o = { .clock = methods[i]->clock };
+
+		if (!methods[i]->clock || (best && methods[i]->rank >= best->rank))
+			continue;
+		if (!methods[i]->usable(t, &o, why, whylen))
+			best = methods[i];
+	}
+	return best ? best->clock : NULL;
+}
+
 /* Closes a method; see sync.h. */
 void sync_method_close(struct sync_method *m)
 {

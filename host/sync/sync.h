@@ -61,6 +61,8 @@ struct sync_target {
 	const char *name;		/* its name, for messages */
 	pid_t vm_pid;			/* its local VM's process (QEMU); 0: none known */
 	int nvcpu;			/* its CPUs, as its agent says; 0: unknown */
+	const char *protocol;		/* its agent's, when not connected yet
+					 * (peer NULL): "tsync", "tcmd"; NULL */
 };
 
 /* A probe method's round: what its probes were (sent 0: no probes). */
@@ -124,6 +126,15 @@ void sync_method_info(const struct sync_method *m, const struct round_opts *o,
  */
 int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_opts *o,
 		       struct sync_result *res);
+/*
+ * The trace clock a method of its own clock wants for target @t (whose
+ * peer may be NULL: before connecting): the clock of the best-ranked
+ * method that needs one (kvm: x86-tsc) and is usable with it, or NULL
+ * with the last such method's reason in @why. What `record` runs with
+ * when no -C is given, as trace-cmd does for its kvm method.
+ */
+const char *sync_method_clock(const struct sync_target *t, char *why, size_t whylen);
+
 /* Closes @m (NULL is fine); the target's peer stays open. */
 void sync_method_close(struct sync_method *m);
 

@@ -32,6 +32,7 @@
 struct sync_method_ops {
 	const char *name;		/* as `sync` and `record` print it */
 	int rank;			/* accuracy rank: lower is better */
+	const char *clock;		/* the only trace clock it serves; NULL: any */
 	int (*usable)(const struct sync_target *t, const struct round_opts *o, char *why,
 		      size_t whylen);
 	int (*open)(const struct sync_target *t, const struct round_opts *o, void **state,

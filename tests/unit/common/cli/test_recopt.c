@@ -241,6 +241,32 @@ static void test_host_defaults_and_globals(void **state)
 
 /* --ts-offset: kept as given for the OFFSET option (trace-cmd's reader
  * takes it with strtoll base 0); -m: KiB per CPU, once per recording. */
+/* --vm: a guest's only (never the host's, never an agent's); -C given or
+ * defaulted is told apart (record's default clock depends on it). */
+static void test_vm_and_clock_given(void **state)
+{
+	struct tsync_recopt r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "--vm 1234", err, sizeof(err)), 3);
+	assert_string_equal(r.vm, "1234");
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "--vm 1234", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_AGENT, "--vm 1234", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-e sched", err, sizeof(err)), 3);
+	assert_string_equal(r.clock, "local");
+	assert_false(r.clock_given);
+	tsync_recopt_free(&r);
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-C local", err, sizeof(err)), 3);
+	assert_true(r.clock_given);
+	tsync_recopt_free(&r);
+}
+
 static void test_ts_offset_and_max_kb(void **state)
 {
 	static const char *const good[] = { "1000000000", "-5", "0x10", "010", "+7" };
@@ -551,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_function_tracer_options),
 		cmocka_unit_test(test_instance_settings),
 		cmocka_unit_test(test_host_defaults_and_globals),
+		cmocka_unit_test(test_vm_and_clock_given),
 		cmocka_unit_test(test_ts_offset_and_max_kb),
 		cmocka_unit_test(test_scopes),
 		cmocka_unit_test(test_unsupported),

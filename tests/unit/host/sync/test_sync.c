@@ -248,10 +248,32 @@ static void test_kvm_usable(void **state)
 	o.clock = "local";
 	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENOTSUP);
 	assert_string_equal(why, "clock local is not x86-tsc: KVM's offsets are in TSC cycles");
+	/* a trace-cmd agent, before connecting: not (its dialect's kvm is not built) */
+	o.clock = "x86-tsc";
+	t.protocol = "tcmd";
+	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENOTSUP);
+	assert_string_equal(why, "protocol tcmd: only tsync's agent takes the kvm method");
+	t.protocol = NULL;
+	o.clock = "local";
 	t.vm_pid = 0;
 	why[0] = '\0';
 	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENODEV);
 	assert_string_equal(why, "");
+}
+
+/* The clock a method of its own clock wants: kvm's x86-tsc, only when
+ * kvm can serve the guest (here: no VM known, so none, and why). */
+static void test_method_clock(void **state)
+{
+	struct sync_target t = { .name = "vm1" };
+	char why[256];
+
+	(void)state;
+	assert_string_equal(sync_kvm_ops.clock, "x86-tsc");
+	assert_null(sync_probes_ops.clock);
+	assert_null(sync_method_clock(&t, why, sizeof(why)));
+	assert_string_equal(why, "no PID: the guest's QEMU process is not known (-A NAME, "
+			    "NAME@CID, CID, or --vm after a TCP -A)");
 }
 
 int main(void)
@@ -260,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_pick_fallback),
 		cmocka_unit_test(test_kvm_usable),
+		cmocka_unit_test(test_method_clock),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_direct_sample),
 		cmocka_unit_test(test_probes_tsync),
