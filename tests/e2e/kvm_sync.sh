@@ -1,0 +1,132 @@
+#!/bin/bash
+# The kvm sync method end to end: tsync-host reads a guest's TSC offsets
+# from KVM's debugfs instead of probing. A stand-in QEMU (kvm_vm --fake,
+# "-name guest=NAME", "CPU N/KVM" threads) with a debugfs tree laid out
+# by tests/e2e/kvm_fake.inc (a tmpfs over /sys/kernel/debug/kvm in a
+# private mount namespace), a loopback tsync-agent on x86-tsc named to it
+# with --vm (by -name and by PID): `sync -C x86-tsc` reports method kvm
+# with the known offsets exactly (and a scaled vCPU's samples on KVM's
+# map exactly); `record` with no -C chooses x86-tsc (trace-cmd's default
+# on KVM), says so, and writes the guest file's TimeShift samples equal
+# to them; with -C local probes run and the reason is said; with the
+# tree absent the reason is said once and probes run.
+# Then a tiny real KVM VM (kvm_vm) in the real debugfs: found by PID,
+# synced by kvm, offset 0 (what this nested host shows).
+. "$(dirname "$0")/lib.inc"
+. "$(dirname "$0")/kvm_fake.inc"
+kvm_fake_enter "$@"
+need_root_tracefs
+grep -qw x86-tsc /sys/kernel/tracing/trace_clock || skip "no x86-tsc trace clock"
+name=kvmsync-$$ fd=11
+INTEL_1_5=422212465065984	# 1.5 in 48 fraction bits
+OFF0=-123456789			# vCPU 0: tsc-offset, no scaling
+OFF1=5000			# vCPU 1: tsc-offset, ratio 1.5
+
+start_agent a --
+ncpu=$(nproc)
+[ "$ncpu" -ge 2 ] || skip "needs 2 CPUs (the agent's guest CPUs are the host's)"
+kvm_vm_start --fake "$name" "$ncpu"
+specs=("$OFF0" "$OFF1:$INTEL_1_5:48")
+for ((i = 2; i < ncpu; i++)); do specs+=(0); done
+kvm_fake_vm "$KVM_VM_PID" $fd "$ncpu" "${specs[@]}"
+
+# on_map GUEST OFFSET: a sample (host = guest + offset) lies on vCPU 1's
+# map guest = host * 1.5 + OFF1, within the cycle of rounding
+on_map() {
+	local h=$(($1 + $2)) d
+	d=$(( h * 3 / 2 + OFF1 - $1 )); d=${d#-}
+	[ "$d" -le 1 ]
+}
+
+# 1. sync: method kvm, exact offsets, the VM named by -name and by PID
+for vm in "$name" "$KVM_VM_PID"; do
+	out=$(timeout 60 "$HOST" sync -C x86-tsc --json --rounds 3 -A "$AGENT_EP" --vm "$vm" \
+		2>"$E2E_TMP/sync.err") || fail "sync --vm $vm: $(cat "$E2E_TMP/sync.err")"
+	echo "$out" | grep -q '"method": "kvm"' || fail "sync --vm $vm: not kvm: $out"
+	echo "$out" | grep -q '"fallback": null' || fail "sync --vm $vm: a fallback: $out"
+	[ -s "$E2E_TMP/sync.err" ] && fail "sync --vm $vm said: $(cat "$E2E_TMP/sync.err")"
+	rounds=$(echo "$out" | grep '"round":')
+	n0=$(echo "$rounds" | grep -c "\"cpu\": 0, .*\"offset_ns\": $((-OFF0)), \"scaling\": 1, \"frac\": 0, \"error_ns\": 0,")
+	[ "$n0" = 3 ] || fail "sync --vm $vm: CPU 0 not 3 rounds of offset $((-OFF0)): $rounds"
+	n1=0
+	while read -r off ts; do
+		on_map "$ts" "$off" || fail "sync --vm $vm: CPU 1 sample $off @ $ts is off KVM's map"
+		n1=$((n1 + 1))
+	done < <(echo "$rounds" | grep '"cpu": 1,' |
+		 sed -n 's/.*"offset_ns": \(-\?[0-9]*\), "scaling": 1, "frac": 0, "error_ns": 2,.*"guest_ts": \([0-9]*\),.*/\1 \2/p')
+	[ "$n1" = 3 ] || fail "sync --vm $vm: CPU 1 not 3 scaled rounds (bound 2): $rounds"
+done
+pass "sync -C x86-tsc --vm NAME and --vm PID: method kvm, CPU 0 offset $((-OFF0)) exactly, CPU 1 on its 1.5 map exactly"
+
+# 2. record with no -C: x86-tsc chosen and said, TimeShift = the offsets
+timeout 120 "$HOST" record -o "$E2E_TMP/r.dat" -A "$AGENT_EP" --name g1 --vm "$name" \
+	-e sched:sched_switch -- sleep 1 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
+	fail "record: $(cat "$E2E_TMP/rec.err")"
+grep -q '^host: .* CPUs, clock x86-tsc (no -C: every guest synced exactly on it' "$E2E_TMP/rec.out" ||
+	fail "record: x86-tsc not chosen and said: $(cat "$E2E_TMP/rec.out")"
+grep -q '^guest g1 (.*): .* CPUs, protocol tsync, method kvm$' "$E2E_TMP/rec.out" ||
+	fail "record: guest not synced by kvm: $(cat "$E2E_TMP/rec.out")"
+trace-cmd dump --options -i "$E2E_TMP/r-g1.dat" >"$E2E_TMP/dump" 2>&1 || fail "dump: $(cat "$E2E_TMP/dump")"
+grep -q '"x86-tsc" \[clock\]' "$E2E_TMP/dump" || fail "guest file not on x86-tsc"
+# the samples, CPU by CPU as listed: "CPU OFFSET SCALING FRACTION TIME"
+counts=() cpu=0 k=0
+: >"$E2E_TMP/ts"
+while read -r line; do
+	case $line in
+	*"[samples count for CPU "*) counts+=("${line%% *}") ;;
+	*"[offset * scaling >> fraction @ time]")
+		while [ "$k" -ge "${counts[$cpu]:-0}" ] && [ "$cpu" -lt "${#counts[@]}" ]; do
+			cpu=$((cpu + 1)) k=0
+		done
+		k=$((k + 1))
+		echo "$cpu ${line%%\[*}" >>"$E2E_TMP/ts" ;;
+	esac
+done < <(sed -n '/Option TimeShift/,/Option CMDLINES/p' "$E2E_TMP/dump")
+[ -s "$E2E_TMP/ts" ] || fail "no TimeShift samples: $(cat "$E2E_TMP/dump")"
+n0=0 n1=0
+while read -r cpu off scal frac ts; do
+	[ "$scal $frac" = "1 0" ] || fail "TimeShift CPU $cpu: scaling $scal, fraction $frac"
+	case $cpu in
+	0) [ "$off" = $((-OFF0)) ] || fail "TimeShift CPU 0: offset $off, not $((-OFF0))"; n0=$((n0 + 1)) ;;
+	1) on_map "$ts" "$off" || fail "TimeShift CPU 1: $off @ $ts off KVM's map"; n1=$((n1 + 1)) ;;
+	esac
+done <"$E2E_TMP/ts"
+[ "$n0" -ge 2 ] && [ "$n1" -ge 2 ] || fail "TimeShift: $n0 and $n1 samples: $(cat "$E2E_TMP/ts")"
+pass "record, no -C: x86-tsc chosen and said; method kvm; TimeShift CPU 0 = $((-OFF0)) ($n0 samples), CPU 1 on its map ($n1)"
+
+# 2b. -C given: kvm only with x86-tsc; the reason under the summary line
+timeout 120 "$HOST" record -C local -o "$E2E_TMP/l.dat" -A "$AGENT_EP" --name g1 --vm "$name" \
+	-e sched:sched_switch -- sleep 0.2 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
+	fail "record -C local: $(cat "$E2E_TMP/rec.err")"
+grep -q '^host: .* CPUs, clock local$' "$E2E_TMP/rec.out" &&
+	grep -q '^guest g1 (.*): .* CPUs, protocol tsync, method probes$' "$E2E_TMP/rec.out" &&
+	grep -qx "  method probes, not kvm: clock local is not x86-tsc: KVM's offsets are in TSC cycles" \
+		"$E2E_TMP/rec.out" ||
+	fail "record -C local: not probes with the reason: $(cat "$E2E_TMP/rec.out")"
+pass "record -C local: clock kept, method probes, the reason under the guest's summary line"
+
+# 3. the tree gone: the reason once, then probes
+rm -r "$KVM_DEBUGFS/kvm/$KVM_VM_PID-$fd"
+out=$(timeout 60 "$HOST" sync -C x86-tsc --json -A "$AGENT_EP" --vm "$name" 2>"$E2E_TMP/sync.err") ||
+	fail "sync without the tree: $(cat "$E2E_TMP/sync.err")"
+echo "$out" | grep -q '"method": "probes"' || fail "not probes without the tree: $out"
+echo "$out" | grep -q "\"fallback\": \"kvm: no KVM VM of PID $KVM_VM_PID in /sys/kernel/debug/kvm" ||
+	fail "no fallback reason in JSON: $out"
+[ "$(grep -c "method probes, not kvm: no KVM VM of PID $KVM_VM_PID in /sys/kernel/debug/kvm" "$E2E_TMP/sync.err")" = 1 ] ||
+	fail "reason not said once on stderr: $(cat "$E2E_TMP/sync.err")"
+pass "tree absent: '$(head -1 "$E2E_TMP/sync.err")', then probes"
+
+# 4. a tiny real KVM VM, in the real debugfs (the tmpfs unmounted)
+umount "$KVM_DEBUGFS/kvm" || fail "cannot unmount the fake tree"
+if [ ! -w /dev/kvm ]; then
+	echo "SKIP: no /dev/kvm: the real VM's check" >&2
+else
+	kvm_vm_start "real-$$" "$ncpu"
+	out=$(timeout 60 "$HOST" sync -C x86-tsc --json -A "$AGENT_EP" --vm "$KVM_VM_PID" \
+		2>"$E2E_TMP/sync.err") || fail "sync of the real VM: $(cat "$E2E_TMP/sync.err")"
+	echo "$out" | grep -q '"method": "kvm"' || fail "real VM: not kvm: $out $(cat "$E2E_TMP/sync.err")"
+	[ "$(echo "$out" | grep -c '"round":.*"offset_ns": 0, "scaling": 1, "frac": 0, "error_ns": 0,')" = "$ncpu" ] ||
+		fail "real VM: not offset 0 on every CPU: $out"
+	pass "real KVM VM (pid $KVM_VM_PID, $KVM_DEBUGFS/kvm/$KVM_VM_PID-$KVM_VM_FD): method kvm, offset 0 on $ncpu CPUs"
+fi
+stop_agent_clean "^tsync-a.*-$AGENT_PID-"
