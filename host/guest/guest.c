@@ -116,6 +116,21 @@ static int samples_push(struct guest *g, const struct sync_result *r)
 	uint32_t cpu = r->cpu;
 	struct guest_samples *gs = &g->samples[cpu];
 
+	/* a change the method saw: the old relation's samples it overtook
+	 * go, its last sample goes in (room for both: the loop below) */
+	if (r->cut) {
+		while (gs->count && gs->s[gs->count - 1].ts > r->cut_guest_ts)
+			gs->count--;
+		if (!gs->count || gs->s[gs->count - 1].ts < r->cut_guest_ts) {
+			struct sync_result c = *r;
+
+			c.cut = false;
+			c.guest_ts = r->cut_guest_ts;
+			c.offset_ns = r->cut_offset_ns;
+			if (samples_push(g, &c))
+				return -ENOMEM;
+		}
+	}
 	if (gs->count == gs->cap) {
 		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
 		void *p = realloc(gs->s, cap * sizeof(*gs->s));
@@ -539,6 +554,10 @@ void guest_print_summary(const struct guest *g)
 	if (g->sm && sync_method_fallback(g->sm)[0])
 		printf("  method %s, not %s\n", sync_method_name(g->sm),
 		       sync_method_fallback(g->sm));
+	if (g->sm && sync_method_changes(g->sm))
+		printf("  method %s: %u change%s of a CPU's offset or scaling seen, each a new "
+		       "sample at the sync after it\n", sync_method_name(g->sm),
+		       sync_method_changes(g->sm), sync_method_changes(g->sm) == 1 ? "" : "s");
 	printf("  %4s %12s %10s %10s %10s %8s %24s %10s\n", "cpu", "bytes", "entries",
 	       "lost", "dropped", "samples", "offset range (ns)", "drift ppm");
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {

@@ -7,7 +7,8 @@
  * guest_ts the vCPU's TSC then, offset host - guest, scaling 1, fraction
  * 0). No probes cross a network: its rank, 0, is trace-cmd's for its own
  * kvm method, ahead of the probes. Every sample reads the files again, so
- * an offset KVM rewrote during a recording is the next interval's sample.
+ * an offset KVM rewrote during a recording is the next interval's sample;
+ * such changes are counted (sync_method_changes()) for the summary.
  *
  * Usable when the trace clock is x86-tsc, the guest's QEMU process is
  * known (sync_target.vm_pid: host/guest/agent_arg.c finds it), its
@@ -43,7 +44,9 @@
 struct kvm_state {
 	struct kvm_debugfs *d;
 	uint32_t *rounds;	/* [guest CPU]: samples taken */
+	struct kvm_tsc *last;	/* [guest CPU]: the last reading (rounds > 0) */
 	int ncpu;
+	uint32_t changes;	/* readings that differed from the CPU's last */
 };
 
 /* The guest CPUs a target has: its agent's count (trace-cmd's rule: as
@@ -94,6 +97,7 @@ static void kvm_close(void *state)
 		return;
 	kvm_debugfs_close(s->d);
 	free(s->rounds);
+	free(s->last);
 	free(s);
 }
 
@@ -113,7 +117,8 @@ static int kvm_open(const struct sync_target *t, const struct round_opts *o, voi
 		goto fail;
 	s->ncpu = kvm_debugfs_ncpu(s->d);
 	s->rounds = calloc((size_t)s->ncpu, sizeof(*s->rounds));
-	if (!s->rounds) {
+	s->last = calloc((size_t)s->ncpu, sizeof(*s->last));
+	if (!s->rounds || !s->last) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto fail;
@@ -123,6 +128,35 @@ static int kvm_open(const struct sync_target *t, const struct round_opts *o, voi
 fail:
 	kvm_close(s);
 	return ret;
+}
+
+/*
+ * The cut at a change seen at host TSC @host (the old relation @old, the
+ * new one's guest time @g_new then): the old stretch ends at its own
+ * guest time then, or just before @g_new when the guest's TSC went back
+ * (kvm_tsc_cut()'s rule, at the reading instead of the tracepoint's
+ * moment: exact before the previous reading and from this one on).
+ */
+static int kvm_cut(const struct kvm_tsc *old, uint64_t host, int64_t g_new,
+		   struct sync_result *res)
+{
+	struct tsync_shift_sample os;
+	int64_t h;
+	int ret = kvm_tsc_sample(old, host, &os);
+
+	if (ret)
+		return ret;
+	if (os.guest_ts >= g_new) {
+		os.guest_ts = g_new - 1;
+		ret = kvm_tsc_host(old, os.guest_ts, &h);
+		if (ret)
+			return ret;
+		os.offset_ns = h - os.guest_ts;
+	}
+	res->cut = true;
+	res->cut_guest_ts = os.guest_ts;
+	res->cut_offset_ns = os.offset_ns;
+	return 0;
 }
 
 /* One reading of vCPU @cpu at the host TSC of the moment. */
@@ -142,10 +176,23 @@ static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 		snprintf(res->error, sizeof(res->error), "no vCPU %u", cpu);
 		return 0;
 	}
-	res->round = s->rounds[cpu]++;
+	res->round = s->rounds[cpu];
 	ret = kvm_debugfs_tsc(s->d, (int)cpu, &k, res->error, sizeof(res->error));
-	if (!ret)
-		ret = kvm_tsc_sample(&k, __rdtsc(), &ss);
+	if (!ret) {
+		uint64_t host = __rdtsc();
+		const struct kvm_tsc *l = &s->last[cpu];
+
+		ret = kvm_tsc_sample(&k, host, &ss);
+		if (!ret && s->rounds[cpu] && (l->offset != k.offset || l->ratio != k.ratio ||
+					       l->frac != k.frac)) {
+			s->changes++;
+			ret = kvm_cut(l, host, ss.guest_ts, res);
+		}
+		if (!ret) {
+			s->last[cpu] = k;
+			s->rounds[cpu]++;
+		}
+	}
 	res->round_ns = tsync_now_ns() - t0;
 	if (ret) {
 		if (ret == -ERANGE)
@@ -171,6 +218,14 @@ static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 #endif
 }
 
+/* The offset or scaling changes seen between readings. */
+static uint32_t kvm_changes(const void *state)
+{
+	const struct kvm_state *s = state;
+
+	return s->changes;
+}
+
 /* No stamps, no estimator, no probes. */
 static void kvm_info(const void *state, const struct round_opts *o, struct sync_info *info)
 {
@@ -188,5 +243,6 @@ const struct sync_method_ops sync_kvm_ops = {
 	.open = kvm_open,
 	.sample = kvm_sample,
 	.info = kvm_info,
+	.changes = kvm_changes,
 	.close = kvm_close,
 };

@@ -147,6 +147,12 @@ const char *sync_method_clock(const struct sync_target *t, char *why, size_t why
 	return best ? best->clock : NULL;
 }
 
+/* The changes a method saw; see sync.h. */
+uint32_t sync_method_changes(const struct sync_method *m)
+{
+	return m->ops->changes ? m->ops->changes(m->state) : 0;
+}
+
 /* Closes a method; see sync.h. */
 void sync_method_close(struct sync_method *m)
 {

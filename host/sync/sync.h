@@ -89,6 +89,14 @@ struct sync_result {
 	int64_t error_ns;		/* see above, or SYNC_UNKNOWN */
 	int64_t round_ns;		/* how long it took */
 	struct sync_probes probes;
+	/* A change this sample saw (kvm: the vCPU's offset rewritten since
+	 * the CPU's last sample): the old relation's last sample, at a guest
+	 * time before guest_ts. The CPU's samples after cut_guest_ts were of
+	 * the old relation where the new one has overtaken them (a backward
+	 * jump) and go; then this one, then the sample itself. */
+	bool cut;
+	int64_t cut_guest_ts;
+	int64_t cut_offset_ns;
 };
 
 /* What a method says of itself for `sync`'s header and JSON; NULL or 0
@@ -134,6 +142,11 @@ int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_o
  * when no -C is given, as trace-cmd does for its kvm method.
  */
 const char *sync_method_clock(const struct sync_target *t, char *why, size_t whylen);
+
+/* Returns how many times @m saw the guest's clock relation rewritten
+ * between two samples of a CPU (kvm: a vCPU's TSC offset or scaling);
+ * 0 for a method that cannot tell (probes). */
+uint32_t sync_method_changes(const struct sync_method *m);
 
 /* Closes @m (NULL is fine); the target's peer stays open. */
 void sync_method_close(struct sync_method *m);

@@ -22,6 +22,8 @@
  *            fills guest_ts (the guest time it read at), offset_ns,
  *            scaling and frac, and its error bound; probes stay 0.
  *   info     what `sync` prints of it (struct sync_info); may be NULL.
+ *   changes  how many times a sample showed the guest's clock relation
+ *            rewritten (kvm: a vCPU's offset or scaling); may be NULL.
  *   close    frees @state (NULL is fine).
  */
 #ifndef TSYNC_HOST_SYNC_PRIV_H
@@ -40,6 +42,7 @@ struct sync_method_ops {
 	int (*sample)(void *state, uint32_t cpu, const struct round_opts *o,
 		      struct sync_result *res);
 	void (*info)(const void *state, const struct round_opts *o, struct sync_info *info);
+	uint32_t (*changes)(const void *state);
 	void (*close)(void *state);
 };
 

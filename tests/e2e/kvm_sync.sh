@@ -9,7 +9,8 @@
 # map exactly); `record` with no -C chooses x86-tsc (trace-cmd's default
 # on KVM), says so, and writes the guest file's TimeShift samples equal
 # to them; with -C local probes run and the reason is said; with the
-# tree absent the reason is said once and probes run.
+# tree absent the reason is said once and probes run; an offset written
+# mid-recording is a new sample at the next sync, counted in the summary.
 # Then a tiny real KVM VM (kvm_vm) in the real debugfs: found by PID,
 # synced by kvm, offset 0 (what this nested host shows).
 . "$(dirname "$0")/lib.inc"
@@ -58,6 +59,25 @@ for vm in "$name" "$KVM_VM_PID"; do
 done
 pass "sync -C x86-tsc --vm NAME and --vm PID: method kvm, CPU 0 offset $((-OFF0)) exactly, CPU 1 on its 1.5 map exactly"
 
+# timeshift FILE: its TimeShift samples into $E2E_TMP/ts, CPU by CPU as
+# listed: "CPU OFFSET SCALING FRACTION TIME"
+timeshift() {
+	local counts=() cpu=0 k=0 line
+	trace-cmd dump --options -i "$1" >"$E2E_TMP/dump" 2>&1 || fail "dump $1: $(cat "$E2E_TMP/dump")"
+	: >"$E2E_TMP/ts"
+	while read -r line; do
+		case $line in
+		*"[samples count for CPU "*) counts+=("${line%% *}") ;;
+		*"[offset * scaling >> fraction @ time]")
+			while [ "$k" -ge "${counts[$cpu]:-0}" ] && [ "$cpu" -lt "${#counts[@]}" ]; do
+				cpu=$((cpu + 1)) k=0
+			done
+			k=$((k + 1))
+			echo "$cpu ${line%%\[*}" >>"$E2E_TMP/ts" ;;
+		esac
+	done < <(sed -n '/Option TimeShift/,/Option CMDLINES/p' "$E2E_TMP/dump")
+}
+
 # 2. record with no -C: x86-tsc chosen and said, TimeShift = the offsets
 timeout 120 "$HOST" record -o "$E2E_TMP/r.dat" -A "$AGENT_EP" --name g1 --vm "$name" \
 	-e sched:sched_switch -- sleep 1 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
@@ -66,22 +86,8 @@ grep -q '^host: .* CPUs, clock x86-tsc (no -C: every guest synced exactly on it'
 	fail "record: x86-tsc not chosen and said: $(cat "$E2E_TMP/rec.out")"
 grep -q '^guest g1 (.*): .* CPUs, protocol tsync, method kvm$' "$E2E_TMP/rec.out" ||
 	fail "record: guest not synced by kvm: $(cat "$E2E_TMP/rec.out")"
-trace-cmd dump --options -i "$E2E_TMP/r-g1.dat" >"$E2E_TMP/dump" 2>&1 || fail "dump: $(cat "$E2E_TMP/dump")"
+timeshift "$E2E_TMP/r-g1.dat"
 grep -q '"x86-tsc" \[clock\]' "$E2E_TMP/dump" || fail "guest file not on x86-tsc"
-# the samples, CPU by CPU as listed: "CPU OFFSET SCALING FRACTION TIME"
-counts=() cpu=0 k=0
-: >"$E2E_TMP/ts"
-while read -r line; do
-	case $line in
-	*"[samples count for CPU "*) counts+=("${line%% *}") ;;
-	*"[offset * scaling >> fraction @ time]")
-		while [ "$k" -ge "${counts[$cpu]:-0}" ] && [ "$cpu" -lt "${#counts[@]}" ]; do
-			cpu=$((cpu + 1)) k=0
-		done
-		k=$((k + 1))
-		echo "$cpu ${line%%\[*}" >>"$E2E_TMP/ts" ;;
-	esac
-done < <(sed -n '/Option TimeShift/,/Option CMDLINES/p' "$E2E_TMP/dump")
 [ -s "$E2E_TMP/ts" ] || fail "no TimeShift samples: $(cat "$E2E_TMP/dump")"
 n0=0 n1=0
 while read -r cpu off scal frac ts; do
@@ -104,6 +110,31 @@ grep -q '^host: .* CPUs, clock local$' "$E2E_TMP/rec.out" &&
 		"$E2E_TMP/rec.out" ||
 	fail "record -C local: not probes with the reason: $(cat "$E2E_TMP/rec.out")"
 pass "record -C local: clock kept, method probes, the reason under the guest's summary line"
+
+# 2c. an offset written mid-recording: a new sample at the next sync
+OFF0B=-987654321
+( sleep 1; kvm_fake_set "$KVM_VM_PID" $fd 0 tsc-offset $OFF0B ) &
+writer=$!
+timeout 120 "$HOST" record -o "$E2E_TMP/c.dat" -A "$AGENT_EP" --name g1 --vm "$name" \
+	--tsync-interval 200 -e sched:sched_switch -- sleep 2 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
+	fail "record (offset change): $(cat "$E2E_TMP/rec.err")"
+wait "$writer"
+grep -q "^  method kvm: 1 change of a CPU's offset or scaling seen" "$E2E_TMP/rec.out" ||
+	fail "record: the change not counted: $(cat "$E2E_TMP/rec.out")"
+timeshift "$E2E_TMP/c-g1.dat"
+# old offset, then new, guest times strictly increasing: the old samples
+# the backward jump overtook are gone, the old stretch ends just before
+awk -v a=$((-OFF0)) -v b=$((-OFF0B)) '$1 == 0 {
+	if (n && $5 <= prev) bad = "time " $5 " after " prev
+	prev = $5; n++
+	if ($2 == a) { if (nb) bad = "old after new"; na++; last_a = $5 }
+	else if ($2 == b) { if (!nb) first_b = $5; nb++ }
+	else bad = "offset " $2 }
+	END { if (!bad && first_b != last_a + 1) bad = "old stretch not ended just before the new"
+	      if (bad || na < 1 || nb < 2) { print bad " " na " " nb; exit 1 } }' \
+	"$E2E_TMP/ts" || fail "TimeShift CPU 0 across the change: $(grep '^0 ' "$E2E_TMP/ts")"
+pass "offset written mid-recording: TimeShift CPU 0 goes from $((-OFF0)) to $((-OFF0B)) at the next sync ($(grep -c "^0 $((-OFF0B)) " "$E2E_TMP/ts") samples after, times increasing), the summary counts 1 change"
+kvm_fake_set "$KVM_VM_PID" $fd 0 tsc-offset $OFF0
 
 # 3. the tree gone: the reason once, then probes
 rm -r "$KVM_DEBUGFS/kvm/$KVM_VM_PID-$fd"
