@@ -179,8 +179,13 @@ static void add_sample(struct guest *g, const struct sync_result *r)
 int guest_sync_all(struct guest *g, const struct round_opts *ro)
 {
 	for (uint32_t cpu = 0; g->sm && cpu < g->ncpus; cpu++) {
+		const char *before = sync_method_name(g->sm);
 		struct sync_result r;
 		int ret = sync_method_sample(g->sm, cpu, ro, &r);
+
+		if (strcmp(before, sync_method_name(g->sm)))
+			log_warn("guest %s: method %s, %s", g->name, sync_method_name(g->sm),
+				 sync_method_fallback(g->sm));
 
 		if (r.status)
 			log_warn("guest %s: round on CPU %u failed: %s", g->name, cpu, r.error);

@@ -19,8 +19,8 @@
  * says nothing (-ENODEV: not a KVM guest, the common case elsewhere).
  *
  * A sample fails alone (status -EBUSY, the method goes on) while the vCPU
- * runs a nested guest, whose offset debugfs then shows; the method stops
- * with -errno when the VM's files are gone.
+ * runs a nested guest, whose offset debugfs then shows; when the VM's
+ * files are gone (-ENOENT) the guest goes on with the probes (sync.c).
  *
  * Error bound: 0 cycles unscaled, 2 scaled (the reader's rounding,
  * kvm_tsc.h), provided KVM runs the vCPU with the offset it shows.

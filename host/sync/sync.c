@@ -22,6 +22,7 @@ static const struct sync_method_ops *const methods[] = {
 struct sync_method {
 	const struct sync_method_ops *ops;
 	void *state;
+	struct sync_target t;		/* a copy: its pointees outlive the method */
 	char fallback[512];		/* sync_method_fallback() */
 };
 
@@ -95,7 +96,36 @@ int sync_method_open(const struct sync_target *t, const struct round_opts *o,
 		free(m);
 		return ret;
 	}
+	m->t = *t;
 	*out = m;
+	return 0;
+}
+
+/*
+ * Method @m's source is gone for good (its sample said -ENOENT, @res->error
+ * why): switches @m to the best method ranked after it, saying why in its
+ * fallback. Returns 0, or -ENOENT when none is usable.
+ */
+static int fall_back(struct sync_method *m, const struct round_opts *o,
+		     const struct sync_result *res)
+{
+	const struct sync_method_ops *rest[SYNC_MAX_METHODS], *next;
+	const size_t n = sizeof(methods) / sizeof(methods[0]);
+	char why[512], err[256];	/* the rest's reasons: not said */
+	void *state;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < SYNC_MAX_METHODS; i++)
+		if (methods[i]->rank > m->ops->rank)
+			rest[k++] = methods[i];
+	if (sync_pick(rest, k, &m->t, o, &next, why, sizeof(why)) ||
+	    next->open(&m->t, o, &state, err, sizeof(err)))
+		return -ENOENT;
+	snprintf(m->fallback, sizeof(m->fallback), "%s: stopped: %.400s", m->ops->name,
+		 res->error);
+	m->ops->close(m->state);
+	m->ops = next;
+	m->state = state;
 	return 0;
 }
 
@@ -122,6 +152,14 @@ void sync_method_info(const struct sync_method *m, const struct round_opts *o,
 int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_opts *o,
 		       struct sync_result *res)
 {
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->cpu = cpu;
+	res->host_cpu = -1;
+	ret = m->ops->sample(m->state, cpu, o, res);
+	if (ret != -ENOENT || fall_back(m, o, res))
+		return ret;
 	memset(res, 0, sizeof(*res));
 	res->cpu = cpu;
 	res->host_cpu = -1;

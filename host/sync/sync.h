@@ -120,8 +120,9 @@ int sync_method_open(const struct sync_target *t, const struct round_opts *o,
 /* Returns the name of method @m ("kvm", "probes"). */
 const char *sync_method_name(const struct sync_method *m);
 /* Returns why the methods ranked better than @m were not usable, one
- * line ("kvm: clock local is not x86-tsc: ..."), or "" when @m is the
- * best there is. */
+ * line ("kvm: clock local is not x86-tsc: ..."), or why the one it ran
+ * first stopped ("kvm: stopped: ..."; sync_method_sample() then goes on
+ * with the next usable one), or "" when @m is the best there is. */
 const char *sync_method_fallback(const struct sync_method *m);
 /* Fills @info for @m asked with @o. */
 void sync_method_info(const struct sync_method *m, const struct round_opts *o,

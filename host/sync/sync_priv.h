@@ -18,7 +18,10 @@
  *            handed back to sample and close); 0 or -errno with @err.
  *   sample   one sample of guest CPU @cpu into @res, as
  *            sync_method_sample() (sync.h) returns; @res is zeroed first
- *            and res->cpu set. A method that reads an offset directly
+ *            and res->cpu set. -ENOENT: the method's own source is
+ *            gone for good (kvm: the VM's files), not the guest's peer;
+ *            sync.c then goes on with the best method ranked after it
+ *            (its fallback then says why). A method that reads an offset directly
  *            fills guest_ts (the guest time it read at), offset_ns,
  *            scaling and frac, and its error bound; probes stay 0.
  *   info     what `sync` prints of it (struct sync_info); may be NULL.

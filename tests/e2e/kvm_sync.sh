@@ -10,7 +10,8 @@
 # on KVM), says so, and writes the guest file's TimeShift samples equal
 # to them; with -C local probes run and the reason is said; with the
 # tree absent the reason is said once and probes run; an offset written
-# mid-recording is a new sample at the next sync, counted in the summary.
+# mid-recording is a new sample at the next sync, counted in the summary;
+# the VM's files gone mid-recording, the guest goes on with probes.
 # Then a tiny real KVM VM (kvm_vm) in the real debugfs: found by PID,
 # synced by kvm, offset 0 (what this nested host shows).
 . "$(dirname "$0")/lib.inc"
@@ -135,6 +136,25 @@ awk -v a=$((-OFF0)) -v b=$((-OFF0B)) '$1 == 0 {
 	"$E2E_TMP/ts" || fail "TimeShift CPU 0 across the change: $(grep '^0 ' "$E2E_TMP/ts")"
 pass "offset written mid-recording: TimeShift CPU 0 goes from $((-OFF0)) to $((-OFF0B)) at the next sync ($(grep -c "^0 $((-OFF0B)) " "$E2E_TMP/ts") samples after, times increasing), the summary counts 1 change"
 kvm_fake_set "$KVM_VM_PID" $fd 0 tsc-offset $OFF0
+
+# 2d. the VM's files gone mid-recording: the guest goes on with probes
+( sleep 1; mv "$KVM_DEBUGFS/kvm/$KVM_VM_PID-$fd" "$KVM_DEBUGFS/kvm/gone" ) &
+writer=$!
+timeout 120 "$HOST" record -o "$E2E_TMP/g.dat" -A "$AGENT_EP" --name g1 --vm "$name" \
+	--tsync-interval 200 -e sched:sched_switch -- sleep 2 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
+	fail "record (VM gone): $(cat "$E2E_TMP/rec.err")"
+wait "$writer"
+mv "$KVM_DEBUGFS/kvm/gone" "$KVM_DEBUGFS/kvm/$KVM_VM_PID-$fd"
+grep -q '^guest g1 (.*): .* CPUs, protocol tsync, method probes$' "$E2E_TMP/rec.out" &&
+	grep -q '^  method probes, not kvm: stopped: ' "$E2E_TMP/rec.out" ||
+	fail "record (VM gone): not probes after kvm stopped: $(cat "$E2E_TMP/rec.out")"
+grep -q 'guest g1: method probes, kvm: stopped: ' "$E2E_TMP/rec.err" ||
+	fail "record (VM gone): the switch not logged: $(cat "$E2E_TMP/rec.err")"
+timeshift "$E2E_TMP/g-g1.dat"
+awk -v a=$((-OFF0)) '$1 == 0 { if ($2 == a) { if (np) bad = 1; nk++ } else if ($2 > -100000 && $2 < 100000) np++; else bad = 1 }
+	END { exit !(!bad && nk >= 1 && np >= 1) }' "$E2E_TMP/ts" ||
+	fail "TimeShift CPU 0: not kvm's offset, then probes': $(grep '^0 ' "$E2E_TMP/ts")"
+pass "VM's files gone mid-recording: '$(grep -m1 'stopped' "$E2E_TMP/rec.out" | sed 's/^ *//')', TimeShift CPU 0 goes on with probe samples"
 
 # 3. the tree gone: the reason once, then probes
 rm -r "$KVM_DEBUGFS/kvm/$KVM_VM_PID-$fd"
