@@ -147,6 +147,8 @@ static void default_clock(struct rec_cfg *cfg)
 		}
 		want = c1;
 	}
+	if (!want)
+		return;
 	c = strdup(want);
 	if (!c)
 		return;
