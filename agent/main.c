@@ -379,6 +379,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &cfg);
 	if (lret) {
 		fprintf(stderr, "tsync-agent: %s\n", lerr);
+		tsync_acl_free(cfg.acl);
+		tsync_key_free(cfg.key);
 		return 2;
 	}
 	adopt_listen_fds(&cfg, &lfds);
