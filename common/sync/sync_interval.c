@@ -57,9 +57,9 @@ static void push(struct tsync_interval *iv, const struct tsync_shift_sample *s,
 }
 
 /*
- * Predicts the offset at guest time @ts from the window, and how far off
- * the prediction can be because of the window's own errors: the fit's
- * value at ts is sum w_i y_i with w_i = 1/n + (ts - mean)(x_i - mean)/Sxx,
+ * Predicts the offset at guest time @ts from the window, the least-squares
+ * line's value there, and how far off the prediction can be because of
+ * the window's own errors: the fit's value at ts is sum w_i y_i with w_i = 1/n + (ts - mean)(x_i - mean)/Sxx,
  * so offsets each within b_i of the truth move it by at most
  * sum |w_i| b_i (*@pred_bound). Returns 0, or -EINVAL (no fit: equal guest
  * times).
@@ -67,28 +67,32 @@ static void push(struct tsync_interval *iv, const struct tsync_shift_sample *s,
 static int predict(const struct tsync_interval *iv, int64_t ts, double *pred,
 		   double *pred_bound)
 {
-	int64_t mean_ts, mean_off;
-	long double sxx = 0, b = 0;
-	double ppm;
+	double mean = 0, sxx = 0, y = 0, b = 0, x;
 	uint32_t i;
-	int ret = tsync_drift_fit(iv->win, iv->n, &ppm, &mean_ts, &mean_off);
 
-	if (ret)
-		return ret;
-	*pred = (double)mean_off + ppm * 1e-6 * ((double)ts - (double)mean_ts);
+	if (iv->n < 2)
+		return -EINVAL;
+	/* times relative to the first sample: exact in a double */
+	for (i = 0; i < iv->n; i++)
+		mean += (double)(iv->win[i].guest_ts - iv->win[0].guest_ts);
+	mean /= iv->n;
 	for (i = 0; i < iv->n; i++) {
-		long double dx = (long double)iv->win[i].guest_ts - (long double)mean_ts;
+		double dx = (double)(iv->win[i].guest_ts - iv->win[0].guest_ts) - mean;
 
 		sxx += dx * dx;
 	}
+	if (sxx <= 0)
+		return -EINVAL;
+	x = (double)(ts - iv->win[0].guest_ts) - mean;
 	for (i = 0; i < iv->n; i++) {
-		long double dx = (long double)iv->win[i].guest_ts - (long double)mean_ts;
-		long double w = 1.0L / iv->n +
-				((long double)ts - (long double)mean_ts) * dx / sxx;
+		double dx = (double)(iv->win[i].guest_ts - iv->win[0].guest_ts) - mean;
+		double w = 1.0 / iv->n + x * dx / sxx;
 
-		b += fabsl(w) * (long double)iv->bound[i];
+		y += w * (double)iv->win[i].offset_ns;
+		b += fabs(w) * (double)iv->bound[i];
 	}
-	*pred_bound = (double)b;
+	*pred = y;
+	*pred_bound = b;
 	return 0;
 }
 
