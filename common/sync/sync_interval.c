@@ -88,10 +88,12 @@ static int predict(const struct tsync_interval *iv, int64_t ts, double *pred,
 		double dx = (double)(iv->win[i].guest_ts - iv->win[0].guest_ts) - mean;
 		double w = 1.0 / iv->n + x * dx / sxx;
 
-		y += w * (double)iv->win[i].offset_ns;
+		/* relative to the first offset too (the weights sum to 1), so
+		 * that a large offset keeps its nanoseconds */
+		y += w * (double)(iv->win[i].offset_ns - iv->win[0].offset_ns);
 		b += fabs(w) * (double)iv->bound[i];
 	}
-	*pred = y;
+	*pred = (double)iv->win[0].offset_ns + y;
 	*pred_bound = b;
 	return 0;
 }
