@@ -2,13 +2,13 @@
 /*
  * The adaptive stopping rule of a sync round; see round_stop.h.
  *
- * Only the `near` smallest round trips are kept, sorted: the probes within
- * tol of the smallest are always among them, and if one of the kept values
- * lies beyond tol, fewer than `near` probes are near the floor. tol grows
- * with the floor, so a lower floor only shrinks the window: no value that
- * was dropped is ever needed again.
+ * Only the `near` smallest round trips are kept, sorted: the rule asks
+ * only whether the near-th smallest lies within tol of the smallest, so a
+ * value larger than `near` others is never needed again, whatever tol
+ * becomes.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "common/sync/round_stop.h"
@@ -34,6 +34,7 @@ void tsync_stop_cfg_default(struct tsync_stop_cfg *cfg)
 	cfg->quiet = 16;
 	cfg->tol_permille = 30;
 	cfg->tol_min_ns = 200;
+	cfg->widen_after = 32;
 }
 
 /* Starts a round; see round_stop.h. */
@@ -61,13 +62,22 @@ int tsync_stopper_new(const struct tsync_stop_cfg *cfg, uint32_t max_probes, boo
 	return 0;
 }
 
-/* Returns how far from the floor @floor a round trip still counts as near. */
-static int64_t tolerance(const struct tsync_stop_cfg *cfg, int64_t floor)
+/* Returns how far from the floor @floor a round trip still counts as near
+ * after @n probes. */
+static int64_t tolerance(const struct tsync_stop_cfg *cfg, int64_t floor, uint32_t n)
 {
 	int64_t rel = floor / 1000 * (int64_t)cfg->tol_permille +
 		      floor % 1000 * (int64_t)cfg->tol_permille / 1000;
+	int64_t tol = rel > cfg->tol_min_ns ? rel : cfg->tol_min_ns;
 
-	return rel > cfg->tol_min_ns ? rel : cfg->tol_min_ns;
+	/* n / widen_after at most TSYNC_EST_MAX_PROBES-ish: no overflow for a
+	 * tol below 2^47 ns; a larger one saturates */
+	if (cfg->widen_after && n > cfg->widen_after) {
+		if (tol > INT64_MAX / (int64_t)n)
+			return INT64_MAX;
+		tol = tol * (int64_t)n / (int64_t)cfg->widen_after;
+	}
+	return tol;
 }
 
 /* Inserts @rtt into the sorted best[] if it is among the smallest. */
@@ -94,7 +104,7 @@ static int converged(const struct tsync_stopper *s)
 	if (s->nbest < s->cfg.near)
 		return 0;
 	floor = s->best[0];
-	if (s->best[s->nbest - 1] - floor > tolerance(&s->cfg, floor))
+	if (s->best[s->nbest - 1] - floor > tolerance(&s->cfg, floor, s->n))
 		return 0;
 	return s->n - s->moved_at >= s->cfg.quiet;
 }
@@ -106,7 +116,7 @@ enum tsync_stop_reason tsync_stopper_add(struct tsync_stopper *s, int64_t rtt_ns
 		return s->stop;
 	s->n++;
 	if (rtt_ns > 0) {
-		if (!s->nbest || rtt_ns < s->best[0] - tolerance(&s->cfg, s->best[0]))
+		if (!s->nbest || rtt_ns < s->best[0] - tolerance(&s->cfg, s->best[0], s->n))
 			s->moved_at = s->n;
 		keep_best(s, rtt_ns);
 	}

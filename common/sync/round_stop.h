@@ -14,12 +14,21 @@
  *   - stop at max_probes (the round's ceiling: 339 unless --loops);
  *   - stop ("converged") once at least `near` probes have a round trip
  *     within tol of the smallest one seen (tol = the larger of
- *     tol_permille/1000 of it and tol_min_ns), and the smallest one has not
+ *     tol_permille/1000 of it and tol_min_ns, times n / widen_after once
+ *     n, the probes sent, passes widen_after), and the smallest one has not
  *     dropped by more than tol during the last `quiet` probes.
  *
- * A quiet machine converges after 17-20 probes. When probes get
- * preempted or queued (a loaded guest or host) round trips near the floor
- * are rare and the round runs longer, up to max_probes. Documentation/
+ * `near` probes within tol of the floor say the floor is dense: more
+ * probes would lower it by about tol / near (the spacing of the smallest
+ * round trips), which is what a round still stands to gain. A quiet
+ * machine converges after 20-40 probes. When the fast path is taken by a
+ * minority of the probes (another task woken on the CPU between rounds,
+ * a terminal reading sync's rows: 5-20% of the probes within 10% of the
+ * floor, measured by bench_12_stop_replay), a fixed tol ran a round to the
+ * ceiling, 339 probes, for a gain of a few ns. So the gain a round waits
+ * for grows with what it has spent: from widen_after probes on, tol grows
+ * in proportion to n (twice as wide at 2 x widen_after). A round still
+ * goes to max_probes when the floor keeps dropping by more than tol. Documentation/
  * protocol.md (SYNC_END) says how a round ends early on the wire.
  *
  * Under load the rule needs probe loops at a real-time priority on both
@@ -50,6 +59,8 @@ struct tsync_stop_cfg {
 	uint32_t quiet;		/* probes the smallest must hold still for */
 	uint32_t tol_permille;	/* "near": within this fraction of it ... */
 	int64_t tol_min_ns;	/* ... or within this many ns, the larger */
+	uint32_t widen_after;	/* from this many probes on, tol grows in
+				 * proportion to the probes sent (0: never) */
 };
 
 enum tsync_stop_reason {

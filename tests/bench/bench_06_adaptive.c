@@ -283,9 +283,10 @@ int main(int argc, char **argv)
 		sc = &rule;
 	}
 	rules[2].nprobes = rule.min_probes;
-	printf("adaptive rule: min %u probes, %u near the floor (within %u/1000 or %ld ns),\n"
-	       "floor still for %u probes, at most %d probes\n", rule.min_probes, rule.near,
-	       rule.tol_permille, (long)rule.tol_min_ns, rule.quiet, MAXP);
+	printf("adaptive rule: min %u probes, %u near the floor (within %u/1000 or %ld ns,\n"
+	       "x n/%u after %u probes), floor still for %u probes, at most %d probes\n",
+	       rule.min_probes, rule.near, rule.tol_permille, (long)rule.tol_min_ns,
+	       rule.widen_after, rule.widen_after, rule.quiet, MAXP);
 	agent = bench_start_agent_ep(b, SHIFT_NS, &ep);
 	if (agent < 0) {
 		fprintf(stderr, "bench_06_adaptive: cannot start the agent from %s\n", b);

@@ -12,13 +12,16 @@
  *                the rule must stop early with the same error as 339 probes.
  *   no floor     legs with exponential noise of 2 us mean: the smallest
  *                delays keep shrinking with every probe, so more probes keep
- *                helping; the rule must not stop early.
+ *                helping, by less and less; the rule must not stop at its
+ *                floor, and with tol widening it stops at a third of 339
+ *                or less, within 1.5x the error of 339 probes.
  * Measured at the time of writing (RUNS = 40; probes: mean; |error| mean
  * against the truth, ns):
  *
  *   machine       adaptive probes  adaptive err  fixed-339 err
- *   sharp floor        33                 4              1
- *   no floor          315                 7              7
+ *   sharp floor        19                 4              1
+ *   no floor           88                10              7
+ *   (no floor, tol not widened: 315 probes, 7 ns)
  */
 #include <errno.h>
 #include <math.h>
@@ -201,6 +204,33 @@ static void test_small_moves_and_nonsense(void **state)
 	tsync_stopper_free(s);
 }
 
+/* A fast path taken by one probe in five: without widening the near ones
+ * (5.7% above the floor, outside its 3%) never count and the round runs
+ * to the ceiling; with it they count once tol = 210 ns x n / 32 reaches
+ * 400 ns, and the round stops at the 15th of them: probe 2 + 5 x 14. */
+static void test_widening(void **state)
+{
+	struct tsync_stop_cfg c;
+	struct tsync_stopper *s;
+	enum tsync_stop_reason r;
+
+	(void)state;
+	for (int widen = 0; widen < 2; widen++) {
+		tsync_stop_cfg_default(&c);
+		assert_int_equal(c.widen_after, 32);
+		if (!widen)
+			c.widen_after = 0;
+		s = stopper(&c, MAXP, false);
+		r = tsync_stopper_add(s, 7000);
+		for (uint32_t n = 2; !r; n++)
+			r = tsync_stopper_add(s, (n - 2) % 5 ? 12500 : 7400);
+		assert_int_equal(r, widen ? TSYNC_STOP_CONVERGED : TSYNC_STOP_MAX);
+		assert_int_equal(tsync_stopper_count(s), widen ? 72 : MAXP);
+		assert_int_equal(tsync_stopper_floor(s), 7000);
+		tsync_stopper_free(s);
+	}
+}
+
 /* One simulated probe; returns its round trip as the host would time it. */
 static int64_t sim_probe(struct rng *r, bool sharp, int64_t theta, int64_t *h,
 			 struct tsync_probe_stamps *hp, struct tsync_probe_stamps *gp, uint32_t seq)
@@ -226,9 +256,11 @@ static int64_t sim_probe(struct rng *r, bool sharp, int64_t theta, int64_t *h,
 	return hp->t4 - hp->t1;
 }
 
-/* Runs RUNS simulated rounds; returns mean probes of the adaptive rule and
- * the mean |error| of its estimate and of the full 339-probe one. */
-static void simulate(bool sharp, double *probes, double *err_adaptive, double *err_full)
+/* Runs RUNS simulated rounds; returns mean probes of the adaptive rule
+ * @cfg (NULL: the default) and the mean |error| of its estimate and of the
+ * full 339-probe one. */
+static void simulate(bool sharp, const struct tsync_stop_cfg *cfg, double *probes,
+		     double *err_adaptive, double *err_full)
 {
 	static struct tsync_probe_stamps hp[MAXP];
 	static struct tsync_probe_stamps gp[MAXP];
@@ -237,7 +269,7 @@ static void simulate(bool sharp, double *probes, double *err_adaptive, double *e
 	*probes = *err_adaptive = *err_full = 0;
 	for (int run = 0; run < RUNS; run++) {
 		struct rng r = { 0x5eed0000u + (uint64_t)run + (sharp ? 1000 : 0) };
-		struct tsync_stopper *s = stopper(NULL, MAXP, false);
+		struct tsync_stopper *s = stopper(cfg, MAXP, false);
 		struct tsync_estimate e;
 		int64_t h = 1000000000000;
 		uint32_t n = 0;
@@ -260,20 +292,29 @@ static void simulate(bool sharp, double *probes, double *err_adaptive, double *e
 	*err_full /= RUNS;
 }
 
-/* The rule stops early where more probes do not help, and not where they do. */
+/* The rule stops early where more probes do not help; where they do, it
+ * goes on, up to the ceiling without widening and, with it, until what
+ * more probes would gain is small for what the round has spent. */
 static void test_simulated_machines(void **state)
 {
+	struct tsync_stop_cfg fixed_tol;
 	double p, ea, ef;
 
 	(void)state;
-	simulate(true, &p, &ea, &ef);
+	simulate(true, NULL, &p, &ea, &ef);
 	printf("  sharp floor: adaptive %.0f probes, |error| %.0f ns; fixed 339: %.0f ns\n",
 	       p, ea, ef);
 	assert_true(p <= MAXP / 4.0);
 	assert_true(ea <= ef + 20);
-	simulate(false, &p, &ea, &ef);
+	simulate(false, NULL, &p, &ea, &ef);
 	printf("  no floor:    adaptive %.0f probes, |error| %.0f ns; fixed 339: %.0f ns\n",
 	       p, ea, ef);
+	assert_true(p >= 48 && p <= MAXP / 3.0);
+	assert_true(ea <= ef * 1.5 + 5);
+	tsync_stop_cfg_default(&fixed_tol);
+	fixed_tol.widen_after = 0;
+	simulate(false, &fixed_tol, &p, &ea, &ef);
+	printf("  no floor, tol not widened: %.0f probes, |error| %.0f ns\n", p, ea);
 	assert_true(p >= MAXP * 0.9);
 	assert_true(ea <= ef * 1.5 + 5);
 }
@@ -286,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_falling_floor),
 		cmocka_unit_test(test_late_drop),
 		cmocka_unit_test(test_small_moves_and_nonsense),
+		cmocka_unit_test(test_widening),
 		cmocka_unit_test(test_simulated_machines),
 	};
 
