@@ -48,15 +48,16 @@ static int round_fail(struct round_result *res, int status, const char *fmt, ...
 }
 
 /* The probe loop: up to @n probes, stamping t1/t4 into @hp, until @stop
- * says more probes would not help. Returns 0 with the probes sent in
- * *@sent, or error. */
+ * says more probes would not help; the round trips it got go to @keep
+ * (or NULL). Returns 0 with the probes sent in *@sent, or error. */
 static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 		      uint32_t n, bool busy, struct tsync_stopper *stop,
-		      struct tsync_probe_stamps *hp, uint32_t *sent, char *err, size_t errlen)
+		      struct tsync_probe_stamps *hp, struct round_probes *keep, uint32_t *sent,
+		      char *err, size_t errlen)
 {
 	struct tsync_msg other;
 	uint32_t rr, seq;
-	int64_t t0;
+	int64_t t0, rtt;
 	int ret;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -94,7 +95,10 @@ static int probe_loop(struct tsync_client *c, uint32_t round, uint32_t cpu,
 			return -EPROTO;
 		}
 		*sent = i + 1;
-		if (tsync_stopper_add(stop, tsync_now_ns() - t0))
+		rtt = tsync_now_ns() - t0;
+		if (keep && i < keep->cap)
+			keep->rtt_ns[i] = rtt;
+		if (tsync_stopper_add(stop, rtt))
 			break;
 	}
 	return 0;
@@ -155,6 +159,16 @@ static int round_start(struct tsync_client *c, const struct round_ctx *rc,
 	return 0;
 }
 
+/* Copies a round's stamps into @k (see struct round_probes). */
+static void keep_probes(struct round_probes *k, const struct tsync_probe_stamps *hp,
+			uint32_t sent, const struct tsync_sync_stamps *st)
+{
+	k->nhost = sent < k->cap ? sent : k->cap;
+	k->nguest = st->count < k->cap ? st->count : k->cap;
+	memcpy(k->host, hp, k->nhost * sizeof(*hp));
+	memcpy(k->guest, st->stamps, k->nguest * sizeof(*st->stamps));
+}
+
 /* Estimates the round from the host stamps and the agent's SYNC_STAMPS
  * @st. Returns 0, 1 for a round-level failure (res->status set), or a
  * fatal error. */
@@ -170,6 +184,8 @@ static int round_estimate(struct tsync_client *c, const struct round_ctx *rc,
 			   strerror(-ret));
 		return 1;
 	}
+	if (rc->o->keep)
+		keep_probes(rc->o->keep, rc->hp, rc->sent, st);
 	ret = tsync_estimate_round(rc->hp, rc->sent, st->stamps, st->count, rc->o->estimator,
 				   &res->est);
 	if (ret) {
@@ -257,7 +273,7 @@ static int round_run(struct tsync_client *c, struct round_ctx *rc,
 	ret = round_start(c, rc, res);
 	if (!ret) {
 		ret = probe_loop(c, rc->round, rc->cpu, rc->o->nprobes, rc->busy, rc->stop,
-				 rc->hp, &rc->sent, res->error, sizeof(res->error));
+				 rc->hp, rc->o->keep, &rc->sent, res->error, sizeof(res->error));
 		res->stop = tsync_stopper_reason(rc->stop);
 		log_debug("%s: round %u CPU %u: %u probes (%s), round trips from %lld ns",
 			  c->peer.name, rc->round, rc->cpu, rc->sent,

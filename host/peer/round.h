@@ -41,6 +41,17 @@ struct round_result {
  * adaptive round, and trace-cmd's PTP_SYNC_LOOP. */
 #define ROUND_DEFAULT_PROBES 339
 
+/* A round's probes as the host saw them, kept for study when
+ * round_opts.keep is set: bench_06_adaptive replays stopping rules on the
+ * same probes. Up to cap entries of each array are filled. */
+struct round_probes {
+	uint32_t cap;				/* entries of each array */
+	uint32_t nhost, nguest;			/* entries filled */
+	struct tsync_probe_stamps *host;	/* seq, t1, t4 */
+	struct tsync_probe_stamps *guest;	/* seq, t2, t3 */
+	int64_t *rtt_ns;			/* [nhost] what the stopping rule got */
+};
+
 struct round_opts {
 	const char *clock;		/* trace clock name */
 	enum tsync_stamp_source source;
@@ -61,6 +72,7 @@ struct round_opts {
 	 * rounds of several guests (record's sync threads) run in parallel
 	 * only on different host CPUs and do not spoil each other */
 	pthread_mutex_t *cpu_locks;
+	struct round_probes *keep;	/* or NULL: see struct round_probes */
 };
 
 #endif
