@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Benchmark of the recorder's observer effect and of the time it adds,
+ * trace-cmd and tsync-host side by side in one run, runs alternating
+ * (which tool goes first swaps every repetition):
+ *
+ *   host only    TOOL record [FLAGS] -e sched:sched_switch
+ *                -e sched:sched_wakeup sleep 1
+ *                on this (idle or shared) machine, twice per tool and
+ *                repetition: with the tool's default filters and with
+ *                --no-filter. trace-cmd gets -d -k (this kernel refuses
+ *                the function tracer and set_ftrace_filter otherwise).
+ *   one guest    TOOL record -A 127.0.0.1:PORT --name localhost
+ *                -e sched:sched_switch -e sched:sched_switch sleep 1:
+ *                trace-cmd's host with trace-cmd's own agent, tsync-host
+ *                with tsync-agent, a 2-CPU loopback guest (this kernel).
+ *                trace-cmd gets -d -k --no-filter on both sides; Debian's
+ *                3.1.6 runs under an LD_PRELOAD shim setting TCP_NODELAY
+ *                (standing in for trace-cmd >= 3.3: without it one record
+ *                takes minutes, README, bench_09_tcmd). BENCH11_TCMD names
+ *                another trace-cmd binary (then no shim); the table says
+ *                which one ran.
+ *
+ * The recorder's threads are found while it runs: every task of the
+ * recorder and of its descendants, sampled from /proc every 20 ms, except
+ * those that became the command (comm "sleep"). In the --no-filter trace
+ * (nothing of the recorder hidden) the bench counts the sched_switch
+ * events whose prev_pid or next_pid is one of them and the sched_wakeup
+ * events whose pid is; in the default trace, every event that names one
+ * of them (what the user sees of the recorder). Recorder CPU is user +
+ * sys of the recorder and its reaped children (wait4), the command's
+ * included (sleep: ~1 ms). Wall is fork to exit, against the command's
+ * own time (`sleep 1` alone) measured in the same repetition.
+ *
+ * Usage: bench_11_observer [REPS] (default 3); prints medians and ranges
+ * (min-max). Holds /run/lock/tsync-trace-cmd.lock over the trace-cmd
+ * runs. Skips (exit 0) without trace-cmd or tracefs. Numbers only: a
+ * benchmark never fails on timing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "common/base/timeutil.h"
+
+#define LOCK "/run/lock/tsync-trace-cmd.lock"
+#define MAXREPS 50
+#define MAXTIDS 256
+
+static const char shim_src[] =
+	"#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <netinet/in.h>\n"
+	"#include <netinet/tcp.h>\n#include <sys/socket.h>\n"
+	"static void nd(int fd){int one=1;struct sockaddr_storage s;socklen_t l=sizeof(s);"
+	"if(fd>=0&&!getsockname(fd,(struct sockaddr*)&s,&l)&&(s.ss_family==AF_INET||"
+	"s.ss_family==AF_INET6))setsockopt(fd,IPPROTO_TCP,TCP_NODELAY,&one,sizeof(one));}\n"
+	"int connect(int fd,const struct sockaddr*a,socklen_t l){static int(*r)(int,"
+	"const struct sockaddr*,socklen_t);if(!r)r=dlsym(RTLD_NEXT,\"connect\");"
+	"int x=r(fd,a,l);nd(fd);return x;}\n"
+	"int accept(int fd,struct sockaddr*a,socklen_t*l){static int(*r)(int,struct sockaddr*,"
+	"socklen_t*);if(!r)r=dlsym(RTLD_NEXT,\"accept\");int x=r(fd,a,l);nd(x);return x;}\n"
+	"int accept4(int fd,struct sockaddr*a,socklen_t*l,int f){static int(*r)(int,"
+	"struct sockaddr*,socklen_t*,int);if(!r)r=dlsym(RTLD_NEXT,\"accept4\");"
+	"int x=r(fd,a,l,f);nd(x);return x;}\n";
+
+/* The recorder's tasks seen during one run. */
+struct tids {
+	int tid[MAXTIDS], n;
+	int cmd[MAXTIDS], ncmd;	/* became the command */
+};
+
+/* One measured figure over the repetitions. */
+struct fig {
+	double v[MAXREPS];
+	int n;
+};
+
+/* The figures of one tool. */
+struct tool {
+	const char *name;
+	struct fig sw, wk, left, cpu, wall, gwall;
+	int fails;
+};
+
+static void add(struct fig *f, double v)
+{
+	if (f->n < MAXREPS)
+		f->v[f->n++] = v;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double med(struct fig *f)
+{
+	if (!f->n)
+		return -1;
+	qsort(f->v, (size_t)f->n, sizeof(f->v[0]), cmpd);
+	return f->v[f->n / 2];
+}
+
+static bool has(const int *a, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] == x)
+			return true;
+	return false;
+}
+
+/* Adds @pid's tasks and, recursively, its children's to @t. */
+static void sample(struct tids *t, int pid, int depth)
+{
+	char path[64], comm[32], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d || depth > 4) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	while ((de = readdir(d))) {
+		int tid = atoi(de->d_name), fd;
+		ssize_t n;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		fd = open(path, O_RDONLY);
+		n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		if (n >= 5 && !memcmp(comm, "sleep", 5)) {
+			if (!has(t->cmd, t->ncmd, tid) && t->ncmd < MAXTIDS)
+				t->cmd[t->ncmd++] = tid;
+		} else if (n > 0 && !has(t->tid, t->n, tid) && t->n < MAXTIDS) {
+			t->tid[t->n++] = tid;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+		fd = open(path, O_RDONLY);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (char *p = buf, *e; *p; p = e) {
+			long c = strtol(p, &e, 10);
+
+			if (e == p)
+				break;
+			sample(t, (int)c, depth + 1);
+		}
+	}
+	closedir(d);
+}
+
+/* True if tid @x is a recorder thread of @t (not the command). */
+static bool mine(const struct tids *t, int x)
+{
+	return has(t->tid, t->n, x) && !has(t->cmd, t->ncmd, x);
+}
+
+/* The value of " KEY=NUMBER" in @line, or -1. */
+static int field(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? atoi(p + strlen(key)) : -1;
+}
+
+/* Counts in @file the switches and wakeups involving @t (@sw, @wk) and
+ * every event that names a thread of @t (@left). */
+static void count(const char *file, const struct tids *t, int *sw, int *wk, int *left)
+{
+	char cmd[PATH_MAX + 64], line[1024];
+	FILE *p;
+
+	*sw = *wk = *left = 0;
+	snprintf(cmd, sizeof(cmd), "trace-cmd report -R -i %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		const char *dash = strstr(line, " [");
+		int cpid = -1, hit = 0;
+
+		/* "comm-PID [CPU] ...": the common pid is before the CPU */
+		if (dash) {
+			const char *q = dash;
+
+			while (q > line && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			if (q > line && q[-1] == '-')
+				cpid = atoi(q);
+		}
+		if (strstr(line, "sched_switch:")) {
+			hit = mine(t, field(line, " prev_pid=")) || mine(t, field(line, " next_pid="));
+			*sw += hit;
+		} else if (strstr(line, "sched_wakeup:")) {
+			hit = mine(t, field(line, " pid="));
+			*wk += hit;
+		}
+		*left += hit || mine(t, cpid);
+	}
+	pclose(p);
+}
+
+/* Forks @argv in @dir, output into @log, with @env added (NULL: none). */
+static pid_t spawn(char *const argv[], const char *dir, const char *log, const char *env)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setpgid(0, 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (env)
+			putenv((char *)env);
+		if (dir && chdir(dir))
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Puts the top instance back as trace-cmd leaves it. */
+static void restore_tracefs(void)
+{
+	int fd = open("/sys/kernel/tracing/tracing_on", O_WRONLY);
+
+	if (fd >= 0 && write(fd, "1", 1) != 1)
+		perror("tracing_on");
+	if (fd >= 0)
+		close(fd);
+	fd = open("/sys/kernel/tracing/set_event", O_WRONLY | O_TRUNC);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Runs @argv in @dir to its end; wall (s), CPU (s) and the threads seen.
+ * Returns 0, or -1 when it failed (its log shown). */
+static int run(char *const argv[], const char *dir, const char *env, double *wall,
+	       double *cpu, struct tids *t)
+{
+	char log[PATH_MAX];
+	struct rusage ru;
+	int status = 0;
+	int64_t t0;
+	pid_t pid, w;
+
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	memset(t, 0, sizeof(*t));
+	t0 = tsync_now_ns();
+	pid = spawn(argv, dir, log, env);
+	if (pid < 0)
+		return -1;
+	while ((w = wait4(pid, &status, WNOHANG, &ru)) == 0) {
+		sample(t, pid, 0);
+		usleep(20000);
+	}
+	*wall = (double)(tsync_now_ns() - t0) / 1e9;
+	*cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	if (w != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		char cmd[PATH_MAX + 16];
+
+		printf("  %s record failed:\n", argv[0]);
+		fflush(stdout);
+		snprintf(cmd, sizeof(cmd), "tail -4 %s", log);
+		if (system(cmd))
+			printf("  (no log)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* One host-only record by @prog (@tcmd: trace-cmd) with or without
+ * --no-filter into @tl. */
+static void host_once(const char *prog, bool tcmd, bool nofilter, const char *dir,
+		      struct tool *tl)
+{
+	char *argv[12], file[PATH_MAX];
+	struct tids t;
+	double wall, cpu;
+	int n = 0, sw, wk, left, lock = -1;
+
+	argv[n++] = (char *)prog;
+	argv[n++] = "record";
+	if (tcmd) {
+		argv[n++] = "-d";
+		argv[n++] = "-k";
+	}
+	if (nofilter)
+		argv[n++] = "--no-filter";
+	argv[n++] = "-e";
+	argv[n++] = "sched:sched_switch";
+	argv[n++] = "-e";
+	argv[n++] = "sched:sched_wakeup";
+	argv[n++] = "sleep";
+	argv[n++] = "1";
+	argv[n] = NULL;
+	snprintf(file, sizeof(file), "%s/trace.dat", dir);
+	unlink(file);
+	if (tcmd) {
+		lock = open(LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		if (lock >= 0)
+			flock(lock, LOCK_EX);
+	}
+	n = run(argv, dir, NULL, &wall, &cpu, &t);
+	if (tcmd)
+		restore_tracefs();
+	if (lock >= 0)
+		close(lock);
+	if (n) {
+		tl->fails++;
+		return;
+	}
+	count(file, &t, &sw, &wk, &left);
+	if (nofilter) {
+		add(&tl->sw, sw);
+		add(&tl->wk, wk);
+	} else {
+		add(&tl->left, left);
+		add(&tl->cpu, cpu);
+		add(&tl->wall, wall);
+	}
+}
+
+/* A free loopback TCP port, or -1. */
+static int free_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
+	    !getsockname(fd, (struct sockaddr *)&sin, &sl))
+		port = ntohs(sin.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static bool listening(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Starts @agent (trace-cmd's when @tcmd) on a free loopback port. */
+static pid_t start_agent(const char *agent, bool tcmd, const char *env, const char *dir,
+			 int *port)
+{
+	char ps[16], log[PATH_MAX];
+	char *targv[] = { (char *)agent, "agent", "-N", "127.0.0.1", "-p", ps, NULL };
+	char *sargv[] = { (char *)agent, "-N", "127.0.0.1", "-p", ps, NULL };
+	pid_t pid;
+
+	*port = free_port();
+	snprintf(ps, sizeof(ps), "%d", *port);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	pid = spawn(tcmd ? targv : sargv, "/tmp", log, env);
+	for (int i = 0; pid > 0 && i < 1000; i++) {
+		if (listening(*port)) {
+			usleep(100000);	/* trace-cmd's agent forks per connection */
+			return pid;
+		}
+		usleep(10000);
+	}
+	if (pid > 0) {
+		kill(-pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
+/* One record of the loopback agent at @port by @prog into @tl. */
+static void guest_once(const char *prog, bool tcmd, int port, const char *env,
+		       const char *dir, struct tool *tl)
+{
+	char ep[64];
+	char *targv[] = { (char *)prog, "record", "-d", "-k", "--no-filter", "-A", ep, "--name",
+			  "localhost", "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
+			  "-e", "sched:sched_switch", "sleep", "1", NULL };
+	char *sargv[] = { (char *)prog, "record", "-A", ep, "--name", "localhost",
+			  "-e", "sched:sched_switch", "-e", "sched:sched_switch", "sleep", "1",
+			  NULL };
+	struct tids t;
+	double wall, cpu;
+	int lock = -1, ret;
+
+	snprintf(ep, sizeof(ep), "127.0.0.1:%d", port);
+	if (tcmd) {
+		lock = open(LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		if (lock >= 0)
+			flock(lock, LOCK_EX);
+	}
+	ret = run(tcmd ? targv : sargv, dir, env, &wall, &cpu, &t);
+	if (tcmd)
+		restore_tracefs();
+	if (lock >= 0)
+		close(lock);
+	if (ret)
+		tl->fails++;
+	else
+		add(&tl->gwall, wall);
+}
+
+static void print_fig(const char *what, struct fig *a, struct fig *b, const char *unit,
+		      double base)
+{
+	double ma = med(a), mb = med(b);
+
+	printf("  %-44s", what);
+	if (a->n)
+		printf(" %7.3g %-4s (%.3g-%.3g)", ma, unit, a->v[0], a->v[a->n - 1]);
+	else
+		printf(" %28s", "-");
+	if (b->n)
+		printf(" %7.3g %-4s (%.3g-%.3g)", mb, unit, b->v[0], b->v[b->n - 1]);
+	else
+		printf(" %28s", "-");
+	if (base > 0 && a->n && b->n)
+		printf("  %.2fx / %.2fx", ma / base, mb / base);
+	else if (a->n && b->n && ma > 0)
+		printf("  %.2fx", mb / ma);
+	printf("\n");
+}
+
+/* Builds the NODELAY shim into @dir; returns its path in @out or "" */
+static void build_shim(const char *dir, char *out, size_t cap)
+{
+	char src[PATH_MAX], cmd[3 * PATH_MAX];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(src, sizeof(src), "%s/nodelay.c", dir);
+	f = fopen(src, "w");
+	if (!f)
+		return;
+	fputs(shim_src, f);
+	fclose(f);
+	snprintf(out, cap, "%s/nodelay.so", dir);
+	snprintf(cmd, sizeof(cmd), "cc -shared -fPIC -O2 -o %s %s -ldl", out, src);
+	if (system(cmd))
+		out[0] = '\0';
+}
+
+int main(int argc, char **argv)
+{
+	const char *b0 = getenv("B") ? getenv("B") : "build";
+	const char *tcmd = getenv("BENCH11_TCMD") ? getenv("BENCH11_TCMD") : "trace-cmd";
+	int reps = argc > 1 ? atoi(argv[1]) : 3;
+	char b[PATH_MAX], host[PATH_MAX + 16], agent[PATH_MAX + 16], dir[] = "/tmp/bench11.XXXXXX";
+	char shim[PATH_MAX + 16], pre[PATH_MAX + 32], cmd[PATH_MAX + 16];
+	struct tool tc = { .name = "trace-cmd" }, ts = { .name = "tsync" };
+	struct fig own = { 0 };
+	char *sleep_argv[] = { "sleep", "1", NULL };
+	pid_t ta, sa;
+	int tport, sport;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (reps < 1 || reps > MAXREPS)
+		reps = 3;
+	if (access("/sys/kernel/tracing/trace", F_OK) || system("command -v trace-cmd >/dev/null")) {
+		printf("bench_11_observer: skipped (needs tracefs and trace-cmd)\n");
+		return 0;
+	}
+	if (!realpath(b0, b) || !mkdtemp(dir))
+		return 1;
+	snprintf(host, sizeof(host), "%s/tsync-host", b);
+	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
+	pre[0] = '\0';
+	if (!getenv("BENCH11_TCMD")) {
+		build_shim(dir, shim, sizeof(shim));
+		if (shim[0])
+			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
+	}
+	printf("bench_11_observer: %d repetitions, trace-cmd = %s%s\n", reps, tcmd,
+	       pre[0] ? " (with its own agent under the NODELAY shim)" : "");
+	snprintf(cmd, sizeof(cmd), "%s -h 2>&1 | grep -m1 version", tcmd);
+	fflush(stdout);
+	if (system(cmd))
+		printf("  (version unknown)\n");
+	ta = start_agent(tcmd, true, pre[0] ? pre : NULL, dir, &tport);
+	sa = start_agent(agent, false, NULL, dir, &sport);
+	for (int r = 0; r < reps; r++) {
+		struct tids t;
+		double w, c;
+
+		if (!run(sleep_argv, dir, NULL, &w, &c, &t))
+			add(&own, w);
+		for (int k = 0; k < 2; k++) {
+			bool first_tcmd = (r + k) % 2 == 0;
+
+			host_once(first_tcmd ? tcmd : host, first_tcmd, false, dir,
+				  first_tcmd ? &tc : &ts);
+			host_once(first_tcmd ? tcmd : host, first_tcmd, true, dir,
+				  first_tcmd ? &tc : &ts);
+			if (first_tcmd && ta > 0)
+				guest_once(tcmd, true, tport, pre[0] ? pre : NULL, dir, &tc);
+			else if (!first_tcmd && sa > 0)
+				guest_once(host, false, sport, NULL, dir, &ts);
+		}
+	}
+	if (ta > 0) {
+		kill(-ta, SIGTERM);
+		waitpid(ta, NULL, 0);
+	}
+	if (sa > 0) {
+		kill(-sa, SIGTERM);
+		waitpid(sa, NULL, 0);
+	}
+	printf("\n  %-44s %28s %28s  %s\n", "median (min-max)", "trace-cmd", "tsync",
+	       "ratio");
+	print_fig("switches involving the recorder's threads", &tc.sw, &ts.sw, "", 0);
+	print_fig("wakeups of the recorder's threads", &tc.wk, &ts.wk, "", 0);
+	print_fig("events naming them, default filters", &tc.left, &ts.left, "", 0);
+	print_fig("recorder CPU (user+sys)", &tc.cpu, &ts.cpu, "s", 0);
+	print_fig("wall, host only (x the command's own)", &tc.wall, &ts.wall, "s", med(&own));
+	print_fig("wall, one loopback guest (x the command's)", &tc.gwall, &ts.gwall, "s",
+		  med(&own));
+	printf("  the command alone (sleep 1): %.3f s; failed runs: trace-cmd %d, tsync %d\n",
+	       med(&own), tc.fails, ts.fails);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return 0;
+}
