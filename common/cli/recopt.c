@@ -203,8 +203,9 @@ static const struct rec_opt rec_opts[] = {
 		 .help = "saved_cmdlines entries (pid to comm; 0: the kernel's)" },
 	  .scope = SC_INST, .kind = K_INT, .off = F(inst.cmdlines_size), .pass = true },
 	{ .o = { .short_name = 's', .type = TSYNC_OPT_INT, .arg = "USECS", .min = 0,
-		 .max = INT_MAX, .def = "50000",
-		 .help = "the recorders look for new data every USECS (and at 10% fill)" },
+		 .max = INT_MAX, .def = "0",
+		 .help = "the recorders also look for new data every USECS "
+			 "(0: only when woken at 10% fill)" },
 	  .scope = SC_HOST, .kind = K_INT, .off = F(sleep_us), .unset = -1 },
 	{ .o = { .short_name = 'r', .type = TSYNC_OPT_INT, .arg = "PRIO", .min = 0, .max = 99,
 		 .help = "run tsync-host's threads at SCHED_FIFO PRIO (0: normal priority)" },

@@ -57,6 +57,7 @@ struct tsync_fwd {
 	bool no_flush;
 	bool copy;		/* read/write fallback active */
 	bool spurious;		/* source readiness proved false (run) */
+	bool return_when_idle;
 	int src_retry_ms;
 	char *buf;		/* copy fallback buffer, reused */
 	size_t buf_size;
@@ -113,6 +114,7 @@ int tsync_fwd_new(int src, int sink, const struct tsync_fwd_opts *opts,
 	f->pipe[0] = f->pipe[1] = -1;
 	f->no_flush = opts->test_no_flush;
 	f->src_retry_ms = opts->src_retry_ms;
+	f->return_when_idle = opts->return_when_idle;
 	f->buf_size = opts->copy_size ? opts->copy_size : FWD_COPY_DEFAULT;
 	snprintf(f->name, sizeof(f->name), "%s", opts->name ? opts->name : "splice");
 
@@ -428,7 +430,7 @@ int tsync_fwd_run(struct tsync_fwd *f, int stop_fd, int64_t deadline)
 {
 	struct sigpipe_guard g;
 	struct pollfd pfd[2];
-	bool src_woke = false;
+	bool src_woke = false, moved = false;
 	uint64_t before;
 	int st, cap;
 
@@ -440,10 +442,13 @@ int tsync_fwd_run(struct tsync_fwd *f, int stop_fd, int64_t deadline)
 		st = tsync_fwd_pump(f);
 		if (st < 0 || st == TSYNC_FWD_EOF)
 			break;
-		if (f->st.bytes_in + f->st.bytes_out != before)
+		if (f->st.bytes_in + f->st.bytes_out != before) {
 			f->spurious = false;
-		else if (st == TSYNC_FWD_IDLE && src_woke)
+			moved = true;
+		} else if (st == TSYNC_FWD_IDLE && src_woke)
 			f->spurious = true;
+		if (st == TSYNC_FWD_IDLE && moved && f->return_when_idle)
+			break;
 
 		pfd[0].fd = stop_fd;
 		pfd[0].events = POLLIN;

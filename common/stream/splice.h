@@ -43,6 +43,10 @@ struct tsync_fwd_opts {
 	 * trace_pipe_raw: readable by buffer_percent, spliceable by whole
 	 * pages): tsync_fwd_run() re-tries it at least every src_retry_ms. */
 	int src_retry_ms;
+	/* tsync_fwd_run() returns TSYNC_FWD_IDLE once it moved data and the
+	 * source has nothing more for now, so that the caller can look at the
+	 * counters without waking on a timer; it is called again to go on. */
+	bool return_when_idle;
 	const char *name;	/* for log lines; may be NULL */
 	/* Tests only: never flush (reproduces the ~200 ms stall). */
 	bool test_no_flush;
@@ -95,7 +99,8 @@ void tsync_fwd_pollfd(const struct tsync_fwd *f, int status,
 
 /*
  * Forwards until the source ends (TSYNC_FWD_EOF), @stop_fd becomes readable
- * (TSYNC_FWD_STOPPED; nothing is read from it), @deadline passes
+ * (TSYNC_FWD_STOPPED; nothing is read from it), data moved and the source
+ * is idle again (TSYNC_FWD_IDLE, with return_when_idle only), @deadline passes
  * (-ETIMEDOUT) or an error (-errno). @stop_fd < 0: none; @deadline < 0:
  * none (but one of the two is required: -EINVAL otherwise).
  * After STOPPED or -ETIMEDOUT, bytes already taken from the source may

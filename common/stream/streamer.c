@@ -26,6 +26,10 @@
  * 0, as soon as there is any data, even a partial page splice cannot
  * take - so readiness is a hint: the forwarder re-tries the splice at
  * least every poll_ms and stops trusting readiness that led to nothing.
+ * With TSYNC_STREAMER_NO_POLL it does not re-try on a timer: the thread
+ * sleeps until buffer_percent (or the stop), as trace-cmd's recorders do
+ * in their blocking splice, and costs no wake-ups while a CPU is quiet;
+ * the pages under buffer_percent wait for the final flush.
  *
  * On stop there are two flushes, in this order:
  *
@@ -172,11 +176,11 @@ static void *streamer_main(void *arg)
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	for (;;) {
-		ret = tsync_fwd_run(s->fwd, s->stop_fd,
+		ret = tsync_fwd_run(s->fwd, s->stop_fd, s->poll_ms < 0 ? -1 :
 				    tsync_deadline_ms(s->poll_ms));
 		publish(s, 0);
 		keep_newest(s);
-		if (ret != -ETIMEDOUT)
+		if (ret != -ETIMEDOUT && ret != TSYNC_FWD_IDLE)
 			break;
 	}
 	if (ret == TSYNC_FWD_STOPPED || ret == TSYNC_FWD_EOF)
@@ -209,7 +213,9 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 	s->sock = sock;
 	s->trace_fd = s->stop_fd = -1;
 	s->joined = true;
-	s->poll_ms = opts->poll_ms > 0 ? opts->poll_ms : STREAMER_POLL_MS;
+	s->poll_ms = opts->poll_ms ? opts->poll_ms : STREAMER_POLL_MS;
+	if (s->poll_ms < 0)
+		s->poll_ms = TSYNC_STREAMER_NO_POLL;
 	s->stop_timeout_ms = opts->stop_timeout_ms > 0 ? opts->stop_timeout_ms :
 			     STREAMER_STOP_MS;
 	snprintf(s->name, sizeof(s->name), "stream cpu%d", cpu);
@@ -236,7 +242,8 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 		goto fail;
 	}
 	fo.pipe_size = opts->pipe_size;
-	fo.src_retry_ms = s->poll_ms;
+	fo.src_retry_ms = s->poll_ms > 0 ? s->poll_ms : 0;
+	fo.return_when_idle = true;
 	fo.name = s->name;
 	ret = tsync_fwd_new(s->trace_fd, sock, &fo, &s->fwd);
 	if (ret)

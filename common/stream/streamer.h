@@ -21,10 +21,14 @@
 struct tracefs_instance;
 struct tsync_streamer;
 
+#define TSYNC_STREAMER_NO_POLL	(-1)
+
 struct tsync_streamer_opts {
 	size_t pipe_size;	/* 0: TSYNC_PIPE_DEFAULT_SIZE */
 	/* How often filled pages are looked for when poll() says nothing
-	 * (trace_pipe_raw wakes pollers only at buffer_percent). 0: 50. */
+	 * (trace_pipe_raw wakes pollers only at buffer_percent). 0: 50;
+	 * TSYNC_STREAMER_NO_POLL: never, the thread sleeps until the kernel
+	 * wakes it at buffer_percent or it is stopped (no timer wake-ups). */
 	int poll_ms;
 	/* How long the final flush may wait for the socket. 0: 5000. */
 	int stop_timeout_ms;
@@ -55,8 +59,8 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
  */
 int tsync_streamer_stop(struct tsync_streamer *s);
 
-/* Returns the bytes sent to the socket so far (updated at least every
- * poll_ms while running; exact after tsync_streamer_stop()). */
+/* Returns the bytes sent to the socket so far (updated whenever data
+ * moved while running; exact after tsync_streamer_stop()). */
 uint64_t tsync_streamer_bytes(const struct tsync_streamer *s);
 
 /* Where the data kept in the file sink starts (max_kb; 0 without it):

@@ -97,8 +97,11 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 static int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		      char *err, size_t errlen)
 {
-	/* -s: how often the streamers look for data, at least every ms */
-	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us < 1000 ? 1 :
+	/* -s: how often the streamers also look for data, at least every ms;
+	 * by default never: the kernel wakes them at buffer_percent */
+	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us <= 0 ?
+						     TSYNC_STREAMER_NO_POLL :
+						     cfg->opt.sleep_us < 1000 ? 1 :
 						     cfg->opt.sleep_us / 1000,
 					  .max_kb = cfg->opt.max_kb };
 	int ret;
