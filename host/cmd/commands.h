@@ -15,6 +15,7 @@
  *   preflight.c, preflight.h      checks before connecting
  *   par.c, par.h                  one job per guest at once
  *   cpu_locks.c, cpu_locks.h      one lock per host CPU for sync rounds
+ *   phases.c, phases.h            where a record's time goes (--verbose)
  */
 #ifndef TSYNC_HOST_COMMANDS_H
 #define TSYNC_HOST_COMMANDS_H

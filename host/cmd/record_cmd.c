@@ -50,6 +50,7 @@
 #include "host/guest/guest.h"
 #include "host/cmd/outfile.h"
 #include "host/cmd/par.h"
+#include "host/cmd/phases.h"
 #include "host/cmd/preflight.h"
 #include "host/cmd/status.h"
 #include "host/cmd/status_live.h"
@@ -170,7 +171,7 @@ static void host_free(struct host_rec *h)
 
 /* Writes the host's trace.dat; prints the host summary. */
 static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
-		      char *err, size_t errlen)
+		      struct rec_phases *ph, char *err, size_t errlen)
 {
 	struct tracedat_guest guests[MAX_GUESTS];
 	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
@@ -204,6 +205,7 @@ static int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t tr
 	opts.guests = guests;
 	opts.nguests = ng;
 	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
+	rec_phase_mark(ph, REC_PH_HOST_META);
 	if (ret) {
 		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
 		goto out;
@@ -262,6 +264,7 @@ struct recorder {
 	pthread_mutex_t *cpu_locks;	/* [host CPUs]: one round per host CPU */
 	struct status_live *status;	/* the live status line, or NULL */
 	int ncpu_locks;
+	struct rec_phases ph;		/* --verbose: where the time went */
 };
 
 /* Fills in what follows from the parsed options: ids, options, directory. */
@@ -359,10 +362,12 @@ static int rec_start(struct recorder *r)
 	r->ro.cpu_locks = r->cpu_locks;
 	if (rec_each_guest(r, guest_setup))
 		return 1;
+	rec_phase_mark(&r->ph, REC_PH_GUESTS);
 	if (host_start(&r->h, cfg, r->dir, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: host: %s\n", err);
 		return 1;
 	}
+	rec_phase_mark(&r->ph, REC_PH_HOST);
 	if (rec_each_guest(r, guest_setup_trace))
 		return 1;
 	for (int i = 0; sync && i < cfg->nguests; i++) {
@@ -495,10 +500,13 @@ static void rec_stop(struct recorder *r)
 		guest_join_sync_thread(&cfg->guests[i]);
 		cfg->guests[i].host_marker_fd = -1;
 	}
+	rec_phase_mark(&r->ph, REC_PH_FINAL_SYNC);
 	host_stop(&r->h);
+	rec_phase_mark(&r->ph, REC_PH_STOPPED);
 	for (int i = 0; i < cfg->nguests; i++)
 		if (guest_stop_trace(&cfg->guests[i], 30000))
 			guest_error(&cfg->guests[i]);
+	rec_phase_mark(&r->ph, REC_PH_GUESTS_STOPPED);
 }
 
 /* Writes the host's file, then each guest's. Returns the exit code. */
@@ -514,12 +522,13 @@ static int rec_write(struct recorder *r)
 			fprintf(stderr, "tsync-host record: guest %s: the disk filled up: its data "
 				"is dropped so that the host's file can be written\n",
 				cfg->guests[i].name);
-	if (host_write(&r->h, cfg, r->trace_id, err, sizeof(err))) {
+	if (host_write(&r->h, cfg, r->trace_id, &r->ph, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);
 		failed++;
 	} else {
 		printf("  wrote %s\n", cfg->opt.output);
 	}
+	rec_phase_mark(&r->ph, REC_PH_HOST_FILE);
 	for (int i = 0; i < cfg->nguests; i++) {
 		struct guest *g = &cfg->guests[i];
 
@@ -535,6 +544,12 @@ static int rec_write(struct recorder *r)
 		} else {
 			printf("  wrote %s\n", gpath);
 		}
+	}
+	rec_phase_mark(&r->ph, REC_PH_END);
+	/* --verbose asked for (info is the default level): where the time went */
+	if (r->cfg.opt.verbose != TSYNC_RECOPT_LOG_UNSET) {
+		rec_phases_format(&r->ph, err, sizeof(err));
+		log_info("time (ms): %s", err);
 	}
 	status_print_legend(stdout);
 	/* COMMAND's failure is the run's (a Ctrl-C that ended it is not) */
@@ -620,6 +635,7 @@ static int rec_run(struct recorder *r)
 	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.inst.follow_children))
 		log_warn("could not update the list of tsync-host's threads");
 	rec_signals_phase(r->sig, REC_RECORDING);
+	rec_phase_mark(&r->ph, REC_PH_ARMED);
 	rec_release_command(r);
 	fprintf(stderr, "tsync-host record: recording%s\n",
 		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
@@ -627,6 +643,7 @@ static int rec_run(struct recorder *r)
 		rec_status_start(r);
 	if (rec_signals_wait(r->sig, deadline))
 		return rec_aborted();
+	rec_phase_mark(&r->ph, REC_PH_CMD_END);
 	status_live_stop(r->status);
 	r->status = NULL;
 	rec_signals_phase(r->sig, REC_STOPPING);
@@ -645,6 +662,7 @@ int host_cmd_record(int argc, char **argv)
 	int ret;
 
 	rec_parse_args(argc, argv, &r->cfg);
+	rec_phase_mark(&r->ph, REC_PH_BEGIN);
 	tsync_log_init("tsync-host", r->cfg.verbose, false);
 	/* -q: no summaries nor live status line (errors still go to stderr) */
 	if (r->cfg.opt.quiet && !freopen("/dev/null", "w", stdout))
@@ -670,6 +688,7 @@ int host_cmd_record(int argc, char **argv)
 		rec_cleanup(r);
 		return 2;
 	}
+	rec_phase_mark(&r->ph, REC_PH_CHECKED);
 	r->cancel = host_cancel_new();
 	r->po.cancel = r->cancel;
 	r->stop_fd = eventfd(0, EFD_CLOEXEC);
