@@ -8,6 +8,7 @@
  *   sync_cmd.c                    tsync-host sync, one loop for every agent
  *   record_cmd.c                  tsync-host record
  *   record_args.c, record_args.h  record's command line
+ *   rec_host.c, rec_host.h        record's host part: instance, streams, file
  *   rec_signals.c, rec_signals.h  record's signals, per phase
  *   status.c, status.h            the status line and summary legend
  *   status_live.c, status_live.h  the live status line's thread

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The host's part of a `record`; see rec_host.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "host/cmd/rec_host.h"
+#include "common/base/cpu.h"
+#include "common/base/log.h"
+#include "common/stream/streamer.h"
+#include "common/tracefs/instance.h"
+#include "common/tracemeta/tracemeta.h"
+#include "host/guest/guest.h"
+
+/* Creates and configures the host instance (tracing still off). */
+static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
+			 char *err, size_t errlen)
+{
+	/* our own threads are left out (trace-cmd does the same with its
+	 * own); the streamers, started later, by event-fork and function-fork
+	 * at their clone, and threads after them once the recording runs
+	 * (rec_run()). With -P but not -c the forks are not followed (they
+	 * would make -P follow the children its processes fork meanwhile, as
+	 * the agent does), and -P alone keeps the streamers out. */
+	struct tsync_instance_recipe rp = {
+		.prefix = "tsync-host", .opt = &cfg->opt.inst, .clock = cfg->opt.clock,
+		.buffer_kb = cfg->opt.inst.buffer_kb, .only_pid = h->only_pid,
+		.hide_self = !cfg->opt.no_filter,
+		.follow_new = !cfg->opt.inst.npids || cfg->opt.inst.follow_children,
+		.self = "tsync-host",
+		.events = cfg->nevents ? h->events : NULL,
+		.enable_events = tracemeta_enable_events,
+	};
+
+	/* Instances of killed tsync programs: their owner lock is free. */
+	if (tsync_instance_cleanup_all_stale() > 0)
+		log_info("removed instances of killed tsync programs");
+	return tsync_instance_from_recipe(&rp, &h->ti, NULL, err, errlen);
+}
+
+/* Creates the host instance and starts its streamers into temp files. */
+int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
+		      char *err, size_t errlen)
+{
+	/* -s: how often the streamers also look for data, at least every ms;
+	 * by default never: the kernel wakes them at buffer_percent */
+	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us <= 0 ?
+						     TSYNC_STREAMER_NO_POLL :
+						     cfg->opt.sleep_us < 1000 ? 1 :
+						     cfg->opt.sleep_us / 1000,
+					  .max_kb = cfg->opt.max_kb };
+	int ret;
+
+	h->ncpus = tsync_cpu_count();
+	h->marker_fd = -1;
+	h->files = calloc((size_t)h->ncpus, sizeof(int));
+	h->streamers = calloc((size_t)h->ncpus, sizeof(*h->streamers));
+	if (!h->files || !h->streamers)
+		return -ENOMEM;
+	for (int i = 0; i < h->ncpus; i++)
+		h->files[i] = -1;
+	ret = host_instance(h, cfg, err, errlen);
+	if (ret)
+		return ret;
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		h->files[cpu] = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (h->files[cpu] < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "temporary file in %.200s: %s", dir, strerror(errno));
+			return ret;
+		}
+		ret = tsync_streamer_start(tsync_instance_tracefs(h->ti), cpu, h->files[cpu],
+					   &so, &h->streamers[cpu]);
+		if (ret) {
+			snprintf(err, errlen, "streaming host CPU %d: %s", cpu, strerror(-ret));
+			return ret;
+		}
+	}
+	h->marker_fd = tsync_instance_marker_fd(h->ti);
+	if (tsync_instance_start(h->ti)) {
+		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Stops host tracing and its streamers. */
+void host_stop(struct host_rec *h)
+{
+	if (h->ti)
+		tsync_instance_stop(h->ti);
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++) {
+		if (!h->streamers[cpu])
+			continue;
+		int ret = tsync_streamer_stop(h->streamers[cpu]);
+
+		if (ret)
+			log_warn("host CPU %d stream: %s", cpu, strerror(-ret));
+	}
+}
+
+/* Removes the host instance and frees everything. */
+void host_free(struct host_rec *h)
+{
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
+		tsync_streamer_free(h->streamers[cpu]);
+	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)
+		if (h->files[cpu] >= 0)
+			close(h->files[cpu]);
+	tsync_instance_destroy(h->ti);	/* closes marker_fd */
+	free(h->files);
+	free(h->streamers);
+	tracemeta_events_free(h->events);
+}
+
+/* Writes the host's trace.dat; prints the host summary. */
+int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
+		      struct rec_phases *ph, char *err, size_t errlen)
+{
+	struct tracedat_guest guests[MAX_GUESTS];
+	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
+	struct tracedat_cpu_data *cpus = calloc((size_t)h->ncpus, sizeof(*cpus));
+	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta *tm = NULL;
+	struct tracedat_opts opts = cfg->run_opts;
+	int ng = 0, ret;
+
+	if (!cpus || !cpustat) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < cfg->nguests; i++) {
+		const struct guest *g = &cfg->guests[i];
+
+		if (!guest_connected(g))
+			continue;
+		/* the host thread of each vCPU, for a local QEMU guest */
+		vcpu_pids[ng] = calloc(g->ncpus ? g->ncpus : 1, sizeof(int32_t));
+		if (vcpu_pids[ng])
+			guest_vcpu_threads(g, vcpu_pids[ng], g->ncpus);
+		guests[ng] = (struct tracedat_guest){ g->name, guest_trace_id(g), g->ncpus,
+						      vcpu_pids[ng] };
+		ng++;
+	}
+	opts.has_traceid = 1;
+	opts.traceid = trace_id;
+	opts.ts_offset = cfg->opt.ts_offset;
+	opts.guests = guests;
+	opts.nguests = ng;
+	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
+	rec_phase_mark(ph, REC_PH_HOST_META);
+	if (ret) {
+		snprintf(err, errlen, "host metadata: %s", strerror(-ret));
+		goto out;
+	}
+	printf("host: %d CPUs, clock %s%s%s%s\n  %4s %12s %10s %10s %10s\n", h->ncpus,
+	       cfg->opt.clock, cfg->clock_why[0] ? " (" : "", cfg->clock_why,
+	       cfg->clock_why[0] ? ")" : "", "cpu", "bytes", "entries", "lost", "dropped");
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		struct tracemeta_stats st = { 0 };
+		struct stat sb;
+
+		cpus[cpu].fd = h->files[cpu];
+		/* -m: only the newest data, from where it is kept */
+		cpus[cpu].offset = h->streamers[cpu] ?
+				   (off_t)tsync_streamer_keep_from(h->streamers[cpu]) : 0;
+		if (fstat(h->files[cpu], &sb) == 0 && sb.st_size >= cpus[cpu].offset)
+			cpus[cpu].size = (uint64_t)(sb.st_size - cpus[cpu].offset);
+		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, &cpustat[cpu]);
+		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
+		       (unsigned long long)st.read_events,
+		       (unsigned long long)(st.overrun + st.commit_overrun),
+		       (unsigned long long)st.dropped_events);
+		if (st.overrun || st.commit_overrun || st.dropped_events)
+			printf("  WARNING: host CPU %d lost %llu events\n", cpu,
+			       (unsigned long long)(st.overrun + st.commit_overrun + st.dropped_events));
+	}
+	opts.cpustat = (const char *const *)cpustat;
+	opts.ncpustat = h->ncpus;
+	ret = tracedat_write_file(cfg->opt.output, tracemeta_meta(tm), &opts, cpus, h->ncpus);
+	if (ret)
+		snprintf(err, errlen, "writing %s: %s", cfg->opt.output, strerror(-ret));
+out:
+	for (int cpu = 0; cpustat && cpu < h->ncpus; cpu++)
+		free(cpustat[cpu]);
+	for (int i = 0; i < ng; i++)
+		free(vcpu_pids[i]);
+	free(cpustat);
+	free(cpus);
+	tracemeta_free(tm);
+	return ret;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host's part of a `record`: its instance, the per-CPU streamers into
+ * temporary files, and its trace.dat at the end.
+ */
+#ifndef TSYNC_HOST_REC_HOST_H
+#define TSYNC_HOST_REC_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "host/cmd/phases.h"
+#include "host/cmd/record_args.h"
+
+struct host_rec {
+	pid_t only_pid;			/* -F: COMMAND's process, or 0 */
+	struct tsync_instance *ti;
+	int ncpus;
+	int *files;
+	struct tsync_streamer **streamers;
+	int marker_fd;
+	struct tracemeta_events *events;
+};
+
+/* Creates the host instance and starts its streamers into temporary
+ * files in @dir (tracing on). Returns 0 or -errno (said why in @err). */
+int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
+	       char *err, size_t errlen);
+/* Stops host tracing and its streamers. */
+void host_stop(struct host_rec *h);
+/* Removes the host instance and frees everything. */
+void host_free(struct host_rec *h);
+/* Writes the host's trace.dat; prints the host summary. Returns 0 or
+ * -errno (said why in @err). */
+int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
+	       struct rec_phases *ph, char *err, size_t errlen);
+
+#endif
