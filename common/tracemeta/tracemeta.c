@@ -521,6 +521,19 @@ static int collect_cpustat(struct tracemeta *tm, struct tracefs_instance *inst)
 	return 0;
 }
 
+int tracemeta_refresh_cmdlines(struct tracemeta *tm)
+{
+	size_t old = tm->text[T_CMDLINES].len;
+	int ret = read_text(tm, NULL, "saved_cmdlines", T_CMDLINES);
+
+	if (ret)
+		return ret;
+	tm->total -= old;
+	if (tm->finished)
+		tm->meta.cmdlines = tm->text[T_CMDLINES];
+	return 0;
+}
+
 int tracemeta_collect(struct tracefs_instance *inst,
 		      const struct tracemeta_opts *opts, struct tracemeta **out)
 {

@@ -55,6 +55,10 @@ struct tracemeta;
  */
 int tracemeta_collect(struct tracefs_instance *inst,
 		      const struct tracemeta_opts *opts, struct tracemeta **out);
+/* Reads the saved cmdlines (pid to comm) again into @tm, which was
+ * collected before the processes of the recording ran. Returns 0 or
+ * -errno (@tm keeps its old ones then). */
+int tracemeta_refresh_cmdlines(struct tracemeta *tm);
 /* Returns the metadata view for tracedat_write(); valid until freed. */
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm);
 /* Frees @tm (NULL is fine). */

@@ -19,7 +19,7 @@ static const char *const span[REC_PH_COUNT] = {
 	[REC_PH_GUESTS_STOPPED] = "guests' flush",
 	[REC_PH_HOST_META] = "host metadata",
 	[REC_PH_HOST_FILE] = "host file",
-	[REC_PH_END] = "guest files",
+	[REC_PH_END] = "guest files (the rest of)",
 };
 
 void rec_phase_mark(struct rec_phases *p, enum rec_step ph)

@@ -22,7 +22,7 @@ enum rec_step {
 	REC_PH_GUESTS_STOPPED,	/* guests' streams drained */
 	REC_PH_HOST_META,	/* the host's metadata collected */
 	REC_PH_HOST_FILE,	/* the host's trace.dat written */
-	REC_PH_END,		/* every guest's file written */
+	REC_PH_END,		/* every guest's file written (with the host's) */
 	REC_PH_COUNT
 };
 

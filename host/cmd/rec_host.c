@@ -3,6 +3,7 @@
  * The host's part of a `record`; see rec_host.h.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,16 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	if (tsync_instance_cleanup_all_stale() > 0)
 		log_info("removed instances of killed tsync programs");
 	return tsync_instance_from_recipe(&rp, &h->ti, NULL, err, errlen);
+}
+
+/* The metadata thread: collects what the file needs while COMMAND runs. */
+static void *meta_main(void *arg)
+{
+	struct host_rec *h = arg;
+	struct tracemeta_opts mo = { .kallsyms = true };
+
+	h->meta_ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &h->meta);
+	return NULL;
 }
 
 /* Creates the host instance and starts its streamers into temp files. */
@@ -87,7 +98,36 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;
 	}
+	/* the formats and kallsyms (MBs) while COMMAND runs, not after it;
+	 * a thread that cannot start leaves it to host_write() */
+	h->meta_running = !pthread_create(&h->meta_thr, NULL, meta_main, h);
 	return 0;
+}
+
+/* Waits for the metadata thread; the metadata it collected, or NULL with
+ * the error in *@ret (not started: collected now). */
+static struct tracemeta *meta_take(struct host_rec *h, int *ret)
+{
+	struct tracemeta_opts mo = { .kallsyms = true };
+	struct tracemeta *tm = NULL;
+
+	if (!h->meta_running) {
+		*ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
+		return tm;
+	}
+	pthread_join(h->meta_thr, NULL);
+	h->meta_running = false;
+	tm = h->meta;
+	h->meta = NULL;
+	*ret = h->meta_ret;
+	/* who ran is known only now */
+	if (!*ret)
+		*ret = tracemeta_refresh_cmdlines(tm);
+	if (*ret) {
+		tracemeta_free(tm);
+		tm = NULL;
+	}
+	return tm;
 }
 
 /* Stops host tracing and its streamers. */
@@ -108,6 +148,11 @@ void host_stop(struct host_rec *h)
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h)
 {
+	if (h->meta_running)
+		pthread_join(h->meta_thr, NULL);
+	h->meta_running = false;
+	tracemeta_free(h->meta);
+	h->meta = NULL;
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
 		tsync_streamer_free(h->streamers[cpu]);
 	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)
@@ -127,7 +172,6 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
 	struct tracedat_cpu_data *cpus = calloc((size_t)h->ncpus, sizeof(*cpus));
 	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
-	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tracemeta *tm = NULL;
 	struct tracedat_opts opts = cfg->run_opts;
 	int ng = 0, ret;
@@ -154,7 +198,7 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 	opts.ts_offset = cfg->opt.ts_offset;
 	opts.guests = guests;
 	opts.nguests = ng;
-	ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
+	tm = meta_take(h, &ret);
 	rec_phase_mark(ph, REC_PH_HOST_META);
 	if (ret) {
 		snprintf(err, errlen, "host metadata: %s", strerror(-ret));

@@ -6,6 +6,8 @@
 #ifndef TSYNC_HOST_REC_HOST_H
 #define TSYNC_HOST_REC_HOST_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,10 +23,17 @@ struct host_rec {
 	struct tsync_streamer **streamers;
 	int marker_fd;
 	struct tracemeta_events *events;
+	/* the metadata, collected while the recording runs (host_start()) */
+	pthread_t meta_thr;
+	bool meta_running;
+	int meta_ret;
+	struct tracemeta *meta;
 };
 
 /* Creates the host instance and starts its streamers into temporary
- * files in @dir (tracing on). Returns 0 or -errno (said why in @err). */
+ * files in @dir (tracing on), and a thread that collects the metadata
+ * meanwhile (only the saved cmdlines are read again at the end). Returns
+ * 0 or -errno (said why in @err). */
 int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	       char *err, size_t errlen);
 /* Stops host tracing and its streamers. */

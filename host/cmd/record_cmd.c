@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,11 +321,86 @@ static void rec_stop(struct recorder *r)
 	rec_phase_mark(&r->ph, REC_PH_GUESTS_STOPPED);
 }
 
-/* Writes the host's file, then each guest's. Returns the exit code. */
+/* The guests' files, written while the host's is. */
+struct guest_files {
+	struct recorder *r;
+	pthread_t thr;
+	int rets[MAX_GUESTS];	/* 0, -ENAMETOOLONG (no path) or the error */
+	char path[MAX_GUESTS][PATH_MAX + 64];
+};
+
+/* Writes guest @i's file (a job of host_par_run()); 0 or -errno. */
+static int guest_file_job(void *ctx, int i)
+{
+	struct guest_files *gf = ctx;
+	struct recorder *r = gf->r;
+
+	if (outfile_guest_path(r->cfg.opt.output, r->cfg.guests[i].name, gf->path[i],
+			       sizeof(gf->path[i])))
+		return -ENAMETOOLONG;
+	return guest_write_file(&r->cfg.guests[i], gf->path[i], r->trace_id,
+				&r->cfg.run_opts) ? -EIO : 0;
+}
+
+/* The guests' files at once, in a thread of their own. */
+static void *guest_files_main(void *arg)
+{
+	struct guest_files *gf = arg;
+
+	host_par_run(gf->r->cfg.nguests, guest_file_job, gf, gf->rets);
+	return NULL;
+}
+
+/* Writes the host's file and, at the same time, each guest's; then says
+ * what was written, the host first. Returns the number of failures. */
+static int rec_write_files(struct recorder *r)
+{
+	struct rec_cfg *cfg = &r->cfg;
+	struct guest_files *gf = calloc(1, sizeof(*gf));
+	bool threaded;
+	char err[512];
+	int failed = 0;
+
+	if (!gf)
+		return 1;
+	gf->r = r;
+	threaded = cfg->nguests && !pthread_create(&gf->thr, NULL, guest_files_main, gf);
+	if (host_write(&r->h, cfg, r->trace_id, &r->ph, err, sizeof(err))) {
+		fprintf(stderr, "tsync-host record: %s\n", err);
+		failed++;
+	} else {
+		printf("  wrote %s\n", cfg->opt.output);
+	}
+	rec_phase_mark(&r->ph, REC_PH_HOST_FILE);
+	if (threaded)
+		pthread_join(gf->thr, NULL);
+	else
+		guest_files_main(gf);
+	for (int i = 0; i < cfg->nguests; i++) {
+		struct guest *g = &cfg->guests[i];
+
+		guest_print_summary(g);
+		if (g->status)
+			failed++;
+		if (gf->rets[i] == -ENAMETOOLONG) {
+			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
+			failed++;
+		} else if (gf->rets[i]) {
+			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
+			failed++;
+		} else {
+			printf("  wrote %s\n", gf->path[i]);
+		}
+	}
+	free(gf);
+	return failed;
+}
+
+/* Writes the files (host/cmd/rec_host.h, guest.h). Returns the exit code. */
 static int rec_write(struct recorder *r)
 {
 	struct rec_cfg *cfg = &r->cfg;
-	char err[512], gpath[PATH_MAX + 64];
+	char err[512];
 	int failed = 0, status;
 
 	/* A guest that filled the disk must not cost the host its file. */
@@ -333,29 +409,7 @@ static int rec_write(struct recorder *r)
 			fprintf(stderr, "tsync-host record: guest %s: the disk filled up: its data "
 				"is dropped so that the host's file can be written\n",
 				cfg->guests[i].name);
-	if (host_write(&r->h, cfg, r->trace_id, &r->ph, err, sizeof(err))) {
-		fprintf(stderr, "tsync-host record: %s\n", err);
-		failed++;
-	} else {
-		printf("  wrote %s\n", cfg->opt.output);
-	}
-	rec_phase_mark(&r->ph, REC_PH_HOST_FILE);
-	for (int i = 0; i < cfg->nguests; i++) {
-		struct guest *g = &cfg->guests[i];
-
-		guest_print_summary(g);
-		if (g->status)
-			failed++;
-		if (outfile_guest_path(cfg->opt.output, g->name, gpath, sizeof(gpath))) {
-			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
-			failed++;
-		} else if (guest_write_file(g, gpath, r->trace_id, &cfg->run_opts)) {
-			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
-			failed++;
-		} else {
-			printf("  wrote %s\n", gpath);
-		}
-	}
+	failed = rec_write_files(r);
 	rec_phase_mark(&r->ph, REC_PH_END);
 	/* --verbose asked for (info is the default level): where the time went */
 	if (r->cfg.opt.verbose != TSYNC_RECOPT_LOG_UNSET) {
