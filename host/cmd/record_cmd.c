@@ -494,10 +494,13 @@ static int rec_run(struct recorder *r)
 	if (rec_start(r))
 		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
 	/* every thread of ours runs: no more following of new ones (event-fork
-	 * would make -P follow children); with -c, COMMAND's children are
-	 * followed (COMMAND is not among ours) */
+	 * would make -P and -F follow children); with -c, COMMAND's children
+	 * are followed (COMMAND is not among ours). Without -P and -F, or with
+	 * -c, the forks were followed from the start and may stay so: the
+	 * update (a few tracefs writes of ~10 ms each) is not needed. */
 	if (!r->cfg.opt.no_filter && r->h.ti &&
-	    tsync_instance_hide_self(r->h.ti, r->cfg.opt.inst.follow_children))
+	    (r->cfg.opt.inst.npids || r->h.only_pid) && !r->cfg.opt.inst.follow_children &&
+	    tsync_instance_hide_self(r->h.ti, false))
 		log_warn("could not update the list of tsync-host's threads");
 	rec_signals_phase(r->sig, REC_RECORDING);
 	rec_phase_mark(&r->ph, REC_PH_ARMED);
