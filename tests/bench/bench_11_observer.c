@@ -435,24 +435,31 @@ static void guest_once(const char *prog, bool tcmd, int port, const char *env,
 		add(&tl->gwall, wall);
 }
 
+/* "median unit (min-max)" of @f into @buf, or "-" without values. */
+static void cell(struct fig *f, const char *unit, char *buf, size_t len)
+{
+	double m = med(f);
+
+	if (!f->n)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3g%s (%.3g-%.3g)", m, unit, f->v[0], f->v[f->n - 1]);
+}
+
+/* One row: both tools, then tsync / trace-cmd, or both / @base. */
 static void print_fig(const char *what, struct fig *a, struct fig *b, const char *unit,
 		      double base)
 {
+	char ca[64], cb[64];
 	double ma = med(a), mb = med(b);
 
-	printf("  %-44s", what);
-	if (a->n)
-		printf(" %7.3g %-4s (%.3g-%.3g)", ma, unit, a->v[0], a->v[a->n - 1]);
-	else
-		printf(" %28s", "-");
-	if (b->n)
-		printf(" %7.3g %-4s (%.3g-%.3g)", mb, unit, b->v[0], b->v[b->n - 1]);
-	else
-		printf(" %28s", "-");
+	cell(a, unit, ca, sizeof(ca));
+	cell(b, unit, cb, sizeof(cb));
+	printf("  %-44s %-24s %-24s", what, ca, cb);
 	if (base > 0 && a->n && b->n)
-		printf("  %.2fx / %.2fx", ma / base, mb / base);
+		printf(" %.2fx / %.2fx", ma / base, mb / base);
 	else if (a->n && b->n && ma > 0)
-		printf("  %.2fx", mb / ma);
+		printf(" %.2fx", mb / ma);
 	printf("\n");
 }
 
@@ -540,8 +547,8 @@ int main(int argc, char **argv)
 		kill(-sa, SIGTERM);
 		waitpid(sa, NULL, 0);
 	}
-	printf("\n  %-44s %28s %28s  %s\n", "median (min-max)", "trace-cmd", "tsync",
-	       "ratio");
+	printf("\n  %-44s %-24s %-24s %s\n", "median (min-max)", "trace-cmd", "tsync",
+	       "tsync / trace-cmd, or x the command");
 	print_fig("switches involving the recorder's threads", &tc.sw, &ts.sw, "", 0);
 	print_fig("wakeups of the recorder's threads", &tc.wk, &ts.wk, "", 0);
 	print_fig("events naming them, default filters", &tc.left, &ts.left, "", 0);
