@@ -441,6 +441,39 @@ static int dec_meta_chunk(struct rcur *c, struct tsync_meta_chunk *k)
 	return 0;
 }
 
+/* CLOCK_STATE: the enums in range, a status that is 0 or an errno. */
+static int dec_clock_state(struct rcur *c, struct tsync_clock_state *k)
+{
+	int ret;
+
+	k->source = rd_u8(c);
+	k->synced = rd_u8(c);
+	k->stratum = rd_be16(c);
+	k->status = (int32_t)rd_be32(c);
+	k->offset_ns = (int64_t)rd_be64(c);
+	k->bound_ns = rd_be64(c);
+	k->clock_ns = (int64_t)rd_be64(c);
+	k->realtime_ns = (int64_t)rd_be64(c);
+	k->read_ns = rd_be64(c);
+	if (k->source > TSYNC_CLOCK_SRC_MAX)
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "CLOCK_STATE: source %u not in 0..%d", k->source,
+			    TSYNC_CLOCK_SRC_MAX);
+	if (k->synced > 1)
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "CLOCK_STATE: synced %u not 0 or 1", k->synced);
+	if (k->status > 0 || k->status < -4095)
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "CLOCK_STATE: status %d is not 0 or -errno", k->status);
+	if (k->synced && (k->status || k->source == TSYNC_CLOCK_SRC_NONE))
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "CLOCK_STATE: synchronized without a daemon read");
+	ret = get_str(c, k->master, sizeof(k->master), 0, "master");
+	if (ret)
+		return ret;
+	return get_str(c, k->detail, sizeof(k->detail), 0, "detail");
+}
+
 /* Decodes the payload at @c for type @type into @m. */
 static int dec_payload(struct rcur *c, struct tsync_msg *m)
 {
@@ -499,6 +532,11 @@ static int dec_payload(struct rcur *c, struct tsync_msg *m)
 		return check_cpu(c, m->stream_end.cpu, "cpu");
 	case TSYNC_MSG_META_CHUNK:
 		return dec_meta_chunk(c, &m->meta_chunk);
+	case TSYNC_MSG_CLOCK_REQ:
+		return get_str(c, m->clock_req.clock, sizeof(m->clock_req.clock), 1,
+			       "clock");
+	case TSYNC_MSG_CLOCK_STATE:
+		return dec_clock_state(c, &m->clock_state);
 	default:	/* empty payloads: anything present is ignored */
 		return 0;
 	}

@@ -178,6 +178,16 @@ const char *tsync_meta_kind_name(unsigned int kind)
 	return "unknown";
 }
 
+/* Returns the name of a CLOCK_STATE source or "unknown". */
+const char *tsync_clock_source_name(unsigned int source)
+{
+	static const char *const names[] = { "none", "ptp4l", "chrony" };
+
+	if (source < sizeof(names) / sizeof(names[0]))
+		return names[source];
+	return "unknown";
+}
+
 /* Zeroes @m and sets its type. */
 void tsync_msg_init(struct tsync_msg *m, uint8_t type)
 {
@@ -555,6 +565,29 @@ static void put_payload(struct wcur *c, const struct tsync_msg *m)
 		put_be32(c, k->more);
 		put_be32(c, k->len);
 		put(c, k->data, k->len);
+		break;
+	}
+	case TSYNC_MSG_CLOCK_REQ:
+		put_str(c, m->clock_req.clock, TSYNC_CLOCK_NAME_MAX, 1);
+		break;
+	case TSYNC_MSG_CLOCK_STATE: {
+		const struct tsync_clock_state *k = &m->clock_state;
+
+		if (k->source > TSYNC_CLOCK_SRC_MAX || k->synced > 1) {
+			c->err = TSYNC_PERR_BAD_VALUE;
+			return;
+		}
+		put_u8(c, k->source);
+		put_u8(c, k->synced);
+		put_be16(c, k->stratum);
+		put_be32(c, (uint32_t)k->status);
+		put_be64(c, (uint64_t)k->offset_ns);
+		put_be64(c, k->bound_ns);
+		put_be64(c, (uint64_t)k->clock_ns);
+		put_be64(c, (uint64_t)k->realtime_ns);
+		put_be64(c, k->read_ns);
+		put_str(c, k->master, TSYNC_CLOCK_TEXT_MAX, 0);
+		put_str(c, k->detail, TSYNC_CLOCK_TEXT_MAX, 0);
 		break;
 	}
 	default:	/* BYE, TRACE_STOP, META_REQ, META_END: empty */

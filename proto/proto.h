@@ -81,6 +81,7 @@
 #define TSYNC_STREAM_END_LEN		12
 #define TSYNC_STAMP_LEN			20	/* one SYNC_STAMPS entry */
 #define TSYNC_CPU_STATS_LEN		36	/* one TRACE_STOPPED entry */
+#define TSYNC_CLOCK_STATE_LEN		48	/* CLOCK_STATE's fixed fields */
 /* A whole PROBE or PROBE_REPLY message, header included. */
 #define TSYNC_PROBE_MSG_LEN		(TSYNC_HDR_LEN + TSYNC_PROBE_LEN)
 
@@ -112,7 +113,9 @@
 	X(STREAM_END,	 52, TSYNC_STREAM_END_LEN,	TSYNC_SMALL_MAX) \
 	X(META_REQ,	 64, 0,				TSYNC_SMALL_MAX) \
 	X(META_CHUNK,	 65, 1 + 3 + 4 + 4,		TSYNC_MSG_MAX) \
-	X(META_END,	 66, 0,				TSYNC_SMALL_MAX)
+	X(META_END,	 66, 0,				TSYNC_SMALL_MAX) \
+	X(CLOCK_REQ,	 80, 3,				TSYNC_SMALL_MAX) \
+	X(CLOCK_STATE,	 81, TSYNC_CLOCK_STATE_LEN + 3 + 3,	TSYNC_SMALL_MAX)
 
 enum tsync_msg_type {
 #define TSYNC_X_ENUM(name, id, min, max) TSYNC_MSG_##name = id,
@@ -181,6 +184,8 @@ enum tsync_conn_kind {
 #define TSYNC_CAP_AUTH_HMAC	(1u << 0)	/* HMAC challenge-response */
 #define TSYNC_CAP_TRACE		(1u << 1)	/* tracing control, streams */
 #define TSYNC_CAP_STAMP_TSC	(1u << 2)	/* TSC stamp source */
+#define TSYNC_CAP_CLOCK_STATE	(1u << 8)	/* CLOCK_REQ answered: the time
+						 * daemon's discipline state */
 
 /*
  * The timestamp sources of SYNC_START, one row each: X(name, NAME, id, cap).
@@ -384,6 +389,49 @@ struct tsync_meta_chunk {
 	uint8_t *data;
 };
 
+/*
+ * CLOCK_REQ: the host asks for the agent's time daemon state, and for the
+ * relation of trace clock @clock to CLOCK_REALTIME (the clock the
+ * daemons discipline).
+ */
+struct tsync_clock_req {
+	char clock[TSYNC_CLOCK_NAME_MAX];
+};
+
+/* The time daemons an agent reads (CLOCK_STATE source); wire values. */
+enum tsync_clock_source {
+	TSYNC_CLOCK_SRC_NONE = 0,	/* none found or none asked for */
+	TSYNC_CLOCK_SRC_PTP4L = 1,	/* linuxptp's ptp4l, management socket */
+	TSYNC_CLOCK_SRC_CHRONY = 2,	/* chronyd, through chronyc */
+};
+#define TSYNC_CLOCK_SRC_MAX		TSYNC_CLOCK_SRC_CHRONY
+/* CLOCK_STATE bound_ns: the daemon reports none. */
+#define TSYNC_CLOCK_BOUND_UNKNOWN	UINT64_MAX
+#define TSYNC_CLOCK_TEXT_MAX		128	/* master and detail strings */
+
+/*
+ * CLOCK_STATE: the agent's answer. The daemon's view of the machine's
+ * CLOCK_REALTIME against its reference, and one reading of the asked
+ * trace clock against CLOCK_REALTIME (in the kernel trace clock's terms:
+ * a time namespace's offset removed).
+ */
+struct tsync_clock_state {
+	uint8_t source;			/* enum tsync_clock_source */
+	uint8_t synced;			/* 1: the daemon says it is synchronized */
+	uint16_t stratum;		/* chrony: stratum; ptp4l: steps removed */
+	int32_t status;			/* 0, or -errno why the daemon was not read */
+	int64_t offset_ns;		/* the daemon's last offset from its reference */
+	uint64_t bound_ns;		/* its error bound; TSYNC_CLOCK_BOUND_UNKNOWN */
+	int64_t clock_ns;		/* the trace clock, read between ... */
+	int64_t realtime_ns;		/* ... two CLOCK_REALTIME readings: their middle */
+	uint64_t read_ns;		/* ... and their distance (0: not read) */
+	char master[TSYNC_CLOCK_TEXT_MAX];	/* grandmaster identity / reference */
+	char detail[TSYNC_CLOCK_TEXT_MAX];	/* port state / leap status, or why not */
+};
+
+/* Returns the name of a CLOCK_STATE source ("ptp4l"), or "unknown". */
+const char *tsync_clock_source_name(unsigned int source);
+
 struct tsync_msg {
 	uint8_t type;			/* enum tsync_msg_type */
 	uint8_t version;		/* header version; 0 encodes as MIN */
@@ -406,6 +454,8 @@ struct tsync_msg {
 		struct tsync_trace_stopped trace_stopped;
 		struct tsync_stream_end stream_end;
 		struct tsync_meta_chunk meta_chunk;
+		struct tsync_clock_req clock_req;
+		struct tsync_clock_state clock_state;
 	};
 };
 

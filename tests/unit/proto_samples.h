@@ -153,6 +153,21 @@ static inline void sample_msg(uint8_t type, struct tsync_msg *m)
 		m->meta_chunk.len = sizeof(sample_meta);
 		m->meta_chunk.data = sample_meta;
 		break;
+	case TSYNC_MSG_CLOCK_REQ:
+		strcpy(m->clock_req.clock, "tai");
+		break;
+	case TSYNC_MSG_CLOCK_STATE:
+		m->clock_state.source = TSYNC_CLOCK_SRC_PTP4L;
+		m->clock_state.synced = 1;
+		m->clock_state.stratum = 2;
+		m->clock_state.offset_ns = -37;
+		m->clock_state.bound_ns = 1234;
+		m->clock_state.clock_ns = 37000000123456789LL;
+		m->clock_state.realtime_ns = 1700000000123456789LL;
+		m->clock_state.read_ns = 300;
+		strcpy(m->clock_state.master, "001122.fffe.334455");
+		strcpy(m->clock_state.detail, "SLAVE");
+		break;
 	default:	/* BYE, TRACE_STOP, META_REQ, META_END */
 		break;
 	}
@@ -301,6 +316,22 @@ static inline int sample_cmp(const struct tsync_msg *a, const struct tsync_msg *
 		F(!a->meta_chunk.len || !memcmp(a->meta_chunk.data,
 						b->meta_chunk.data,
 						a->meta_chunk.len));
+		break;
+	case TSYNC_MSG_CLOCK_REQ:
+		F(!strcmp(a->clock_req.clock, b->clock_req.clock));
+		break;
+	case TSYNC_MSG_CLOCK_STATE:
+		F(a->clock_state.source == b->clock_state.source);
+		F(a->clock_state.synced == b->clock_state.synced);
+		F(a->clock_state.stratum == b->clock_state.stratum);
+		F(a->clock_state.status == b->clock_state.status);
+		F(a->clock_state.offset_ns == b->clock_state.offset_ns);
+		F(a->clock_state.bound_ns == b->clock_state.bound_ns);
+		F(a->clock_state.clock_ns == b->clock_state.clock_ns);
+		F(a->clock_state.realtime_ns == b->clock_state.realtime_ns);
+		F(a->clock_state.read_ns == b->clock_state.read_ns);
+		F(!strcmp(a->clock_state.master, b->clock_state.master));
+		F(!strcmp(a->clock_state.detail, b->clock_state.detail));
 		break;
 	default:
 		break;

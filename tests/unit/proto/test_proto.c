@@ -1151,6 +1151,7 @@ static void test_doc_tables(void **state)
 				{ "AUTH_HMAC", TSYNC_CAP_AUTH_HMAC },
 				{ "TRACE", TSYNC_CAP_TRACE },
 				{ "STAMP_TSC", TSYNC_CAP_STAMP_TSC },
+				{ "CLOCK_STATE", TSYNC_CAP_CLOCK_STATE },
 			};
 			size_t k = 0;
 
@@ -1189,7 +1190,7 @@ static void test_doc_tables(void **state)
 	fclose(f);
 	assert_int_equal(types, N_SAMPLE_TYPES);
 	assert_int_equal(codes, TSYNC_ERR_PERMISSION + 1);
-	assert_int_equal(ncaps, 3);
+	assert_int_equal(ncaps, 4);
 	assert_int_equal(nsources, 1);
 }
 
