@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "agent/agent.h"
+#include "agent/clock/clock.h"
 #include "agent/listenfds.h"
 #include "common/base/log.h"
 #include "common/cli/opt.h"
@@ -31,7 +32,8 @@
 
 enum { O_LISTEN = 1, O_TCMD_LISTEN, O_TCMD_CLIENT, O_TCMD_PORT, O_PROXY, O_DAEMON, O_PIDFILE,
        O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO,
-       O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_VERBOSE, O_VERSION, O_HELP };
+       O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_CLOCKD, O_PTP4L, O_CHRONY, O_CLOCKTO,
+       O_VERBOSE, O_VERSION, O_HELP };
 
 /* The defaults of the two limits below are their maximum, the protocol's. */
 _Static_assert(TSYNC_MAX_PROBES == 4096, "--max-probes default");
@@ -100,6 +102,17 @@ static const struct tsync_opt agent_opts[] = {
 	{ .id = O_MSGKB, .name = "max-message-kb", .type = TSYNC_OPT_INT, .arg = "KB",
 	  .def = "1024", .min = 4, .max = TSYNC_MSG_MAX / 1024.0,
 	  .help = "largest message a host may send" },
+	{ .id = O_CLOCKD, .name = "clock-daemon", .type = TSYNC_OPT_CHOICE, .arg = "DAEMON",
+	  .def = "auto", .choices = agent_clock_daemons,
+	  .help = "the time daemon whose state CLOCK_REQ reports: auto, ptp4l, chrony, none" },
+	{ .id = O_PTP4L, .name = "ptp4l-socket", .type = TSYNC_OPT_STRING, .arg = "PATH",
+	  .def = "/var/run/ptp4l", .help = "ptp4l's management socket (its uds_address)" },
+	{ .id = O_CHRONY, .name = "chrony-socket", .type = TSYNC_OPT_STRING, .arg = "PATH",
+	  .def = "/var/run/chrony/chronyd.sock",
+	  .help = "chronyd's command socket (chronyc -h), or a host address" },
+	{ .id = O_CLOCKTO, .name = "clock-timeout", .type = TSYNC_OPT_INT, .arg = "MS",
+	  .def = "1000", .min = 1, .max = 60000,
+	  .help = "deadline of one read of the time daemon" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_STRING,
 	  .flags = TSYNC_OPT_OPTIONAL | TSYNC_OPT_REPEAT, .arg = "LEVEL",
 	  .help = "debug logging (every message sent and received); LEVEL: trace-cmd's "
@@ -167,6 +180,10 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_BUFKB: cfg->max_buffer_kb = (uint32_t)v->num; return 0;
 	case O_TRACEMB: cfg->max_trace_mb = (uint32_t)v->num; return 0;	/* 0: RAM / 4 */
 	case O_MSGKB: cfg->max_msg_kb = (uint32_t)v->num; return 0;
+	case O_CLOCKD: cfg->clock_daemon = agent_clock_daemons[v->num]; return 0;
+	case O_PTP4L: cfg->ptp4l_socket = v->str; return 0;
+	case O_CHRONY: cfg->chrony_socket = v->str; return 0;
+	case O_CLOCKTO: cfg->clock_timeout_ms = (int)v->num; return 0;
 	case O_VERBOSE:
 		/* alone: tsync's debug; a LEVEL: trace-cmd's meaning */
 		cfg->log_level = v->str ? tsync_recopt_verbose_level(v->str) : TSYNC_RECOPT_LOG_DEBUG;

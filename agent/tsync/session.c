@@ -15,6 +15,8 @@
  *   SET_UP     SESSION_REQ    ERROR UNEXPECTED (goes on)      SET_UP
  *   SET_UP     SYNC_START     a round (round.c)               SET_UP
  *   SET_UP     SYNC_RESULT    (no answer) round record        SET_UP
+ *   SET_UP     CLOCK_REQ      CLOCK_STATE (the time daemon's  SET_UP
+ *                             state, agent/clock/clock.h)
  *   SET_UP     TRACE_START / TRACE_STOP / META_REQ            SET_UP
  *                             trace.c (the recording's states)
  *   any        BYE            (none)                          end
@@ -39,6 +41,7 @@
 #include <sys/random.h>
 #include <sys/utsname.h>
 
+#include "agent/clock/clock.h"
 #include "agent/conn/control.h"
 #include "agent/conn/ratelimit.h"
 #include "agent/tsync/trace.h"
@@ -107,7 +110,7 @@ static int session_setup(struct agent_session *s, const struct tsync_session_req
 	r->page_size = (uint32_t)getpagesize();
 	r->trace_id = s->trace_id;
 	r->caps = (s->ctx->tracefs->usable ? TSYNC_CAP_TRACE : 0) |
-		  tsync_stamp_caps();
+		  tsync_stamp_caps() | TSYNC_CAP_CLOCK_STATE;
 	r->session_id = s->id;
 	memcpy(r->secret, s->secret, sizeof(r->secret));
 	if (uname(&un) == 0)
@@ -184,12 +187,37 @@ static int refused_without_tracefs(struct agent_session *s, const struct tsync_m
 	return 0;
 }
 
+/* Answers CLOCK_REQ: the time daemon's state and the asked clock against
+ * CLOCK_REALTIME (agent/clock/clock.h), read within --clock-timeout. */
+static int on_clock_req(struct agent_session *s, const struct tsync_clock_req *req)
+{
+	const struct agent_cfg *c = s->ctx->cfg;
+	const struct agent_clock_cfg cc = {
+		.daemon = c->clock_daemon ? c->clock_daemon : "auto",
+		.ptp4l_socket = c->ptp4l_socket ? c->ptp4l_socket : "/var/run/ptp4l",
+		.chrony_server = c->chrony_socket ? c->chrony_socket :
+				 "/var/run/chrony/chronyd.sock",
+		.chronyc = "chronyc",
+		.timeout_ms = c->clock_timeout_ms > 0 ? c->clock_timeout_ms : 1000,
+	};
+	struct tsync_msg m;
+
+	tsync_msg_init(&m, TSYNC_MSG_CLOCK_STATE);
+	agent_clock_state(&cc, req->clock, &m.clock_state);
+	log_info("%s: clock %s: %s %s, offset %lld ns, bound %lld ns: %s", s->peer->name,
+		 req->clock, tsync_clock_source_name(m.clock_state.source),
+		 m.clock_state.synced ? "synchronized" : "not synchronized",
+		 (long long)m.clock_state.offset_ns, (long long)m.clock_state.bound_ns,
+		 m.clock_state.detail);
+	return agent_session_send(s, &m);
+}
+
 /* Returns true for the requests that need a set-up session. */
 static bool needs_setup(uint8_t type)
 {
 	return type == TSYNC_MSG_SYNC_START || type == TSYNC_MSG_SYNC_RESULT ||
 	       type == TSYNC_MSG_TRACE_START || type == TSYNC_MSG_TRACE_STOP ||
-	       type == TSYNC_MSG_META_REQ;
+	       type == TSYNC_MSG_META_REQ || type == TSYNC_MSG_CLOCK_REQ;
 }
 
 /*
@@ -234,6 +262,9 @@ static enum next dispatch(struct agent_session *s, const struct tsync_msg *m,
 		break;
 	case TSYNC_MSG_META_REQ:
 		ret = agent_trace_send_meta(s);
+		break;
+	case TSYNC_MSG_CLOCK_REQ:
+		ret = on_clock_req(s, &m->clock_req);
 		break;
 	case TSYNC_MSG_BYE:
 		o->why = "done";

@@ -34,6 +34,7 @@
  *                             [-f FILTER]... [-b KB] (KB 0: no -b)
  *   trace_stop | meta_req | bye
  *   sync_result ROUND CPU OFFSET [ERR DELAY USED SENT]
+ *   clock_req CLOCK           CLOCK_REQ, expect CLOCK_STATE
  *   raw HEX                   sends these bytes as they are
  *   expect TYPE [ERRCODE]     receives one message; it must be TYPE (and an
  *                             ERROR of code ERRCODE, a name like NO_SESSION)
@@ -194,6 +195,17 @@ static void print_msg(struct client *c, const struct tsync_msg *m)
 			       (unsigned long long)s->dropped);
 		}
 		break;
+	case TSYNC_MSG_CLOCK_STATE: {
+		const struct tsync_clock_state *k = &m->clock_state;
+
+		printf("%s: CLOCK_STATE daemon=%s synced=%u stratum=%u status=%d offset=%lld "
+		       "bound=%llu clock=%lld realtime=%lld read=%llu master=%s detail=%s\n", n,
+		       tsync_clock_source_name(k->source), k->synced, k->stratum, k->status,
+		       (long long)k->offset_ns, (unsigned long long)k->bound_ns,
+		       (long long)k->clock_ns, (long long)k->realtime_ns,
+		       (unsigned long long)k->read_ns, k->master, k->detail);
+		break;
+	}
 	default:
 		printf("%s: %s\n", n, tsync_msg_name(m->type));
 		break;
@@ -623,6 +635,13 @@ static int run_cmd(struct client *c, int argc, char **argv)
 		return cmd_sync_result(c, argc, argv);
 	if (!strcmp(cmd, "raw"))
 		return cmd_raw(c, argc, argv);
+	if (!strcmp(cmd, "clock_req") && argc == 2) {
+		char *expect[] = { "expect", "CLOCK_STATE" };
+
+		tsync_msg_init(&m, TSYNC_MSG_CLOCK_REQ);
+		snprintf(m.clock_req.clock, sizeof(m.clock_req.clock), "%s", argv[1]);
+		return send_msg(c, &m) ? -1 : cmd_expect(c, 2, expect);
+	}
 	if (!strcmp(cmd, "expect"))
 		return cmd_expect(c, argc, argv);
 	if (!strcmp(cmd, "expect_meta"))

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the machine's time daemon says of its clock: the agent's answer
+ * to CLOCK_REQ (proto/proto.h, struct tsync_clock_state), for the host's
+ * external sync method. A daemon is one struct clock_daemon_ops; "auto"
+ * asks each in turn and keeps the first that says it is synchronized
+ * (else the first that answered). Every read has a deadline.
+ *
+ * The folder's map (scripts/check-includes checks that it names every
+ * file): agent/clock/
+ *   clock.c, clock.h                the daemons' table, the choice, the trace clock against CLOCK_REALTIME
+ *   ptpmgmt.c, ptpmgmt.h            linuxptp's management messages (pure)
+ *   ptp4l.c                         ptp4l through its management socket
+ *   chrony_parse.c, chrony_parse.h  `chronyc -c tracking`'s line (pure)
+ *   chrony.c                        chronyd through chronyc, spawned with a deadline
+ */
+#ifndef TSYNC_AGENT_CLOCK_H
+#define TSYNC_AGENT_CLOCK_H
+
+#include <stdint.h>
+
+#include "proto/proto.h"
+
+/* The agent's options for it (--clock-daemon and the sockets). */
+struct agent_clock_cfg {
+	const char *daemon;		/* "auto", "ptp4l", "chrony" or "none" */
+	const char *ptp4l_socket;	/* ptp4l's uds_address */
+	const char *chrony_server;	/* chronyc -h: a socket path or address */
+	const char *chronyc;		/* the chronyc program */
+	int timeout_ms;			/* one read's deadline */
+};
+
+/* The choices of --clock-daemon, NULL-terminated. */
+extern const char *const agent_clock_daemons[];
+
+/* One daemon. read() fills the daemon part of @out (source, synced,
+ * offset, bound, stratum, master, detail) by @deadline (CLOCK_MONOTONIC
+ * ns); returns 0, or -errno with why in out->detail. */
+struct clock_daemon_ops {
+	const char *name;
+	int (*read)(const struct agent_clock_cfg *cfg, int64_t deadline,
+		    struct tsync_clock_state *out);
+};
+
+extern const struct clock_daemon_ops clock_ptp4l_ops;	/* agent/clock/ptp4l.c */
+extern const struct clock_daemon_ops clock_chrony_ops;	/* agent/clock/chrony.c */
+
+/*
+ * Fills @out: the daemon's state as @cfg asks (source 0 for "none"; a
+ * failed read leaves synced 0 with the -errno in out->status and why in
+ * out->detail), and trace clock @trace_clock read against CLOCK_REALTIME
+ * in the kernel's terms (read_ns 0 when it cannot be read).
+ */
+void agent_clock_state(const struct agent_clock_cfg *cfg, const char *trace_clock,
+		       struct tsync_clock_state *out);
+
+#endif
