@@ -39,7 +39,6 @@
  *   rec/              a recording on the agent
  *   tsync/            tsync's own session, rounds and data connections
  *   tcmd/             trace-cmd's session, ports and PTP
- *   clock/            the time daemon's state (ptp4l, chrony) for CLOCK_REQ
  */
 #ifndef TSYNC_AGENT_H
 #define TSYNC_AGENT_H

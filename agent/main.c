@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 #include "agent/agent.h"
-#include "agent/clock/clock.h"
+#include "common/clock/clock.h"
 #include "agent/listenfds.h"
 #include "common/base/log.h"
 #include "common/cli/opt.h"

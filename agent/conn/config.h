@@ -45,7 +45,7 @@ struct agent_cfg {
 	const char *tcmd_client;	/* trace-cmd agent's -N HOST, or NULL */
 	uint32_t tcmd_port;	/* trace-cmd agent's -p (default 823) */
 	bool tcmd_port_set;	/* -p given */
-	/* The time daemon CLOCK_REQ reads (agent/clock/clock.h). */
+	/* The time daemon CLOCK_REQ reads (common/clock/clock.h). */
 	const char *clock_daemon;	/* --clock-daemon */
 	const char *ptp4l_socket;	/* --ptp4l-socket */
 	const char *chrony_socket;	/* --chrony-socket */

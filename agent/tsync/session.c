@@ -16,7 +16,7 @@
  *   SET_UP     SYNC_START     a round (round.c)               SET_UP
  *   SET_UP     SYNC_RESULT    (no answer) round record        SET_UP
  *   SET_UP     CLOCK_REQ      CLOCK_STATE (the time daemon's  SET_UP
- *                             state, agent/clock/clock.h)
+ *                             state, common/clock/clock.h)
  *   SET_UP     TRACE_START / TRACE_STOP / META_REQ            SET_UP
  *                             trace.c (the recording's states)
  *   any        BYE            (none)                          end
@@ -41,7 +41,7 @@
 #include <sys/random.h>
 #include <sys/utsname.h>
 
-#include "agent/clock/clock.h"
+#include "common/clock/clock.h"
 #include "agent/conn/control.h"
 #include "agent/conn/ratelimit.h"
 #include "agent/tsync/trace.h"
@@ -188,7 +188,7 @@ static int refused_without_tracefs(struct agent_session *s, const struct tsync_m
 }
 
 /* Answers CLOCK_REQ: the time daemon's state and the asked clock against
- * CLOCK_REALTIME (agent/clock/clock.h), read within --clock-timeout. */
+ * CLOCK_REALTIME (common/clock/clock.h), read within --clock-timeout. */
 static int on_clock_req(struct agent_session *s, const struct tsync_clock_req *req)
 {
 	const struct agent_cfg *c = s->ctx->cfg;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * `chronyc -c tracking`'s line (agent/clock/chrony_parse.c): lines as
+ * `chronyc -c tracking`'s line (common/clock/chrony_parse.c): lines as
  * chronyc 4.3 prints them, the bound made of them, and every field that
  * does not parse.
  */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/clock/chrony_parse.h"
+#include "common/clock/chrony_parse.h"
 
 static void test_synced(void **state)
 {

@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "agent/clock/clock.h"
-#include "agent/clock/ptpmgmt.h"
+#include "common/clock/clock.h"
+#include "common/clock/ptpmgmt.h"
 #include "common/base/timeutil.h"
 
 /* Connects a datagram socket to @path, bound to an abstract address.

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/clock/ptpmgmt.h"
+#include "common/clock/ptpmgmt.h"
 
 #define MSG_MANAGEMENT		0x0d
 #define PTP_MAJOR		2

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/clock/clock.h"
+#include "common/clock/clock.h"
 #include "common/base/timeutil.h"
 #include "common/stamp/stamp.h"
 

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the machine's time daemon says of its clock: the agent's answer
- * to CLOCK_REQ (proto/proto.h, struct tsync_clock_state), for the host's
- * external sync method. A daemon is one struct clock_daemon_ops; "auto"
+ * What the machine's time daemon says of its clock, for the external
+ * sync method: the agent's answer to CLOCK_REQ (proto/proto.h, struct
+ * tsync_clock_state), and the host's own side of it. A daemon is one struct clock_daemon_ops; "auto"
  * asks each in turn and keeps the first that says it is synchronized
  * (else the first that answered). Every read has a deadline.
  *
  * The folder's map (scripts/check-includes checks that it names every
- * file): agent/clock/
+ * file): common/clock/
  *   clock.c, clock.h                the daemons' table, the choice, the trace clock against CLOCK_REALTIME
  *   ptpmgmt.c, ptpmgmt.h            linuxptp's management messages (pure)
  *   ptp4l.c                         ptp4l through its management socket
  *   chrony_parse.c, chrony_parse.h  `chronyc -c tracking`'s line (pure)
  *   chrony.c                        chronyd through chronyc, spawned with a deadline
  */
-#ifndef TSYNC_AGENT_CLOCK_H
-#define TSYNC_AGENT_CLOCK_H
+#ifndef TSYNC_COMMON_CLOCK_H
+#define TSYNC_COMMON_CLOCK_H
 
 #include <stdint.h>
 
@@ -42,8 +42,8 @@ struct clock_daemon_ops {
 		    struct tsync_clock_state *out);
 };
 
-extern const struct clock_daemon_ops clock_ptp4l_ops;	/* agent/clock/ptp4l.c */
-extern const struct clock_daemon_ops clock_chrony_ops;	/* agent/clock/chrony.c */
+extern const struct clock_daemon_ops clock_ptp4l_ops;	/* common/clock/ptp4l.c */
+extern const struct clock_daemon_ops clock_chrony_ops;	/* common/clock/chrony.c */
 
 /*
  * Fills @out: the daemon's state as @cfg asks (source 0 for "none"; a

@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "agent/clock/chrony_parse.h"
-#include "agent/clock/clock.h"
+#include "common/clock/chrony_parse.h"
+#include "common/clock/clock.h"
 #include "common/base/timeutil.h"
 
 extern char **environ;

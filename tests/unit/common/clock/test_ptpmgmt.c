@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * linuxptp's management messages (agent/clock/ptpmgmt.c): the GETs byte
+ * linuxptp's management messages (common/clock/ptpmgmt.c): the GETs byte
  * for byte as Debian's pmc 3.1.1 wrote them (`pmc -u -b 0 'GET X'`,
  * captured on a socket standing in for ptp4l's; pid 5361, sequence 0),
  * the RESPONSEs ptp4l answers with, and the discipline state made of them.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/clock/ptpmgmt.h"
+#include "common/clock/ptpmgmt.h"
 
 /* Decodes hex @s into @buf; returns the bytes. */
 static size_t unhex(const char *s, uint8_t *buf)

@@ -17,8 +17,8 @@
  *   TLV          be16 type (1 MANAGEMENT, 2 MANAGEMENT_ERROR_STATUS)  be16 length
  *                be16 managementId, data (ERROR_STATUS: be16 error, be16 id, 4 bytes)
  */
-#ifndef TSYNC_AGENT_PTPMGMT_H
-#define TSYNC_AGENT_PTPMGMT_H
+#ifndef TSYNC_COMMON_PTPMGMT_H
+#define TSYNC_COMMON_PTPMGMT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * root dispersion (s), update interval (s), leap status ("Normal",
  * "Insert second", "Delete second", "Not synchronised").
  */
-#ifndef TSYNC_AGENT_CHRONY_PARSE_H
-#define TSYNC_AGENT_CHRONY_PARSE_H
+#ifndef TSYNC_COMMON_CHRONY_PARSE_H
+#define TSYNC_COMMON_CHRONY_PARSE_H
 
 #include <stddef.h>
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/clock/chrony_parse.h"
+#include "common/clock/chrony_parse.h"
 
 #define NFIELDS 14
 
