@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/base/cpu.h"
+#include "common/clock/clock.h"
 #include "common/base/log.h"
 #include "common/cli/opt.h"
 #include "common/stamp/stamp.h"
@@ -44,16 +45,19 @@ struct sync_cfg {
 	int stamp_forced;
 	int verbose;
 	bool no_quickack;
+	struct agent_clock_cfg host_clock;	/* the host's time daemon */
 };
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
 enum { O_AGENT = 1, O_VM, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST, O_STAMP, O_HOSTCPU,
-       O_POLL, O_JSON, O_KEYFILE, O_NOQUICKACK, O_VERBOSE, O_HELP };
+       O_POLL, O_JSON, O_KEYFILE, O_NOQUICKACK, O_METHOD, O_CLOCKD, O_PTP4L, O_CHRONY,
+       O_VERBOSE, O_HELP };
 
 static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
 static const char *const polls[] = { "sleep", "busy", "auto", NULL };
+static const char *const methods[] = { "auto", "probes", "kvm", "external", NULL };
 
 /* The options of `tsync-host sync`; tsync-host(1) documents each
  * (tests/e2e/manpages.sh checks the defaults agree). */
@@ -97,6 +101,17 @@ static const struct tsync_opt sync_opts[] = {
 	{ .id = O_NOQUICKACK, .name = "no-quickack", .type = TSYNC_OPT_FLAG,
 	  .help = "trace-cmd agents (tcmd:): do not re-arm TCP_QUICKACK; only to measure what "
 		  "it saves" },
+	{ .id = O_METHOD, .name = "tsync-method", .type = TSYNC_OPT_CHOICE, .arg = "METHOD",
+	  .choices = methods, .def = "auto",
+	  .help = "the sync method: auto (the best usable), probes, kvm or external (the "
+		  "time daemons' bound)" },
+	{ .id = O_CLOCKD, .name = "clock-daemon", .type = TSYNC_OPT_CHOICE, .arg = "DAEMON",
+	  .choices = agent_clock_daemons, .def = "auto",
+	  .help = "the host's time daemon, for the external method" },
+	{ .id = O_PTP4L, .name = "ptp4l-socket", .type = TSYNC_OPT_STRING, .arg = "PATH",
+	  .def = "/var/run/ptp4l", .help = "the host's ptp4l management socket" },
+	{ .id = O_CHRONY, .name = "chrony-socket", .type = TSYNC_OPT_STRING, .arg = "PATH",
+	  .def = "/var/run/chrony/chronyd.sock", .help = "the host's chronyd command socket" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
 	  .help = "debug logging" },
 	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
@@ -172,6 +187,10 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_JSON: cfg->json = true; return 0;
 	case O_KEYFILE: cfg->key_file = v->str; return 0;
 	case O_NOQUICKACK: cfg->no_quickack = true; return 0;
+	case O_METHOD: cfg->round.method = methods[v->num]; return 0;
+	case O_CLOCKD: cfg->host_clock.daemon = agent_clock_daemons[v->num]; return 0;
+	case O_PTP4L: cfg->host_clock.ptp4l_socket = v->str; return 0;
+	case O_CHRONY: cfg->host_clock.chrony_server = v->str; return 0;
 	case O_VERBOSE: cfg->verbose++; return 0;
 	}
 	return snprintf(err, errlen, "not handled"), -1;
@@ -186,6 +205,9 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	/* the defaults that are not values of an option */
 	cfg->round.host_cpu = -1;			/* O_HOSTCPU */
 	cfg->round.nprobes = ROUND_DEFAULT_PROBES;	/* O_LOOPS */
+	cfg->host_clock.chronyc = "chronyc";
+	cfg->host_clock.timeout_ms = 1000;
+	cfg->round.host_clock = &cfg->host_clock;
 	first = tsync_opt_parse_or_exit(&sync_cmd, argc, argv, set_opt, cfg);
 	for (; first < argc; first++) {
 		if (add_agent(cfg, argv[first], err, sizeof(err))) {
@@ -203,6 +225,22 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	/* an explicit clock source measures the clocks as the namespaces
 	 * show them; the default is in trace clock terms */
 	cfg->round.ns_clock = cfg->stamp_forced && cfg->round.source == TSYNC_STAMP_CLOCK;
+}
+
+/* Prints @s as a JSON string, or null when it is empty. */
+static void print_json_str(FILE *out, const char *s)
+{
+	if (!s[0]) {
+		fprintf(out, "null");
+		return;
+	}
+	fputc('"', out);
+	for (const char *q = s; *q; q++)
+		if (*q == '"' || *q == '\\')
+			fprintf(out, "\\%c", *q);
+		else if ((unsigned char)*q >= 0x20)
+			fputc(*q, out);
+	fputc('"', out);
 }
 
 /* Prints the bound or delay @v in @width columns, "-" when the protocol
@@ -427,6 +465,8 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 			  const struct peer *p, const struct sync_method *m,
 			  const uint32_t *cpulist, uint32_t nlist, const struct sync_result *res)
 {
+	const char *detail = sync_method_detail(m);
+
 	if (cfg->json) {
 		struct sync_info in;
 		char stamp[48] = "null", est[48] = "null";
@@ -442,17 +482,9 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 		       "\"estimator\": %s, \"probes\": %u, \"adaptive\": %s, \"fallback\": ",
 		       name, peer_addr(p), peer_name(p), sync_method_name(m), peer_ncpus(p),
 		       cfg->round.clock, stamp, est, in.probes, in.adaptive ? "true" : "false");
-		if (fb[0]) {
-			fputc('"', out);
-			for (const char *q = fb; *q; q++)
-				if (*q == '"' || *q == '\\')
-					fprintf(out, "\\%c", *q);
-				else if ((unsigned char)*q >= 0x20)
-					fputc(*q, out);
-			fputc('"', out);
-		} else {
-			fprintf(out, "null");
-		}
+		print_json_str(out, fb);
+		fprintf(out, ", \"clocks\": ");
+		print_json_str(out, detail);
 		fprintf(out, ",\n  \"cpus\": [\n");
 	} else if (cfg->rounds > 1) {
 		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
@@ -461,6 +493,8 @@ static void print_results(FILE *out, const struct sync_cfg *cfg, const char *nam
 		print_cpu(out, cfg, cpulist[i], &res[i], nlist, i + 1 == nlist);
 	if (cfg->json)
 		fprintf(out, "  ]\n}\n");
+	else if (detail[0])
+		fprintf(out, "clocks: %s\n", detail);
 }
 
 /*

@@ -110,6 +110,15 @@ int client_fetch_meta(struct tsync_client *c, struct tracemeta **out,
 		      char *err, size_t errlen);
 
 /*
+ * Asks the agent for its time daemon's state and trace clock @clock
+ * against CLOCK_REALTIME (CLOCK_REQ, CLOCK_STATE: host/peer/client_clock.c).
+ * Returns 0 and the answer in @out, -EOPNOTSUPP when the agent does not
+ * announce CAP_CLOCK_STATE, or -errno.
+ */
+int client_clock_state(struct tsync_client *c, const char *clock, struct tsync_clock_state *out,
+		       char *err, size_t errlen);
+
+/*
  * Makes every call in progress or to come on @c fail at once (the
  * connection is shut down); safe from another thread, for aborting on a
  * signal. client_close() is still needed.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The peer interface: the dialect table and the dispatch; see peer.h. */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,6 +83,17 @@ int peer_round(struct peer *p, uint32_t cpu, const struct round_opts *o,
 	       struct round_result *res)
 {
 	return p->ops->round(p, cpu, o, res);
+}
+
+int peer_clock_state(struct peer *p, const char *clock, struct tsync_clock_state *out,
+		     char *err, size_t errlen)
+{
+	if (!p->ops->clock_state) {
+		snprintf(err, errlen, "%s agents do not report their time daemon",
+			 p->ops->name);
+		return -EOPNOTSUPP;
+	}
+	return p->ops->clock_state(p, clock, out, err, errlen);
 }
 
 int peer_trace_start(struct peer *p, const struct peer_trace_opts *o, uint32_t *nstreams,

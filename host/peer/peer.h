@@ -20,6 +20,7 @@
  *   tcmd_meta.c, tcmd_meta.h           a trace-cmd agent's metadata into a tracemeta
  *   tcmd_ptp.c, tcmd_ptp.h             trace-cmd's PTP, host side
  *   cancel.c, cancel.h                 cancelling the connections from another thread
+ *   client_clock.c                     the agent's time daemon state (CLOCK_REQ)
  *
  * Every call returns 0 or -errno (or a TSYNC_PERR_* code of tsync's
  * protocol), with a reason in @err that names the agent. A peer is used
@@ -131,6 +132,10 @@ int peer_round(struct peer *p, uint32_t cpu, const struct round_opts *o,
 	       struct round_result *res);
 /* Starts tracing; 0 and the number of streams the agent opens in
  * @nstreams. (An agent that started with the session only counts.) */
+/* Asks the agent for its time daemon's state and @clock against
+ * CLOCK_REALTIME; -EOPNOTSUPP for an agent (or dialect) that cannot tell. */
+int peer_clock_state(struct peer *p, const char *clock, struct tsync_clock_state *out,
+		     char *err, size_t errlen);
 int peer_trace_start(struct peer *p, const struct peer_trace_opts *o, uint32_t *nstreams,
 		     char *err, size_t errlen);
 /* Fetches the guest's metadata, rebuilt and checked (tracemeta_free()). */

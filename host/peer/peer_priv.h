@@ -38,6 +38,9 @@ struct peer_ops {
 	int (*can_record)(struct peer *p, const char *clock, char *err, size_t errlen);
 	int (*round)(struct peer *p, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res);
+	/* NULL: the dialect cannot tell (peer_clock_state()) */
+	int (*clock_state)(struct peer *p, const char *clock, struct tsync_clock_state *out,
+			   char *err, size_t errlen);
 	int (*trace_start)(struct peer *p, const struct peer_trace_opts *o, uint32_t *nstreams,
 			   char *err, size_t errlen);
 	int (*meta)(struct peer *p, struct tracemeta **out, char *err, size_t errlen);

@@ -94,6 +94,13 @@ static int ts_round(struct peer *p, uint32_t cpu, const struct round_opts *o,
 	return client_sync_round(ts(p)->c, cpu, o, res);
 }
 
+/* CLOCK_REQ; see peer.h. */
+static int ts_clock_state(struct peer *p, const char *clock, struct tsync_clock_state *out,
+			  char *err, size_t errlen)
+{
+	return client_clock_state(ts(p)->c, clock, out, err, errlen);
+}
+
 /* TRACE_START; see peer.h. */
 static int ts_trace_start(struct peer *p, const struct peer_trace_opts *o, uint32_t *nstreams,
 			  char *err, size_t errlen)
@@ -162,6 +169,7 @@ const struct peer_ops peer_tsync_ops = {
 	.clocks = ts_clocks,
 	.can_record = ts_can_record,
 	.round = ts_round,
+	.clock_state = ts_clock_state,
 	.trace_start = ts_trace_start,
 	.meta = ts_meta,
 	.stream_open = ts_stream_open,

@@ -52,6 +52,8 @@ struct round_probes {
 	int64_t *rtt_ns;			/* [nhost] what the stopping rule got */
 };
 
+struct agent_clock_cfg;
+
 struct round_opts {
 	const char *clock;		/* trace clock name */
 	enum tsync_stamp_source source;
@@ -73,6 +75,12 @@ struct round_opts {
 	 * only on different host CPUs and do not spoil each other */
 	pthread_mutex_t *cpu_locks;
 	struct round_probes *keep;	/* or NULL: see struct round_probes */
+	/* --tsync-method: the only sync method to use; NULL or "auto": the
+	 * best usable (host/sync/sync.h) */
+	const char *method;
+	/* the host's own time daemon, for the external method
+	 * (common/clock/clock.h); NULL: its defaults */
+	const struct agent_clock_cfg *host_clock;
 };
 
 #endif

@@ -14,6 +14,7 @@
 static const struct sync_method_ops *const methods[] = {
 	&sync_kvm_ops,
 	&sync_probes_ops,
+	&sync_external_ops,
 };
 
 /* Most methods sync_pick() weighs. */
@@ -53,6 +54,12 @@ int sync_pick(const struct sync_method_ops *const *list, size_t n, const struct 
 		if (best && list[i]->rank >= best->rank)
 			continue;	/* cannot do better: not asked */
 		why[i][0] = '\0';
+		if (o->method && strcmp(o->method, "auto") && strcmp(o->method, list[i]->name)) {
+			snprintf(why[i], sizeof(why[i]), "not asked for (--tsync-method %s)",
+				 o->method);
+			asked[i] = quiet[i] = true;
+			continue;
+		}
 		ret = list[i]->usable(t, o, why[i], sizeof(why[i]));
 		if (!ret) {
 			best = list[i];
@@ -189,6 +196,12 @@ const char *sync_method_clock(const struct sync_target *t, char *why, size_t why
 uint32_t sync_method_changes(const struct sync_method *m)
 {
 	return m->ops->changes ? m->ops->changes(m->state) : 0;
+}
+
+/* What a method knows beyond its samples; see sync.h. */
+const char *sync_method_detail(const struct sync_method *m)
+{
+	return m->ops->detail ? m->ops->detail(m->state) : "";
 }
 
 /* Closes a method; see sync.h. */

@@ -18,6 +18,7 @@
  *   sync.c, sync.h, sync_priv.h  the interface: method list, choice, dispatch, struct sync_method_ops
  *   kvm.c                        the kvm method: KVM's TSC offset and scaling from debugfs
  *   probes.c                     the probe method: a probe round through the peer
+ *   external.c                   the external method: the time daemons' bound, probes as a check
  *
  * A sync result says where the guest clock is against the host's, in the
  * terms of trace-cmd's TIME_SHIFT, from guest time guest_ts on:
@@ -148,6 +149,10 @@ const char *sync_method_clock(const struct sync_target *t, char *why, size_t why
  * between two samples of a CPU (kvm: a vCPU's TSC offset or scaling);
  * 0 for a method that cannot tell (probes). */
 uint32_t sync_method_changes(const struct sync_method *m);
+
+/* Returns one line of what @m knows beyond its samples (external: the
+ * time daemons' state on both sides), or "". */
+const char *sync_method_detail(const struct sync_method *m);
 
 /* Closes @m (NULL is fine); the target's peer stays open. */
 void sync_method_close(struct sync_method *m);

@@ -25,6 +25,8 @@
  *            fills guest_ts (the guest time it read at), offset_ns,
  *            scaling and frac, and its error bound; probes stay 0.
  *   info     what `sync` prints of it (struct sync_info); may be NULL.
+ *   detail   one line of what the method knows beyond the samples
+ *            (sync_method_detail()); may be NULL.
  *   changes  how many times a sample showed the guest's clock relation
  *            rewritten (kvm: a vCPU's offset or scaling); may be NULL.
  *   close    frees @state (NULL is fine).
@@ -46,12 +48,16 @@ struct sync_method_ops {
 		      struct sync_result *res);
 	void (*info)(const void *state, const struct round_opts *o, struct sync_info *info);
 	uint32_t (*changes)(const void *state);
+	/* what the method knows of the clocks beyond the sample (external:
+	 * each daemon's state), one line; may be NULL */
+	const char *(*detail)(void *state);
 	void (*close)(void *state);
 };
 
 /* The methods (host/sync/sync.c lists them). */
 extern const struct sync_method_ops sync_kvm_ops;	/* host/sync/kvm.c */
 extern const struct sync_method_ops sync_probes_ops;	/* host/sync/probes.c */
+extern const struct sync_method_ops sync_external_ops;	/* host/sync/external.c */
 
 /*
  * Picks from the @n methods of @list the best-ranked (lowest rank; the
