@@ -116,6 +116,8 @@ struct parse_ctx {
 };
 
 static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
+/* --tsync-method: host/sync/sync.c's methods, and auto */
+static const char *const tsync_methods[] = { "auto", "probes", "kvm", "external", NULL };
 
 static rec_check_fn check_tracer, check_func, check_module, check_option, check_cpumask,
 		    check_name, check_clock, check_output, check_ts_offset;
@@ -282,6 +284,11 @@ static const struct rec_opt rec_opts[] = {
 		 .help = "stop a guest that sends more than MB MiB of data; 0: no cap" },
 	  .scope = SC_RUN, .kind = K_U32, .off = F(guest_max_mb),
 	  .given = GIVEN(has_guest_max_mb) },
+	{ .o = { .name = "tsync-method", .type = TSYNC_OPT_CHOICE, .arg = "METHOD",
+		 .choices = tsync_methods, .def_text = "auto",
+		 .help = "the sync method: auto (the best usable), probes, kvm or external "
+			 "(the time daemons' bound)" },
+	  .scope = SC_RUN, .kind = K_STR, .off = F(tsync_method) },
 	{ .o = { .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP, .help = "this text" },
 	  .scope = SC_SYNTAX, .set = set_not_agent },
 	/* trace-cmd's options that tsync does not have */

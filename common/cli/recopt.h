@@ -119,6 +119,7 @@ struct tsync_recopt {
 					 * -1: unset */
 	char *key_file;			/* --key-file */
 	uint32_t guest_max_mb;		/* --guest-max-mb, default 4096 */
+	char *tsync_method;		/* --tsync-method, or NULL: auto */
 	bool has_guest_max_mb;		/* given (0 is a value: no cap) */
 };
 

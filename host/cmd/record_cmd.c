@@ -94,7 +94,7 @@ static void rec_init(struct recorder *r)
 				    .no_quickack = getenv("TSYNC_TCMD_NO_QUICKACK") != NULL };
 	r->ro = (struct round_opts){ .clock = r->cfg.opt.clock, .source = r->cfg.source,
 				     .nprobes = ROUND_DEFAULT_PROBES, .estimator = TSYNC_EST_ROBUST,
-				     .host_cpu = -1, .busy = -1,
+				     .host_cpu = -1, .busy = -1, .method = r->cfg.opt.tsync_method,
 				     .ns_clock = r->cfg.stamp_forced &&
 						 r->cfg.source == TSYNC_STAMP_CLOCK };
 	if (slash)

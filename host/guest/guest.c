@@ -559,6 +559,8 @@ void guest_print_summary(const struct guest *g)
 	if (g->sm && sync_method_fallback(g->sm)[0])
 		printf("  method %s, not %s\n", sync_method_name(g->sm),
 		       sync_method_fallback(g->sm));
+	if (g->sm && sync_method_detail(g->sm)[0])
+		printf("  clocks: %s\n", sync_method_detail(g->sm));
 	if (g->sm && sync_method_changes(g->sm))
 		printf("  method %s: %u change%s of a CPU's offset or scaling seen, each a new "
 		       "sample at the sync after it\n", sync_method_name(g->sm),
