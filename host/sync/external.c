@@ -12,7 +12,8 @@
  * beyond both bounds: a daemon that claims more than it holds, or
  * machines not on one timeline.
  *
- * It is usable only when both daemons say they are synchronized: finding
+ * It is usable only when both daemons say they are synchronized (with
+ * no daemon on a side at all it keeps quiet, as kvm does off KVM): finding
  * that out asks the agent (one CLOCK_REQ), the one exception to the
  * rule that usable() does no I/O with the guest.
  */
@@ -72,17 +73,26 @@ static bool host_has_clock(const char *clock)
 }
 
 /* Reads both sides into @x; 0, or -EAGAIN with why in @why when a
- * daemon is not synchronized, or -errno. */
+ * daemon is not synchronized, -ENODEV (why said too) when a side has no
+ * daemon to read at all, or -errno. */
 static int read_both(struct external *x, const struct round_opts *o, char *why, size_t whylen)
 {
 	struct agent_clock_cfg hc;
 	int ret;
 
 	ret = peer_clock_state(x->peer, o->clock, &x->guest, why, whylen);
+	if (ret == -EOPNOTSUPP)
+		return -ENODEV;		/* an agent that cannot tell: nothing to say */
 	if (ret)
 		return ret;
 	host_cfg(o, &hc);
 	agent_clock_state(&hc, o->clock, &x->host);
+	if (x->guest.source == TSYNC_CLOCK_SRC_NONE || x->host.source == TSYNC_CLOCK_SRC_NONE) {
+		snprintf(why, whylen, "no time daemon on the %s: %s",
+			 x->guest.source ? "host" : "guest",
+			 x->guest.source ? x->host.detail : x->guest.detail);
+		return -ENODEV;
+	}
 	if (!x->guest.synced || !x->guest.read_ns) {
 		snprintf(why, whylen, "guest: %s not synchronized: %s",
 			 tsync_clock_source_name(x->guest.source), x->guest.detail);
@@ -173,7 +183,7 @@ static int external_sample(void *state, uint32_t cpu, const struct round_opts *o
 	int ret;
 
 	ret = read_both(x, o, res->error, sizeof(res->error));
-	if (ret == -EAGAIN || ret == -EOPNOTSUPP) {
+	if (ret == -EAGAIN || ret == -EOPNOTSUPP || ret == -ENODEV) {
 		res->status = ret;
 		return 0;
 	}

@@ -101,6 +101,36 @@ static void test_pick(void **state)
 			    "is not the TSC");
 }
 
+/* --tsync-method: only the named method is weighed; the others are
+ * passed over quietly, and named when it is not usable either. */
+static void test_pick_method(void **state)
+{
+	const struct sync_method_ops *list[] = { &sync_probes_ops, &never, &direct };
+	const struct sync_method_ops *got = NULL;
+	struct sync_target t = { .name = "vm1" };
+	struct round_opts o = { .clock = "x86-tsc", .method = "probes" };
+	char err[300];
+
+	(void)state;
+	assert_int_equal(sync_pick(list, 3, &t, &o, &got, err, sizeof(err)), 0);
+	assert_ptr_equal(got, &sync_probes_ops);
+	assert_string_equal(err, "");
+	o.method = "auto";
+	assert_int_equal(sync_pick(list, 3, &t, &o, &got, err, sizeof(err)), 0);
+	assert_ptr_equal(got, &direct);
+	o.method = "direct";
+	o.clock = "local";
+	assert_int_equal(sync_pick(list, 3, &t, &o, &got, err, sizeof(err)), -EOPNOTSUPP);
+	assert_string_equal(err, "no sync method for vm1: probes: not asked for (--tsync-method "
+			    "direct); never: not asked for (--tsync-method direct); direct: clock "
+			    "local is not the TSC");
+	/* the external method ranks between a direct one and the probes, and
+	 * keeps quiet before a connection */
+	assert_true(direct.rank < sync_external_ops.rank);
+	assert_true(sync_external_ops.rank < sync_probes_ops.rank);
+	assert_int_equal(sync_external_ops.usable(&t, &o, err, sizeof(err)), -ENODEV);
+}
+
 /* The probes rank after a method that reads the offset directly. */
 static void test_rank(void **state)
 {
@@ -285,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_method_clock),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_direct_sample),
+		cmocka_unit_test(test_pick_method),
 		cmocka_unit_test(test_probes_tsync),
 		cmocka_unit_test(test_probes_tcmd),
 		cmocka_unit_test(test_probes_failed),
