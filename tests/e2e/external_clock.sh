@@ -55,10 +55,11 @@ wait_lines "$E2E_TMP/ptpB.log" 'to UNCALIBRATED' 1 30 ||
 wait_lines "$E2E_TMP/ptpB.log" 'master offset' 1 30 ||
 	fail "ptp4l B measured no offset: $(tail -5 "$E2E_TMP/ptpB.log")"
 
-E2E_ALLOW=127.0.0.1
 start_agent ptpA ip netns exec "$NA" -- --ptp4l-socket "$E2E_TMP/ptp4lA" --clock-daemon ptp4l
 EP_A=$AGENT_EP
-start_agent ptpB ip netns exec "$NB" -- --ptp4l-socket "$E2E_TMP/ptp4lB" --clock-daemon ptp4l
+# B is the other machine: the host (in A) reaches it over the veth
+E2E_LISTEN=tcp:169.254.77.2:0 E2E_ALLOW=169.254.77.0/24 \
+	start_agent ptpB ip netns exec "$NB" -- --ptp4l-socket "$E2E_TMP/ptp4lB" --clock-daemon ptp4l
 EP_B=$AGENT_EP
 
 # field NAME LINE: the value of NAME=... in a CLOCK_STATE line
@@ -90,14 +91,15 @@ for side in A B; do
 	pass "$side: CLOCK_STATE as pmc prints it: master $gm, steps $steps, port $state"
 done
 
-# auto with B's free-running ptp4l (UNCALIBRATED): the probes, and why
-out=$(ip netns exec "$NB" timeout 60 "$HOST" sync -C tai --cpus 0 \
+# auto with B's free-running ptp4l (UNCALIBRATED): the probes, and why;
+# the host is machine A, with A's ptp4l (the grandmaster)
+out=$(ip netns exec "$NA" timeout 60 "$HOST" sync -C tai --cpus 0 \
 	--clock-daemon ptp4l --ptp4l-socket "$E2E_TMP/ptp4lA" "$EP_B" 2>&1) ||
 	fail "sync -C tai with ptp4l: $out"
 grep -q 'method probes, not external: guest: ptp4l not synchronized: .*UNCALIBRATED' <<<"$out" ||
 	fail "auto did not say why not external: $out"
 pass "auto with an UNCALIBRATED ptp4l: $(grep -o 'method probes, not .*' <<<"$out")"
-out=$(ip netns exec "$NB" timeout 60 "$HOST" sync -C tai --cpus 0 --tsync-method external \
+out=$(ip netns exec "$NA" timeout 60 "$HOST" sync -C tai --cpus 0 --tsync-method external \
 	--clock-daemon ptp4l --ptp4l-socket "$E2E_TMP/ptp4lA" "$EP_B" 2>&1) &&
 	fail "--tsync-method external with an UNCALIBRATED ptp4l succeeded: $out"
 grep -q 'no sync method for .*external: guest: ptp4l not synchronized' <<<"$out" ||
