@@ -127,7 +127,7 @@ int ptpmgmt_default_ds(const struct ptpmgmt_reply *r, struct ptpmgmt_default_ds 
 	if (check(r, PTPMGMT_DEFAULT_DATA_SET))
 		return -EBADMSG;
 	d->nports = get16(r->data + 2);
-	memcpy(d->clock_id, r->data + 9, sizeof(d->clock_id));
+	memcpy(d->clock_id, r->data + 10, sizeof(d->clock_id));
 	return 0;
 }
 

@@ -133,12 +133,35 @@ static void test_parse_datasets(void **state)
 	/* DEFAULT_DATA_SET: 1 port, clock identity */
 	memset(d, 0, sizeof(d));
 	d[3] = 1;
-	memcpy(d + 9, gm, 8);
+	memcpy(d + 10, gm, 8);
 	n = response(pmc_default, 0, d, 20, buf);
 	assert_int_equal(ptpmgmt_parse(buf, n, &r), 0);
 	assert_int_equal(ptpmgmt_default_ds(&r, &dds), 0);
 	assert_int_equal(dds.nports, 1);
 	assert_memory_equal(dds.clock_id, gm, 8);
+}
+
+/* ptp4l 3.1.1's answer to pmc_default, as it sent it (-S, one port):
+ * pmc prints clockIdentity a6fed2.fffe.a4edff, numberPorts 1. */
+static void test_ptp4l_default_ds(void **state)
+{
+	static const char hex[] =
+		"0d02004a00000000000000000000000000000000a6fed2fffea4edff00000000047f"
+		"000000000000000014f1000002000001001620000100000180f8feffff80a6fed2fffea4edff0000";
+	uint8_t buf[128];
+	size_t n = unhex(hex, buf);
+	struct ptpmgmt_reply r;
+	struct ptpmgmt_default_ds dds;
+	char id[32];
+
+	(void)state;
+	assert_int_equal(ptpmgmt_parse(buf, n, &r), 0);
+	assert_int_equal(r.seq, 0);
+	assert_int_equal(r.id, PTPMGMT_DEFAULT_DATA_SET);
+	assert_int_equal(ptpmgmt_default_ds(&r, &dds), 0);
+	assert_int_equal(dds.nports, 1);
+	ptpmgmt_clock_id_text(dds.clock_id, id, sizeof(id));
+	assert_string_equal(id, "a6fed2.fffe.a4edff");
 }
 
 static void test_parse_rejects(void **state)
@@ -247,6 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get_bytes),
 		cmocka_unit_test(test_parse_datasets),
+		cmocka_unit_test(test_ptp4l_default_ds),
 		cmocka_unit_test(test_parse_rejects),
 		cmocka_unit_test(test_state),
 	};
