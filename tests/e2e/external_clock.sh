@@ -132,7 +132,7 @@ want_off=$(awk -v s="$offs" 'BEGIN { printf "%.0f", s * 1e9 }')
 [ "$(field daemon "$line")" = chrony ] || fail "auto did not fall to chrony: $line"
 [ "$(field synced "$line")" = 1 ] || fail "chrony with a local reference not synced: $line"
 [ "$(field stratum "$line")" = "$stratum" ] || fail "stratum: chronyc $stratum: $line"
-[ "$(field offset "$line")" = "$want_off" ] || fail "offset: chronyc $offs s: $line"
+[ "$(field offset "$line")" -eq "$want_off" ] || fail "offset: chronyc $offs s: $line"
 grep -q "detail=$leap" <<<"$line" || fail "leap status: chronyc $leap: $line"
 pass "CLOCK_STATE as chronyc prints it: stratum $stratum, offset $offs s, $leap"
 
