@@ -111,6 +111,24 @@ static int recv_hello(struct hello *hs)
 	return 0;
 }
 
+/*
+ * Answers the host's sync method offer in @r: the best one this agent can
+ * take. kvm needs nothing of the agent but a guest TSC, which KVM's
+ * offsets describe (the host reads them; the probes stay for when they
+ * go); probes every agent takes.
+ */
+static void take_method(const struct hello *hs, struct tsync_hello_reply *r)
+{
+	uint32_t can = TSYNC_METHOD_BIT(TSYNC_METHOD_PROBES);
+
+	if (tsync_stamp_caps() & TSYNC_CAP_STAMP_TSC)
+		can |= TSYNC_METHOD_BIT(TSYNC_METHOD_KVM);
+	r->caps |= TSYNC_CAP_SYNC_METHOD;
+	r->method = tsync_method_pick(hs->h.methods, can);
+	log_info("%s: sync method %s (offered 0x%x)", hs->peer->name,
+		 tsync_method_name(r->method), hs->h.methods);
+}
+
 /* Builds the HELLO_REPLY for @hs->h in @reply: version, caps, and our
  * answer and challenge when authenticating. Returns 0, or -errno after
  * logging and telling the peer. */
@@ -153,6 +171,8 @@ static int build_reply(struct hello *hs, struct tsync_msg *reply)
 	reply->hello_reply.ver_max = TSYNC_PROTO_VERSION_MAX;
 	reply->hello_reply.caps = TSYNC_CAP_TRACE | (hs->auth ? TSYNC_CAP_AUTH_HMAC : 0) |
 				  tsync_stamp_caps();
+	if (hs->h.kind == TSYNC_CONN_CONTROL && (hs->h.caps & TSYNC_CAP_SYNC_METHOD))
+		take_method(hs, &reply->hello_reply);
 	return 0;
 }
 

@@ -189,6 +189,8 @@ static int check_count(struct rcur *c, uint32_t count, uint32_t limit,
 
 static int dec_hello(struct rcur *c, struct tsync_hello *h)
 {
+	int ret;
+
 	h->ver_min = rd_u8(c);
 	h->ver_max = rd_u8(c);
 	h->kind = rd_u8(c);
@@ -198,6 +200,12 @@ static int dec_hello(struct rcur *c, struct tsync_hello *h)
 	h->cpu = rd_be32(c);
 	rd_bytes(c, h->secret, sizeof(h->secret));
 	rd_bytes(c, h->nonce, sizeof(h->nonce));
+	/* the offer's unknown bits are later methods: ignored */
+	if (h->caps & TSYNC_CAP_SYNC_METHOD) {
+		ret = get_be32(c, &h->methods, "sync method offer");
+		if (ret)
+			return ret;
+	}
 	if (!h->ver_min || h->ver_min > h->ver_max)
 		return fail(c->err, TSYNC_PERR_BAD_VALUE,
 			    "HELLO: bad version range %u..%u", h->ver_min,
@@ -205,6 +213,11 @@ static int dec_hello(struct rcur *c, struct tsync_hello *h)
 	if (h->kind != TSYNC_CONN_CONTROL && h->kind != TSYNC_CONN_DATA)
 		return fail(c->err, TSYNC_PERR_BAD_VALUE,
 			    "HELLO: unknown connection kind %u", h->kind);
+	if ((h->caps & TSYNC_CAP_SYNC_METHOD) &&
+	    !(h->methods & TSYNC_METHOD_BIT(TSYNC_METHOD_PROBES)))
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "HELLO: sync method offer 0x%x lacks probes, which every host serves",
+			    h->methods);
 	if (h->kind == TSYNC_CONN_DATA)
 		return check_cpu(c, h->cpu, "cpu");
 	return 0;
@@ -212,6 +225,8 @@ static int dec_hello(struct rcur *c, struct tsync_hello *h)
 
 static int dec_hello_reply(struct rcur *c, struct tsync_hello_reply *h)
 {
+	int ret;
+
 	h->version = rd_u8(c);
 	h->ver_min = rd_u8(c);
 	h->ver_max = rd_u8(c);
@@ -219,11 +234,22 @@ static int dec_hello_reply(struct rcur *c, struct tsync_hello_reply *h)
 	h->caps = rd_be32(c);
 	rd_bytes(c, h->nonce, sizeof(h->nonce));
 	rd_bytes(c, h->mac, sizeof(h->mac));
+	if (h->caps & TSYNC_CAP_SYNC_METHOD) {
+		ret = need(c, 4, "sync method");
+		if (ret)
+			return ret;
+		h->method = rd_u8(c);
+		(void)rd_u8(c);		/* reserved */
+		(void)rd_be16(c);	/* reserved */
+	}
 	if (!h->ver_min || h->ver_min > h->ver_max || h->version < h->ver_min ||
 	    h->version > h->ver_max)
 		return fail(c->err, TSYNC_PERR_BAD_VALUE,
 			    "HELLO_REPLY: version %u not in its range %u..%u",
 			    h->version, h->ver_min, h->ver_max);
+	if ((h->caps & TSYNC_CAP_SYNC_METHOD) && !tsync_method_known(h->method))
+		return fail(c->err, TSYNC_PERR_BAD_VALUE,
+			    "HELLO_REPLY: unknown sync method %u", h->method);
 	return 0;
 }
 

@@ -283,6 +283,74 @@ int tsync_proto_check_choice(uint8_t our_min, uint8_t our_max,
 	return 0;
 }
 
+/* The sync methods, in the agent's order of preference. */
+static const struct {
+	const char *name;
+	uint8_t id;
+} method_rows[] = {
+#define TSYNC_X_ROW(name, NAME, id) { #name, id },
+	TSYNC_SYNC_METHODS(TSYNC_X_ROW)
+#undef TSYNC_X_ROW
+};
+#define NMETHOD_ROWS (sizeof(method_rows) / sizeof(method_rows[0]))
+
+/* Returns the name of a sync method; see proto.h. */
+const char *tsync_method_name(unsigned int id)
+{
+	for (size_t i = 0; i < NMETHOD_ROWS; i++)
+		if (method_rows[i].id == id)
+			return method_rows[i].name;
+	return "unknown";
+}
+
+/* Parses a sync method name; see proto.h. */
+int tsync_method_parse(const char *name, uint8_t *out)
+{
+	for (size_t i = 0; name && i < NMETHOD_ROWS; i++) {
+		if (!strcmp(name, method_rows[i].name)) {
+			*out = method_rows[i].id;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Says whether a sync method is known; see proto.h. */
+int tsync_method_known(unsigned int id)
+{
+	return strcmp(tsync_method_name(id), "unknown") != 0;
+}
+
+/* The agent's choice from the host's offer; see proto.h. */
+uint8_t tsync_method_pick(uint32_t offer, uint32_t can)
+{
+	can |= TSYNC_METHOD_BIT(TSYNC_METHOD_PROBES);
+	for (size_t i = 0; i < NMETHOD_ROWS; i++)
+		if (offer & can & TSYNC_METHOD_BIT(method_rows[i].id))
+			return method_rows[i].id;
+	return TSYNC_METHOD_PROBES;
+}
+
+/* Checks the sync method an agent took in HELLO_REPLY; see proto.h. */
+int tsync_proto_check_method(const struct tsync_hello *h, const struct tsync_hello_reply *r,
+			     uint8_t *method, char *err, size_t errlen)
+{
+	uint32_t offer = h->caps & TSYNC_CAP_SYNC_METHOD ? h->methods : 0;
+
+	*method = TSYNC_METHOD_PROBES;
+	if (!(r->caps & TSYNC_CAP_SYNC_METHOD))
+		return 0;
+	if (r->method >= 32 || !(offer & TSYNC_METHOD_BIT(r->method))) {
+		if (err && errlen)
+			snprintf(err, errlen, "the agent took sync method %s (%u), which this "
+				 "host did not offer (offer 0x%x)", tsync_method_name(r->method),
+				 r->method, offer);
+		return TSYNC_PERR_BAD_VALUE;
+	}
+	*method = r->method;
+	return 0;
+}
+
 /* Checks that @m has @type; turns an ERROR into a readable reason. */
 int tsync_msg_expect(const struct tsync_msg *m, uint8_t type, char *err,
 		     size_t errlen)
@@ -409,6 +477,8 @@ static void put_payload(struct wcur *c, const struct tsync_msg *m)
 		put_be32(c, h->cpu);
 		put(c, h->secret, sizeof(h->secret));
 		put(c, h->nonce, sizeof(h->nonce));
+		if (h->caps & TSYNC_CAP_SYNC_METHOD)
+			put_be32(c, h->methods);
 		break;
 	}
 	case TSYNC_MSG_HELLO_REPLY: {
@@ -421,6 +491,11 @@ static void put_payload(struct wcur *c, const struct tsync_msg *m)
 		put_be32(c, h->caps);
 		put(c, h->nonce, sizeof(h->nonce));
 		put(c, h->mac, sizeof(h->mac));
+		if (h->caps & TSYNC_CAP_SYNC_METHOD) {
+			put_u8(c, h->method);
+			put_u8(c, 0);
+			put_be16(c, 0);
+		}
 		break;
 	}
 	case TSYNC_MSG_AUTH:

@@ -184,8 +184,32 @@ enum tsync_conn_kind {
 #define TSYNC_CAP_AUTH_HMAC	(1u << 0)	/* HMAC challenge-response */
 #define TSYNC_CAP_TRACE		(1u << 1)	/* tracing control, streams */
 #define TSYNC_CAP_STAMP_TSC	(1u << 2)	/* TSC stamp source */
+/* HELLO: the host's sync method offer follows (tsync_hello.methods);
+ * HELLO_REPLY: the agent's choice follows (tsync_hello_reply.method). */
+#define TSYNC_CAP_SYNC_METHOD	(1u << 3)
 #define TSYNC_CAP_CLOCK_STATE	(1u << 8)	/* CLOCK_REQ answered: the time
 						 * daemon's discipline state */
+
+/*
+ * The sync methods a host offers in a control HELLO (CAP_SYNC_METHOD),
+ * one row each, in the agent's order of preference: X(name, NAME, id).
+ * name is the method's name (`sync` and `record` print it, and the host's
+ * method table, host/sync/, names its methods so), id its wire value
+ * (TSYNC_METHOD_<NAME>; never reused) and its bit (1 << id) in the offer.
+ * Every host serves probes, so every offer has that bit.
+ */
+#define TSYNC_SYNC_METHODS(X) \
+	X(kvm,    KVM,    1)	/* the host reads KVM's TSC offset and scaling */ \
+	X(probes, PROBES, 0)	/* probe rounds on the control connection */
+
+enum tsync_sync_method {
+#define TSYNC_X_ENUM(name, NAME, id) TSYNC_METHOD_##NAME = id,
+	TSYNC_SYNC_METHODS(TSYNC_X_ENUM)
+#undef TSYNC_X_ENUM
+};
+
+/* The offer's bit of method @id. */
+#define TSYNC_METHOD_BIT(id) (1u << (id))
 
 /*
  * The timestamp sources of SYNC_START, one row each: X(name, NAME, id, cap).
@@ -260,6 +284,8 @@ struct tsync_hello {
 	uint32_t cpu;			/* DATA only: the stream's CPU */
 	uint8_t secret[TSYNC_SECRET_LEN];	/* DATA only */
 	uint8_t nonce[TSYNC_NONCE_LEN];	/* auth challenge (zero if unused) */
+	uint32_t methods;		/* CAP_SYNC_METHOD: TSYNC_METHOD_BIT()s
+					 * the host can serve; else 0 */
 };
 
 struct tsync_hello_reply {
@@ -268,6 +294,8 @@ struct tsync_hello_reply {
 	uint32_t caps;
 	uint8_t nonce[TSYNC_NONCE_LEN];	/* auth: replier's challenge */
 	uint8_t mac[TSYNC_MAC_LEN];	/* auth: answer to HELLO's nonce */
+	uint8_t method;			/* CAP_SYNC_METHOD: the one it takes
+					 * (enum tsync_sync_method); else 0 */
 };
 
 struct tsync_auth {
@@ -568,6 +596,28 @@ int tsync_proto_negotiate(uint8_t our_min, uint8_t our_max, uint8_t peer_min,
 int tsync_proto_check_choice(uint8_t our_min, uint8_t our_max,
 			     const struct tsync_hello_reply *r, char *err,
 			     size_t errlen);
+/* Returns the name of sync method @id ("kvm"), or "unknown". */
+const char *tsync_method_name(unsigned int id);
+/* Parses a sync method name into its id @out. Returns 0 or -EINVAL. */
+int tsync_method_parse(const char *name, uint8_t *out);
+/* Returns 1 if @id is a row of TSYNC_SYNC_METHODS, else 0. */
+int tsync_method_known(unsigned int id);
+/*
+ * The agent's choice (pure): the first method in TSYNC_SYNC_METHODS order
+ * whose bit is in both the host's @offer and the agent's @can (probes is
+ * always possible). Returns its id.
+ */
+uint8_t tsync_method_pick(uint32_t offer, uint32_t can);
+/*
+ * The host's check of HELLO_REPLY @r against the control HELLO @h it
+ * sent: with CAP_SYNC_METHOD in both, @r's method must be in @h's offer
+ * (else TSYNC_PERR_BAD_VALUE with a reason in @err); without it in @r the
+ * agent did not negotiate (an agent that predates the field), and probes
+ * it is. Returns 0 with the method in *@method, or the code.
+ */
+int tsync_proto_check_method(const struct tsync_hello *h, const struct tsync_hello_reply *r,
+			     uint8_t *method, char *err, size_t errlen);
+
 /*
  * Checks that received @m is of @type. Returns 0; TSYNC_PERR_PEER_ERROR if
  * it is an ERROR (reason "peer error CODE: text" in @err); else

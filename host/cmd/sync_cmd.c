@@ -561,6 +561,8 @@ out:
 static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
 		      const struct peer_opts *copts, bool *object)
 {
+	struct peer_opts po = *copts;
+	struct sync_target t;
 	struct peer *c = NULL;
 	char err[1024];	/* an agent's reason and fix fit */
 	int ret;
@@ -569,7 +571,11 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		return 2;
 	}
-	ret = peer_open(a->dialect, &a->ep, copts, &c, err, sizeof(err));
+	/* what the hello offers: the methods usable before connecting */
+	host_agent_target(&t, NULL, NULL, &a->ep, a->name, a->vm_pid);
+	t.protocol = peer_dialect_name(a->dialect);
+	po.methods = sync_method_offer(&t, &cfg->round);
+	ret = peer_open(a->dialect, &a->ep, &po, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		return 1;

@@ -41,6 +41,10 @@ int guest_connect(struct guest *g, const struct peer_opts *o, const struct round
 	po.record = true;
 	po.argc = g->argc ? g->argc - 1 : 0;
 	po.argv = g->argc ? g->argv + 1 : NULL;
+	/* what the hello offers: the methods usable before connecting */
+	host_agent_target(&t, NULL, NULL, &g->ep, g->name, g->vm_pid);
+	t.protocol = peer_dialect_name(g->dialect);
+	po.methods = g->unsynced ? 0 : sync_method_offer(&t, ro);
 	ret = peer_open(g->dialect, &g->ep, &po, &g->peer, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;

@@ -35,6 +35,15 @@ const struct tsync_session_reply *client_session(const struct tsync_client *c)
 	return &c->session;
 }
 
+/* The sync method the agent took; see client.h. */
+int client_method(const struct tsync_client *c, uint8_t *method)
+{
+	if (!c->method_said)
+		return -ENOENT;
+	*method = c->method;
+	return 0;
+}
+
 const char *client_peer(const struct tsync_client *c)
 {
 	return c->peer.name;
@@ -119,6 +128,7 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 		     const uint8_t *nonce, struct tsync_hello_reply *reply,
 		     char *err, size_t errlen)
 {
+	struct tsync_hello h;
 	struct tsync_msg m;
 	char why[256];
 	int ret;
@@ -134,7 +144,11 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 		m.hello.session_id = c->session.session_id;
 		m.hello.cpu = *data;
 		memcpy(m.hello.secret, c->session.secret, TSYNC_SECRET_LEN);
+	} else {
+		m.hello.caps |= TSYNC_CAP_SYNC_METHOD;
+		m.hello.methods = TSYNC_METHOD_BIT(TSYNC_METHOD_PROBES) | c->opts.methods;
 	}
+	h = m.hello;
 	ret = send_msg(c, fd, &m, err, errlen);
 	if (!ret)
 		ret = recv_msg(c, fd, TSYNC_MSG_HELLO_REPLY, &m, client_io_deadline(c), err, errlen);
@@ -145,6 +159,10 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 	*reply = m.hello_reply;
 	ret = tsync_proto_check_choice(TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
 				       reply, why, sizeof(why));
+	if (!ret && !data)
+		ret = tsync_proto_check_method(&h, reply, &c->method, why, sizeof(why));
+	if (!ret && !data)
+		c->method_said = reply->caps & TSYNC_CAP_SYNC_METHOD;
 	if (ret) {
 		tsync_set_err(err, errlen, "%s: %s", c->peer.name, why);
 		return ret;

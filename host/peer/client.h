@@ -44,6 +44,9 @@ struct client_opts {
 	/* Where the connections are registered so that another thread can
 	 * cut them all (host/peer/cancel.h); NULL: none. */
 	struct host_cancel *cancel;
+	/* The sync methods (TSYNC_METHOD_BIT()s) the control HELLO offers
+	 * besides probes, which it always offers. */
+	uint32_t methods;
 };
 
 /* What TRACE_START asks for. */
@@ -68,6 +71,10 @@ int client_open(const struct tsync_endpoint *ep, const struct client_opts *o,
 		struct tsync_client **out, char *err, size_t errlen);
 /* Returns the agent's SESSION_REPLY (CPU count, clocks, ids, secret). */
 const struct tsync_session_reply *client_session(const struct tsync_client *c);
+/* The sync method the agent took from the HELLO's offer: 0 and its
+ * TSYNC_METHOD_* id in @method, or -ENOENT when its HELLO_REPLY did not
+ * answer the offer (an agent older than the field: probes). */
+int client_method(const struct tsync_client *c, uint8_t *method);
 /* Returns the agent's name for logs ("tcp:127.0.0.1:8823"). */
 const char *client_peer(const struct tsync_client *c);
 

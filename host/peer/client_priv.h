@@ -23,6 +23,8 @@ struct tsync_client {
 	struct tsync_session_reply session;
 	struct tsync_decode_ctx dctx;
 	uint32_t next_round;
+	uint8_t method;		/* the sync method the agent took (HELLO_REPLY) */
+	bool method_said;	/* it answered the offer (CAP_SYNC_METHOD) */
 	bool rt_warned;		/* said once that probes run at normal priority */
 
 	struct tsync_stamp_cache stamps;	/* host stamps, kept across rounds */

@@ -69,6 +69,11 @@ uint64_t peer_trace_id(const struct peer *p) { return p->ops->trace_id(p); }
 const char *peer_estimator(const struct peer *p) { return p->ops->estimator; }
 uint32_t peer_fixed_probes(const struct peer *p) { return p->ops->fixed_probes; }
 
+int peer_takes_method(const struct peer *p, const char *name, char *why, size_t whylen)
+{
+	return p->ops->takes_method ? p->ops->takes_method(p, name, why, whylen) : 0;
+}
+
 uint32_t peer_clocks(const struct peer *p, const char (**names)[TSYNC_CLOCK_NAME_MAX])
 {
 	return p->ops->clocks(p, names);

@@ -62,6 +62,10 @@ struct peer_opts {
 	 * dialect that takes them when the session opens; 0: none */
 	int argc;
 	char *const *argv;
+	/* the sync methods the host can serve this guest with besides probes
+	 * (TSYNC_METHOD_BIT()s of proto/proto.h; sync_method_offer()), which
+	 * a dialect that negotiates them offers its agent; 0: probes only */
+	uint32_t methods;
 	/* trace-cmd's: TCP_QUICKACK not re-armed (common/wire/tcmd_io.h), only
 	 * to measure the fix */
 	bool no_quickack;
@@ -116,6 +120,13 @@ uint32_t peer_clocks(const struct peer *p, const char (**names)[TSYNC_CLOCK_NAME
  * round_opts.estimator), else the agent's own rule ("trace-cmd").
  */
 const char *peer_estimator(const struct peer *p);
+/*
+ * Whether the agent took sync method @name ("kvm") when the session
+ * opened (tsync's HELLO offers the methods peer_opts.methods names):
+ * 0 when it did, or its dialect negotiates none; else -ENOTSUP with the
+ * reason in @why (it took another one, or predates the offer).
+ */
+int peer_takes_method(const struct peer *p, const char *name, char *why, size_t whylen);
 /* Returns the probes per round the protocol fixes, or 0: the host's choice. */
 uint32_t peer_fixed_probes(const struct peer *p);
 

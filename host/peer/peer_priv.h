@@ -36,6 +36,8 @@ struct peer_ops {
 	uint64_t (*trace_id)(const struct peer *p);
 	uint32_t (*clocks)(const struct peer *p, const char (**names)[TSYNC_CLOCK_NAME_MAX]);
 	int (*can_record)(struct peer *p, const char *clock, char *err, size_t errlen);
+	/* may be NULL: the dialect's hello negotiates no sync method */
+	int (*takes_method)(const struct peer *p, const char *name, char *why, size_t whylen);
 	int (*round)(struct peer *p, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res);
 	/* NULL: the dialect cannot tell (peer_clock_state()) */

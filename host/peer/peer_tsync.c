@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "host/peer/client.h"
 #include "host/peer/peer_priv.h"
@@ -29,7 +30,7 @@ static int ts_open(const struct tsync_endpoint *ep, const struct peer_opts *o,
 	struct client_opts co = {
 		.connect_timeout_ms = o->connect_timeout_ms, .io_timeout_ms = o->io_timeout_ms,
 		.host_trace_id = o->host_trace_id, .host_name = o->host_name,
-		.key_file = o->key_file, .cancel = o->cancel,
+		.key_file = o->key_file, .cancel = o->cancel, .methods = o->methods,
 	};
 	struct peer_tsync *t = calloc(1, sizeof(*t));
 	int ret;
@@ -85,6 +86,24 @@ static int ts_can_record(struct peer *p, const char *clock, char *err, size_t er
 	snprintf(err, errlen, "the agent cannot record: it announces no tracing (no CAP_TRACE "
 		 "in its SESSION_REPLY)");
 	return -EPROTO;
+}
+
+/* The agent's answer to the HELLO's sync method offer; see peer.h. */
+static int ts_takes_method(const struct peer *p, const char *name, char *why, size_t whylen)
+{
+	uint8_t took;
+
+	if (client_method(ts(p)->c, &took)) {
+		snprintf(why, whylen, "the agent did not answer the sync method offer "
+			 "(a tsync-agent older than it): probes");
+		return -ENOTSUP;
+	}
+	if (strcmp(tsync_method_name(took), name)) {
+		snprintf(why, whylen, "the agent took sync method %s, not %s",
+			 tsync_method_name(took), name);
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
 /* One round; see peer.h. */
@@ -168,6 +187,7 @@ const struct peer_ops peer_tsync_ops = {
 	.trace_id = ts_trace_id,
 	.clocks = ts_clocks,
 	.can_record = ts_can_record,
+	.takes_method = ts_takes_method,
 	.round = ts_round,
 	.clock_state = ts_clock_state,
 	.trace_start = ts_trace_start,

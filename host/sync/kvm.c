@@ -80,6 +80,8 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 			 proto);
 		return -ENOTSUP;
 	}
+	if (t->peer && peer_takes_method(t->peer, "kvm", why, whylen))
+		return -ENOTSUP;
 	return kvm_debugfs_usable(NULL, t->vm_pid, target_ncpu(t), o->clock, why, whylen);
 #else
 	(void)t;

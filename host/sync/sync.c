@@ -192,6 +192,20 @@ const char *sync_method_clock(const struct sync_target *t, char *why, size_t why
 	return best ? best->clock : NULL;
 }
 
+/* The methods the host can offer a guest; see sync.h. */
+uint32_t sync_method_offer(const struct sync_target *t, const struct round_opts *o)
+{
+	uint32_t offer = 0;
+	char why[256];
+	uint8_t id;
+
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!tsync_method_parse(methods[i]->name, &id) && id != TSYNC_METHOD_PROBES &&
+		    !methods[i]->usable(t, o, why, sizeof(why)))
+			offer |= TSYNC_METHOD_BIT(id);
+	return offer;
+}
+
 /* The changes a method saw; see sync.h. */
 uint32_t sync_method_changes(const struct sync_method *m)
 {

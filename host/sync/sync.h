@@ -145,6 +145,14 @@ int sync_method_sample(struct sync_method *m, uint32_t cpu, const struct round_o
  */
 const char *sync_method_clock(const struct sync_target *t, char *why, size_t whylen);
 
+/*
+ * The sync methods besides probes that the host can serve target @t
+ * (before connecting: peer NULL) with @o's clock, as TSYNC_METHOD_BIT()s
+ * of the methods of proto/proto.h's TSYNC_SYNC_METHODS: what tsync's
+ * HELLO offers (peer_opts.methods), the agent then taking one.
+ */
+uint32_t sync_method_offer(const struct sync_target *t, const struct round_opts *o);
+
 /* Returns how many times @m saw the guest's clock relation rewritten
  * between two samples of a CPU (kvm: a vCPU's TSC offset or scaling);
  * 0 for a method that cannot tell (probes). */

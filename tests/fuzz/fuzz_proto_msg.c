@@ -10,6 +10,10 @@
  * Invariants: a rejection carries its code and a reason and leaves nothing
  * allocated; an accepted message re-encodes, and decoding that gives the
  * same message field by field (decode(encode(decode(x))) == decode(x)).
+ * The sync method negotiation: an accepted HELLO's offer, answered with
+ * the agent's pick, passes the host's check; an accepted HELLO_REPLY's
+ * method passes against an offer of every method, and against probes
+ * alone only if it is probes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +23,33 @@
 #include "tests/unit/proto_samples.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Checks the method negotiation invariants of accepted @m. */
+static void check_methods(const struct tsync_msg *m)
+{
+	struct tsync_hello all = { .caps = TSYNC_CAP_SYNC_METHOD, .methods = 0xffffffffu };
+	struct tsync_hello probes = { .caps = TSYNC_CAP_SYNC_METHOD,
+				      .methods = TSYNC_METHOD_BIT(TSYNC_METHOD_PROBES) };
+	struct tsync_hello_reply r = { .caps = TSYNC_CAP_SYNC_METHOD };
+	uint8_t id;
+
+	if (m->type == TSYNC_MSG_HELLO && (m->hello.caps & TSYNC_CAP_SYNC_METHOD)) {
+		for (uint32_t can = 0; can < 2; can++) {
+			r.method = tsync_method_pick(m->hello.methods, can ? 0xffffffffu : 0);
+			if (tsync_proto_check_method(&m->hello, &r, &id, NULL, 0) ||
+			    id != r.method || !tsync_method_known(id))
+				abort();
+		}
+	}
+	if (m->type == TSYNC_MSG_HELLO_REPLY && (m->hello_reply.caps & TSYNC_CAP_SYNC_METHOD)) {
+		if (tsync_proto_check_method(&all, &m->hello_reply, &id, NULL, 0) ||
+		    id != m->hello_reply.method)
+			abort();
+		if (!tsync_proto_check_method(&probes, &m->hello_reply, &id, NULL, 0) !=
+		    (m->hello_reply.method == TSYNC_METHOD_PROBES))
+			abort();
+	}
+}
 
 /* Checks one input; aborts on a broken invariant. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -52,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		goto out;
 	}
+	check_methods(&m);
 	if (tsync_msg_size(&m, &elen))
 		abort();
 	enc = malloc(elen);

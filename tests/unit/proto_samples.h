@@ -202,6 +202,7 @@ static inline int sample_cmp(const struct tsync_msg *a, const struct tsync_msg *
 		F(a->hello.cpu == b->hello.cpu);
 		F(!memcmp(a->hello.secret, b->hello.secret, TSYNC_SECRET_LEN));
 		F(!memcmp(a->hello.nonce, b->hello.nonce, TSYNC_NONCE_LEN));
+		F(a->hello.methods == b->hello.methods);
 		break;
 	case TSYNC_MSG_HELLO_REPLY:
 		F(a->hello_reply.version == b->hello_reply.version);
@@ -212,6 +213,7 @@ static inline int sample_cmp(const struct tsync_msg *a, const struct tsync_msg *
 			  TSYNC_NONCE_LEN));
 		F(!memcmp(a->hello_reply.mac, b->hello_reply.mac,
 			  TSYNC_MAC_LEN));
+		F(a->hello_reply.method == b->hello_reply.method);
 		break;
 	case TSYNC_MSG_AUTH:
 		F(!memcmp(a->auth.mac, b->auth.mac, TSYNC_MAC_LEN));

@@ -1151,6 +1151,7 @@ static void test_doc_tables(void **state)
 				{ "AUTH_HMAC", TSYNC_CAP_AUTH_HMAC },
 				{ "TRACE", TSYNC_CAP_TRACE },
 				{ "STAMP_TSC", TSYNC_CAP_STAMP_TSC },
+				{ "SYNC_METHOD", TSYNC_CAP_SYNC_METHOD },
 				{ "CLOCK_STATE", TSYNC_CAP_CLOCK_STATE },
 			};
 			size_t k = 0;
