@@ -132,6 +132,23 @@ int64_t kvm_tsc_max_span(const struct kvm_tsc *k)
 	return s < 1 ? 1 : (int64_t)s;
 }
 
+/* The longest wait between readings of a scaled vCPU; see kvm_tsc.h. */
+int64_t kvm_tsc_max_interval_ns(const struct kvm_tsc *k, uint32_t mult, uint32_t shift)
+{
+	double host_cycles, ns;
+
+	if (!kvm_tsc_scaled(k))
+		return INT64_MAX;
+	/* guest = host * ratio >> frac: a guest span is span / ratio << frac
+	 * host cycles */
+	host_cycles = ldexp((double)kvm_tsc_max_span(k), (int)k->frac) / (double)k->ratio;
+	ns = mult ? ldexp(host_cycles * mult, -(int)shift) : host_cycles / 8.0;
+	ns /= 2;
+	if (ns >= 0x1p62)
+		return (int64_t)1 << 62;
+	return ns < 1 ? 1 : (int64_t)ns;
+}
+
 /*
  * The samples being cut: the samples, and for each the index of the
  * stretch (its struct kvm_tsc in seg[]) it belongs to.

@@ -180,6 +180,16 @@ int kvm_tsc_sample(const struct kvm_tsc *k, uint64_t host, struct tsync_shift_sa
 int64_t kvm_tsc_max_span(const struct kvm_tsc *k);
 
 /*
+ * The longest wait (ns) between two readings of @k that keeps its samples
+ * within kvm_tsc_max_span() of guest time: half the span in host time (the
+ * other half is room for the reading's own delay and a late wake-up),
+ * converted as the host's TSC2NSEC does, ns = (cycles * @mult) >> @shift;
+ * @mult 0 (conversion unknown): as for an 8 GHz TSC, faster than any.
+ * INT64_MAX when not scaled; at least 1.
+ */
+int64_t kvm_tsc_max_interval_ns(const struct kvm_tsc *k, uint32_t mult, uint32_t shift);
+
+/*
  * The TIME_SHIFT samples of one vCPU recorded from host TSC @host_from to
  * @host_to (inclusive), whose TSC was @k at @host_from and then changed
  * as the @nch events @ch say (in host-time order; events at or before

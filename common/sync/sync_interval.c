@@ -151,6 +151,27 @@ void tsync_interval_free(struct tsync_interval *iv)
 }
 
 /* Returns the name of @why. */
+/* The wait until the next sync; see sync_interval.h. */
+int tsync_interval_wait_ms(int fixed_ms, int64_t adaptive_ns, int64_t cap_ns)
+{
+	int64_t cap_ms = cap_ns / 1000000 < 1 ? 1 : cap_ns / 1000000;
+	int64_t ms;
+
+	if (fixed_ms < 0)
+		ms = INT64_MAX;
+	else if (fixed_ms)
+		ms = fixed_ms;
+	else
+		ms = adaptive_ns == INT64_MAX ? 1000 : adaptive_ns / 1000000;
+	if (ms > cap_ms)
+		ms = cap_ms;
+	if (ms < 1)
+		ms = 1;
+	if (ms > INT32_MAX)
+		return -1;	/* no cap, no interval: poll() waits for the stop */
+	return (int)ms;
+}
+
 const char *tsync_interval_why_name(enum tsync_interval_why why)
 {
 	switch (why) {

@@ -73,6 +73,15 @@ void tsync_interval_stats(const struct tsync_interval *iv, struct tsync_interval
 /* Frees @iv (NULL is fine). */
 void tsync_interval_free(struct tsync_interval *iv);
 
+/*
+ * The wait (ms, for poll()) until a recording's next sync: @fixed_ms when
+ * the user fixed it (-1: none until the last one), else @adaptive_ns (the
+ * CPUs' shortest tsync_interval_now(); INT64_MAX: none yet, 1 s), and
+ * either capped at @cap_ns, the sync method's longest exact wait
+ * (INT64_MAX: none), rounded down to whole ms but at least 1.
+ */
+int tsync_interval_wait_ms(int fixed_ms, int64_t adaptive_ns, int64_t cap_ns);
+
 /* Returns "learn", "grow", "hold", "tighten" ("?" if unknown). */
 const char *tsync_interval_why_name(enum tsync_interval_why why);
 

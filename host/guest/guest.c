@@ -286,17 +286,16 @@ struct sync_thread_arg {
 
 /* Returns the sync thread's next wait in ms: @interval_ms (-1: none until
  * the final round), or when that is 0 the shortest adaptive interval of
- * the CPUs. */
+ * the CPUs; either at most the method's longest exact wait (a scaled
+ * vCPU's span, for kvm). */
 static int next_wait_ms(const struct guest *g, int interval_ms)
 {
 	int64_t ns = INT64_MAX;
 
-	if (interval_ms)
-		return interval_ms;
-	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
+	for (uint32_t cpu = 0; !interval_ms && cpu < g->ncpus; cpu++)
 		if (tsync_interval_now(g->samples[cpu].iv) < ns)
 			ns = tsync_interval_now(g->samples[cpu].iv);
-	return ns == INT64_MAX ? 1000 : (int)(ns / 1000000);
+	return tsync_interval_wait_ms(interval_ms, ns, sync_method_max_interval_ns(g->sm));
 }
 
 /* Body of the sync thread: rounds every interval, a final one at stop. */

@@ -9,6 +9,9 @@
  * kvm method, ahead of the probes. Every sample reads the files again, so
  * an offset KVM rewrote during a recording is the next interval's sample;
  * such changes are counted (sync_method_changes()) for the summary.
+ * A scaled vCPU's samples are exact only within kvm_tsc_max_span() of
+ * each other: the method's max_interval_ns (kvm_tsc_max_interval_ns(),
+ * in the host's TSC2NSEC terms) caps a recording's sync interval.
  *
  * Usable when the trace clock is x86-tsc, the guest's QEMU process is
  * known (sync_target.vm_pid: host/guest/agent_arg.c finds it), its
@@ -35,6 +38,7 @@
 
 #include "common/base/timeutil.h"
 #include "common/sync/kvm_tsc.h"
+#include "common/tracemeta/tsc2nsec.h"
 #include "host/kvm/kvm_debugfs.h"
 #include "host/sync/sync_priv.h"
 
@@ -47,6 +51,7 @@ struct kvm_state {
 	struct kvm_tsc *last;	/* [guest CPU]: the last reading (rounds > 0) */
 	int ncpu;
 	uint32_t changes;	/* readings that differed from the CPU's last */
+	struct tracedat_tsc2nsec tsc2nsec;	/* mult 0: not known */
 };
 
 /* The guest CPUs a target has: its agent's count (trace-cmd's rule: as
@@ -118,6 +123,8 @@ static int kvm_open(const struct sync_target *t, const struct round_opts *o, voi
 	if (ret)
 		goto fail;
 	s->ncpu = kvm_debugfs_ncpu(s->d);
+	if (tsync_tsc2nsec_read(&s->tsc2nsec))
+		s->tsc2nsec.mult = 0;	/* the cap then assumes the fastest TSC */
 	s->rounds = calloc((size_t)s->ncpu, sizeof(*s->rounds));
 	s->last = calloc((size_t)s->ncpu, sizeof(*s->last));
 	if (!s->rounds || !s->last) {
@@ -228,6 +235,25 @@ static uint32_t kvm_changes(const void *state)
 	return s->changes;
 }
 
+/* The shortest cap of the CPUs read so far (kvm_tsc_max_interval_ns()):
+ * a scaled vCPU's samples must lie within its span. */
+static int64_t kvm_max_interval(const void *state)
+{
+	const struct kvm_state *s = state;
+	int64_t cap = INT64_MAX;
+
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		int64_t c;
+
+		if (!s->rounds[cpu])
+			continue;
+		c = kvm_tsc_max_interval_ns(&s->last[cpu], s->tsc2nsec.mult, s->tsc2nsec.shift);
+		if (c < cap)
+			cap = c;
+	}
+	return cap;
+}
+
 /* No stamps, no estimator, no probes. */
 static void kvm_info(const void *state, const struct round_opts *o, struct sync_info *info)
 {
@@ -246,5 +272,6 @@ const struct sync_method_ops sync_kvm_ops = {
 	.sample = kvm_sample,
 	.info = kvm_info,
 	.changes = kvm_changes,
+	.max_interval_ns = kvm_max_interval,
 	.close = kvm_close,
 };

@@ -218,6 +218,12 @@ const char *sync_method_detail(const struct sync_method *m)
 	return m->ops->detail ? m->ops->detail(m->state) : "";
 }
 
+/* The interval cap of a method; see sync.h. */
+int64_t sync_method_max_interval_ns(const struct sync_method *m)
+{
+	return m && m->ops->max_interval_ns ? m->ops->max_interval_ns(m->state) : INT64_MAX;
+}
+
 /* Closes a method; see sync.h. */
 void sync_method_close(struct sync_method *m)
 {

@@ -162,6 +162,12 @@ uint32_t sync_method_changes(const struct sync_method *m);
  * time daemons' state on both sides), or "". */
 const char *sync_method_detail(const struct sync_method *m);
 
+/* Returns the longest wait between two samples of a CPU with which @m's
+ * samples stay exact (kvm: a scaled vCPU's, kvm_tsc_max_interval_ns()),
+ * INT64_MAX for no limit: a recording's sync interval, adaptive or
+ * fixed, is capped at it. */
+int64_t sync_method_max_interval_ns(const struct sync_method *m);
+
 /* Closes @m (NULL is fine); the target's peer stays open. */
 void sync_method_close(struct sync_method *m);
 

@@ -29,6 +29,9 @@
  *            (sync_method_detail()); may be NULL.
  *   changes  how many times a sample showed the guest's clock relation
  *            rewritten (kvm: a vCPU's offset or scaling); may be NULL.
+ *   max_interval_ns  the longest wait between two samples of a CPU that
+ *            keeps them exact (kvm: a scaled vCPU's span), INT64_MAX for
+ *            none; may be NULL (none).
  *   close    frees @state (NULL is fine).
  */
 #ifndef TSYNC_HOST_SYNC_PRIV_H
@@ -51,6 +54,7 @@ struct sync_method_ops {
 	/* what the method knows of the clocks beyond the sample (external:
 	 * each daemon's state), one line; may be NULL */
 	const char *(*detail)(void *state);
+	int64_t (*max_interval_ns)(const void *state);
 	void (*close)(void *state);
 };
 

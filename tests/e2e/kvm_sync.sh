@@ -40,6 +40,14 @@ on_map() {
 	[ "$d" -le 1 ]
 }
 
+# took WANT: the agent's last sync method answer (its log, one line per
+# control hello) is "sync method WANT (offered OFFER)"
+took() {
+	local last
+	last=$(grep -o 'sync method [a-z]* (offered 0x[0-9a-f]*)' "$E2E_TMP/a.log" | tail -1)
+	[ "$last" = "sync method $1" ] || fail "the agent's hello answer: '$last', not 'sync method $1'"
+}
+
 # 1. sync: method kvm, exact offsets, the VM named by -name and by PID
 for vm in "$name" "$KVM_VM_PID"; do
 	out=$(timeout 60 "$HOST" sync -C x86-tsc --json --rounds 3 -A "$AGENT_EP" --vm "$vm" \
@@ -57,8 +65,9 @@ for vm in "$name" "$KVM_VM_PID"; do
 	done < <(echo "$rounds" | grep '"cpu": 1,' |
 		 sed -n 's/.*"offset_ns": \(-\?[0-9]*\), "scaling": 1, "frac": 0, "error_ns": 2,.*"guest_ts": \([0-9]*\),.*/\1 \2/p')
 	[ "$n1" = 3 ] || fail "sync --vm $vm: CPU 1 not 3 scaled rounds (bound 2): $rounds"
+	took "kvm (offered 0x3)"
 done
-pass "sync -C x86-tsc --vm NAME and --vm PID: method kvm, CPU 0 offset $((-OFF0)) exactly, CPU 1 on its 1.5 map exactly"
+pass "sync -C x86-tsc --vm NAME and --vm PID: the hello offered kvm and probes, the agent took kvm; method kvm, CPU 0 offset $((-OFF0)) exactly, CPU 1 on its 1.5 map exactly"
 
 # timeshift FILE: its TimeShift samples into $E2E_TMP/ts, CPU by CPU as
 # listed: "CPU OFFSET SCALING FRACTION TIME"
@@ -110,7 +119,8 @@ grep -q '^host: .* CPUs, clock local$' "$E2E_TMP/rec.out" &&
 	grep -qx "  method probes, not kvm: clock local is not x86-tsc: KVM's offsets are in TSC cycles" \
 		"$E2E_TMP/rec.out" ||
 	fail "record -C local: not probes with the reason: $(cat "$E2E_TMP/rec.out")"
-pass "record -C local: clock kept, method probes, the reason under the guest's summary line"
+took "probes (offered 0x1)"
+pass "record -C local: clock kept, the hello offered probes alone, method probes, the reason under the guest's summary line"
 
 # 2c. an offset written mid-recording: a new sample at the next sync
 OFF0B=-987654321

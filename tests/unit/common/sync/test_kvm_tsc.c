@@ -310,6 +310,33 @@ static void test_max_span(void **state)
 	assert_true(kvm_tsc_max_span(&k) >= 1LL << 53);
 }
 
+/* The interval cap: half the span in host time, in TSC2NSEC's ns. */
+static void test_max_interval(void **state)
+{
+	struct kvm_tsc k;
+
+	(void)state;
+	assert_int_equal(kvm_tsc_init(&k, 0, false, 0, 0), 0);
+	assert_true(kvm_tsc_max_interval_ns(&k, 1, 0) == INT64_MAX);
+	/* 1.5: d = 1/3, span floor(sqrt(2^60 * 3)) = 1859775393 guest cycles
+	 * = 1239850262 host cycles; half of it */
+	assert_int_equal(kvm_tsc_init(&k, -5, true, 3ULL << 47, 48), 0);
+	assert_int_equal(kvm_tsc_max_span(&k), 1859775393LL);
+	assert_int_equal(kvm_tsc_max_interval_ns(&k, 1, 0), 619925131LL);	/* 1 GHz */
+	assert_int_equal(kvm_tsc_max_interval_ns(&k, 1u << 31, 32), 309962565LL);	/* 2 GHz */
+	assert_int_equal(kvm_tsc_max_interval_ns(&k, 0, 0), 77490641LL);	/* unknown: 8 GHz */
+	/* the same ratio with AMD's 32 fraction bits: the same answer */
+	assert_int_equal(kvm_tsc_init(&k, 0, true, 3ULL << 31, 32), 0);
+	assert_int_equal(kvm_tsc_max_interval_ns(&k, 1, 0), 619925131LL);
+	/* a slower guest (0.5): d = 1, span 2^30 guest = 2^31 host cycles */
+	assert_int_equal(kvm_tsc_init(&k, 0, true, 1ULL << 47, 48), 0);
+	assert_int_equal(kvm_tsc_max_span(&k), 1LL << 30);
+	assert_int_equal(kvm_tsc_max_interval_ns(&k, 1, 0), 1LL << 30);
+	/* far from 1: tiny spans stay at least 1 ns */
+	assert_int_equal(kvm_tsc_init(&k, 0, true, 1, 48), 0);
+	assert_true(kvm_tsc_max_interval_ns(&k, 1, 0) >= 1);
+}
+
 static void test_cut_no_change(void **state)
 {
 	struct tsync_shift_sample *s;
@@ -552,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_scaled_round_trip),
 		cmocka_unit_test(test_tcmd_scaled_is_wrong),
 		cmocka_unit_test(test_max_span),
+		cmocka_unit_test(test_max_interval),
 		cmocka_unit_test(test_cut_no_change),
 		cmocka_unit_test(test_cut_forward),
 		cmocka_unit_test(test_cut_backward),

@@ -207,6 +207,30 @@ static void test_prediction_bound(void **state)
 	tsync_interval_free(iv);
 }
 
+/* The wait until the next sync: fixed, adaptive, capped by the method. */
+static void test_wait_ms(void **state)
+{
+	(void)state;
+	/* no cap: as asked */
+	assert_int_equal(tsync_interval_wait_ms(250, 0, INT64_MAX), 250);
+	assert_int_equal(tsync_interval_wait_ms(-1, 0, INT64_MAX), -1);
+	assert_int_equal(tsync_interval_wait_ms(0, 4000000000LL, INT64_MAX), 4000);
+	assert_int_equal(tsync_interval_wait_ms(0, INT64_MAX, INT64_MAX), 1000);
+	assert_int_equal(tsync_interval_wait_ms(0, 400000, INT64_MAX), 1);
+	/* a scaled vCPU's cap (619925131 ns: kvm_tsc_max_interval_ns() of
+	 * ratio 1.5 on a 1 GHz host) below each of them */
+	assert_int_equal(tsync_interval_wait_ms(0, 16000000000LL, 619925131LL), 619);
+	assert_int_equal(tsync_interval_wait_ms(0, INT64_MAX, 619925131LL), 619);
+	assert_int_equal(tsync_interval_wait_ms(2000, 0, 619925131LL), 619);
+	assert_int_equal(tsync_interval_wait_ms(-1, 0, 619925131LL), 619);
+	/* a cap above the interval changes nothing */
+	assert_int_equal(tsync_interval_wait_ms(250, 0, 619925131LL), 250);
+	assert_int_equal(tsync_interval_wait_ms(0, 500000000LL, 619925131LL), 500);
+	/* a cap below 1 ms is 1 ms, never 0 (a busy loop) */
+	assert_int_equal(tsync_interval_wait_ms(0, INT64_MAX, 1), 1);
+	assert_int_equal(tsync_interval_wait_ms(-1, 0, 999999), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_drift_change),
 		cmocka_unit_test(test_wide_round_no_step),
 		cmocka_unit_test(test_prediction_bound),
+		cmocka_unit_test(test_wait_ms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
