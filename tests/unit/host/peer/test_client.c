@@ -294,6 +294,79 @@ static void test_open_ok(void **state)
 	peer_finish(p, c);
 }
 
+/*
+ * The sync method offer: the HELLO offers probes and what the options
+ * add (kvm in these tests); the agent answers as p->arg says: -1 without
+ * the cap (an agent older than the field), else taking that method id.
+ */
+static void script_method(struct peer *p)
+{
+	struct tsync_msg m;
+
+	if (peer_expect(p, p->fd, TSYNC_MSG_HELLO, &m))
+		return;
+	if (!(m.hello.caps & TSYNC_CAP_SYNC_METHOD) ||
+	    m.hello.methods != (TSYNC_METHOD_BIT(TSYNC_METHOD_PROBES) |
+				TSYNC_METHOD_BIT(TSYNC_METHOD_KVM)))
+		peer_bad(p, "offer: caps 0x%x, methods 0x%x", m.hello.caps, m.hello.methods);
+	tsync_msg_init(&m, TSYNC_MSG_HELLO_REPLY);
+	m.hello_reply.version = m.hello_reply.ver_min = m.hello_reply.ver_max = 1;
+	m.hello_reply.caps = TSYNC_CAP_TRACE | (p->arg >= 0 ? TSYNC_CAP_SYNC_METHOD : 0);
+	m.hello_reply.method = (uint8_t)(p->arg >= 0 ? p->arg : 0);
+	peer_send(p, p->fd, &m);
+	peer_session(p, NCPUS);
+}
+
+/* The agent's answer reaches client_method(); an old agent's is none. */
+static void test_open_method(void **state)
+{
+	static const int answers[] = { -1, TSYNC_METHOD_KVM, TSYNC_METHOD_PROBES };
+	struct client_opts o = test_opts();
+	struct tsync_endpoint ep = { 0 };
+	struct tsync_client *c;
+	char err[256];
+	uint8_t method;
+
+	(void)state;
+	o.methods = TSYNC_METHOD_BIT(TSYNC_METHOD_KVM);
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		struct peer *p = peer_start(script_method, answers[i]);
+
+		c = NULL;
+		assert_int_equal(client_open(&ep, &o, &c, err, sizeof(err)), 0);
+		method = 99;
+		if (answers[i] < 0) {
+			assert_int_equal(client_method(c, &method), -ENOENT);
+		} else {
+			assert_int_equal(client_method(c, &method), 0);
+			assert_int_equal(method, answers[i]);
+		}
+		peer_finish(p, c);
+	}
+}
+
+/* An agent taking a method the host did not offer is refused. */
+static void test_open_method_not_offered(void **state)
+{
+	struct peer *p = peer_start(script_method, TSYNC_METHOD_KVM);
+	struct client_opts o = test_opts();
+	struct tsync_endpoint ep = { 0 };
+	struct tsync_client *c = NULL;
+	char err[256] = "";
+
+	(void)state;
+	o.methods = 0;	/* probes alone: the script complains of the offer */
+	assert_int_equal(client_open(&ep, &o, &c, err, sizeof(err)), TSYNC_PERR_BAD_VALUE);
+	assert_null(c);
+	assert_non_null(strstr(err, "the agent took sync method kvm (1), which this host did "
+				"not offer (offer 0x1)"));
+	shutdown(p->fd, SHUT_RDWR);
+	pthread_join(p->th, NULL);
+	assert_non_null(strstr(p->bad, "offer: caps"));
+	close(p->fd);
+	free(p);
+}
+
 static void script_hello_error(struct peer *p)
 {
 	struct tsync_msg m;
@@ -1041,6 +1114,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_ok),
+		cmocka_unit_test(test_open_method),
+		cmocka_unit_test(test_open_method_not_offered),
 		cmocka_unit_test(test_open_hello_errors),
 		cmocka_unit_test(test_open_session_errors),
 		cmocka_unit_test(test_open_auth_refused),
