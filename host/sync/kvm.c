@@ -66,6 +66,7 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 {
 #if defined(__x86_64__) || defined(__i386__)
 	const char *proto;
+	int ret;
 
 	if (t->vm_pid <= 0 && !kvm_tsc_clock_ok(o->clock))
 		return -ENODEV;	/* no KVM guest in sight: nothing to say */
@@ -85,9 +86,11 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 			 proto);
 		return -ENOTSUP;
 	}
-	if (t->peer && peer_takes_method(t->peer, "kvm", why, whylen))
-		return -ENOTSUP;
-	return kvm_debugfs_usable(NULL, t->vm_pid, target_ncpu(t), o->clock, why, whylen);
+	ret = kvm_debugfs_usable(NULL, t->vm_pid, target_ncpu(t), o->clock, why, whylen);
+	/* the host's own reason first: the hello offered kvm only without one */
+	if (!ret && t->peer && peer_takes_method(t->peer, "kvm", why, whylen))
+		ret = -ENOTSUP;
+	return ret;
 #else
 	(void)t;
 	(void)o;
