@@ -3,8 +3,9 @@
 # QEMU/TCG one, no KVM): first measured, does the guest's x86-tsc run with
 # the host's? `sync -C x86-tsc` with probes, ROUNDS rounds per CPU: the
 # offset (host minus guest, cycles), its bound and the fitted drift are
-# printed. The guest runs with the host's TSC when every CPU's drift is
-# within DRIFT_PPM and all rounds of a CPU agree within their bounds.
+# printed. The guest runs with the host's TSC when all rounds of a CPU
+# agree within the sum of their bounds (the fitted drift, over rounds a
+# few ms apart, is noise of that size: printed, not judged).
 # If it does, a kvm tree for its QEMU PID (a tmpfs over
 # /sys/kernel/debug/kvm in a private mount namespace, as
 # tests/e2e/kvm_fake.inc lays it out) with tsc-offset -OFF, OFF the first
@@ -16,7 +17,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 B=${B:-build}
 ROUNDS=${ROUNDS:-5}
-DRIFT_PPM=${DRIFT_PPM:-1}
 [ -x "$B/tsync-agent" ] && [ -x "$B/tsync-host" ] ||
 	{ echo "SKIP: tsync-agent/tsync-host not built" >&2; exit 77; }
 [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null ||
@@ -58,14 +58,13 @@ if [ $fail = 0 ]; then
 	echo "measured, -C x86-tsc with probes, per round 'CPU offset(cycles) bound':"
 	sed 's/^/  /' "$tmp/first.rounds"
 	echo "drift per CPU (ppm): $(tr '\n' ';' <"$tmp/first.drift")"
-	# with the host's: drift within DRIFT_PPM, the rounds of a CPU within
-	# the sum of their bounds of each other
-	if awk -v ppm="$DRIFT_PPM" 'FNR == NR { d = $2 < 0 ? -$2 : $2; if (d > ppm) bad = 1; next }
-		{ c = $1; n = ++nr[c]; o[c, n] = $2; e[c, n] = $3 }
+	# with the host's: the rounds of a CPU within the sum of their bounds
+	# of each other
+	if awk '{ c = $1; n = ++nr[c]; o[c, n] = $2; e[c, n] = $3 }
 		END { for (c in nr) for (i = 1; i <= nr[c]; i++) for (j = i + 1; j <= nr[c]; j++) {
 			d = o[c, i] - o[c, j]; if (d < 0) d = -d
 			if (d > e[c, i] + e[c, j]) bad = 1 }
-		      exit bad }' "$tmp/first.drift" "$tmp/first.rounds"; then
+		      exit bad }' "$tmp/first.rounds"; then
 		with=yes
 	else
 		with=no
