@@ -94,7 +94,7 @@ elif [ $fail = 0 ]; then
 			echo 0 >"$d/kvm/$1-11/vcpu$i/guest_mode"
 			echo 0 >"$d/kvm/$1-11/vcpu$i/pid"
 		done
-		timeout 120 "$4/tsync-host" sync -C x86-tsc --rounds 2 --json "$5" --vm "$1"
+		timeout 120 "$4/tsync-host" sync -C x86-tsc --rounds 2 --json -A "$5" --vm "$1"
 	' _ "$qemu" $((-off)) "$ncpu" "$B" "$ep" >"$tmp/kvm.json" 2>"$tmp/kvm.err" || {
 		echo "FAIL kvm: sync --vm $qemu failed: $(cat "$tmp/kvm.err" "$tmp/kvm.json")" >&2
 		fail=1
