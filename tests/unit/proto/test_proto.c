@@ -1191,7 +1191,7 @@ static void test_doc_tables(void **state)
 	fclose(f);
 	assert_int_equal(types, N_SAMPLE_TYPES);
 	assert_int_equal(codes, TSYNC_ERR_PERMISSION + 1);
-	assert_int_equal(ncaps, 4);
+	assert_int_equal(ncaps, 5);
 	assert_int_equal(nsources, 1);
 }
 
