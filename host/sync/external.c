@@ -114,9 +114,11 @@ static int external_usable(const struct sync_target *t, const struct round_opts 
 	if (!t->peer)
 		return -ENODEV;		/* not connected: nothing to ask yet */
 	if (!disciplined(o->clock)) {
+		/* the common case (-C local): said only when asked for, as
+		 * kvm says nothing off KVM */
 		snprintf(why, whylen, "clock %s is not one the time daemons discipline "
 			 "(tai; mono or boot)", o->clock);
-		return -EINVAL;
+		return -ENODEV;
 	}
 	if (!host_has_clock(o->clock)) {
 		snprintf(why, whylen, "this kernel has no trace clock %s", o->clock);
