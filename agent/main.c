@@ -33,7 +33,7 @@
 enum { O_LISTEN = 1, O_TCMD_LISTEN, O_TCMD_CLIENT, O_TCMD_PORT, O_PROXY, O_DAEMON, O_PIDFILE,
        O_ALLOW, O_ALLOW_CID, O_KEYFILE, O_MAXSESS, O_MAXCONNS, O_IDLE, O_IO, O_AUTHTO,
        O_PROBES, O_BUFKB, O_TRACEMB, O_MSGKB, O_CLOCKD, O_PTP4L, O_CHRONY, O_CLOCKTO,
-       O_VERBOSE, O_VERSION, O_HELP };
+       O_BORROW_TOP, O_VERBOSE, O_VERSION, O_HELP };
 
 /* The defaults of the two limits below are their maximum, the protocol's. */
 _Static_assert(TSYNC_MAX_PROBES == 4096, "--max-probes default");
@@ -113,6 +113,9 @@ static const struct tsync_opt agent_opts[] = {
 	{ .id = O_CLOCKTO, .name = "clock-timeout", .type = TSYNC_OPT_INT, .arg = "MS",
 	  .def = "1000", .min = 1, .max = 60000,
 	  .help = "deadline of one read of the time daemon" },
+	{ .id = O_BORROW_TOP, .name = "borrow-top-in-use", .type = TSYNC_OPT_FLAG,
+	  .help = "let a recording borrow a top tracefs instance someone uses (its buffer "
+		  "is lost)" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_STRING,
 	  .flags = TSYNC_OPT_OPTIONAL | TSYNC_OPT_REPEAT, .arg = "LEVEL",
 	  .help = "debug logging (every message sent and received); LEVEL: trace-cmd's "
@@ -184,6 +187,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_PTP4L: cfg->ptp4l_socket = v->str; return 0;
 	case O_CHRONY: cfg->chrony_socket = v->str; return 0;
 	case O_CLOCKTO: cfg->clock_timeout_ms = (int)v->num; return 0;
+	case O_BORROW_TOP: cfg->borrow_top_in_use = true; return 0;
 	case O_VERBOSE:
 		/* alone: tsync's debug; a LEVEL: trace-cmd's meaning */
 		cfg->log_level = v->str ? tsync_recopt_verbose_level(v->str) : TSYNC_RECOPT_LOG_DEBUG;

@@ -50,6 +50,7 @@ struct agent_cfg {
 	const char *ptp4l_socket;	/* --ptp4l-socket */
 	const char *chrony_socket;	/* --chrony-socket */
 	int clock_timeout_ms;		/* --clock-timeout */
+	bool borrow_top_in_use;	/* --borrow-top-in-use */
 };
 
 #endif

@@ -282,7 +282,7 @@ static uint32_t recipe_code(enum tsync_recipe_step step, int ret, const char *er
 {
 	switch (step) {
 	case TSYNC_RECIPE_CREATE:
-		return ret == -EBUSY ? TSYNC_ERR_BUSY : TSYNC_ERR_INTERNAL;
+		return ret == -EBUSY || ret == -EADDRINUSE ? TSYNC_ERR_BUSY : TSYNC_ERR_INTERNAL;
 	case TSYNC_RECIPE_BUFFER:
 		return TSYNC_ERR_LIMIT;
 	case TSYNC_RECIPE_OPTS:
@@ -314,6 +314,7 @@ static int make_instance(struct agent_rec *r, const struct agent_rec_req *q,
 		 * asks for */
 		.follow_new = !o->inst.npids || o->inst.follow_children,
 		.hide_may_fail = true, .self = "the agent", .log_as = r->peer,
+		.take_top_in_use = r->ctx->cfg->borrow_top_in_use,
 		.events = q->events, .enable_events = tracemeta_enable_events,
 	};
 	enum tsync_recipe_step step;

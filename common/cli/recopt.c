@@ -219,6 +219,10 @@ static const struct rec_opt rec_opts[] = {
 	  .set = set_verbose },
 	{ .o = { .name = "quiet", .short_name = 'q', .type = FLAG, .help = "print only errors" },
 	  .scope = SC_HOST, .kind = K_TRUE, .off = F(quiet) },
+	{ .o = { .name = "borrow-top-in-use", .type = FLAG,
+		 .help = "borrow the host's top tracefs instance even if someone uses it "
+			 "(its buffer is lost)" },
+	  .scope = SC_HOST, .kind = K_TRUE, .off = F(borrow_top_in_use) },
 	{ .o = { .name = "name", .type = STRV, .arg = "NAME", .flags = TSYNC_OPT_SCOPED,
 		 .help = "after -A: the guest's name" },
 	  .scope = SC_GUEST, .kind = K_STR, .off = F(name), .check = check_name },

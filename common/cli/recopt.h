@@ -88,6 +88,7 @@ struct tsync_recopt {
 	int rt_prio;			/* -r, 0: unset */
 	int verbose;			/* --verbose[=LEVEL], -1: unset */
 	bool quiet;			/* -q, --quiet */
+	bool borrow_top_in_use;		/* --borrow-top-in-use (HOST only) */
 	char *name;			/* --name (GUEST, AGENT) */
 	char *vm;			/* --vm: the guest's QEMU, a PID or a
 					 * -name (GUEST) */

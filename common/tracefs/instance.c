@@ -17,6 +17,7 @@
 #include "common/base/errbuf.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
+#include "common/tracefs/topstate.h"
 
 /* How many "-<n>" suffixes tsync_instance_create() tries. */
 #define INSTANCE_TRIES 10000
@@ -32,25 +33,6 @@ static const char *const top_saved_files[] = {
 };
 #define TOP_SAVED (sizeof(top_saved_files) / sizeof(top_saved_files[0]))
 
-/* The top instance's settings tsync may have written and resets at the end,
- * as trace-cmd does (empty: the file truncated; it may be missing). */
-static const struct {
-	const char *file, *val;
-} top_reset[] = {
-	{ "current_tracer", "nop" },
-	{ "set_ftrace_filter", "" },
-	{ "set_ftrace_notrace", "" },
-	{ "set_graph_function", "" },
-	{ "set_graph_notrace", "" },
-	{ "max_graph_depth", "0" },
-	{ "set_event_pid", "" },
-	{ "set_ftrace_pid", "" },
-	{ "set_event_notrace_pid", "" },
-	{ "set_ftrace_notrace_pid", "" },
-	{ "options/event-fork", "0" },
-	{ "options/function-fork", "0" },
-};
-
 struct tsync_instance {
 	struct tracefs_instance *inst;	/* NULL: the top instance */
 	char name[TSYNC_INSTANCE_PREFIX_MAX + 32];
@@ -58,6 +40,7 @@ struct tsync_instance {
 	int marker_fd;		/* trace_marker_raw, -1 until asked for */
 	bool top;		/* the top instance, borrowed */
 	char *saved[TOP_SAVED];	/* top: the values of top_saved_files */
+	struct tsync_topstate *state;	/* top: its tracer, events, filters */
 	struct kept {		/* tsync_instance_keep_setting(), in order */
 		char *file, *val;
 		bool global;	/* the kernel's file, not the instance's */
@@ -240,19 +223,6 @@ static void events_off(struct tracefs_instance *inst)
 	tracefs_instance_file_write(inst, "events/enable", "0");
 }
 
-/* Puts the top instance in the state trace-cmd records from and leaves
- * it in: tracing off, no event enabled, the top_reset settings (nop
- * tracer, no function or pid filters). A reset file the kernel lacks or
- * refuses is skipped. */
-static void top_clean(void)
-{
-	tracefs_trace_off(NULL);
-	events_off(NULL);
-	for (size_t i = 0; i < sizeof(top_reset) / sizeof(top_reset[0]); i++)
-		if (tracefs_file_exists(NULL, top_reset[i].file))
-			tracefs_instance_file_write(NULL, top_reset[i].file, top_reset[i].val);
-}
-
 /* Remembers a setting to write back; see instance.h. */
 int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global)
 {
@@ -317,15 +287,17 @@ static void top_free(struct tsync_instance *ti)
 {
 	for (size_t i = 0; i < TOP_SAVED; i++)
 		free(ti->saved[i]);
+	tsync_topstate_free(ti->state);
 	close(ti->lock_fd);
 	free(ti);
 }
 
 /* Creates the top-instance handle; see instance.h. */
-int tsync_instance_create_top(struct tsync_instance **out)
+int tsync_instance_create_top(bool take_in_use, struct tsync_instance **out, char *why,
+			      size_t whylen)
 {
 	struct tsync_instance *ti;
-	int fd, ret;
+	int ret;
 
 	if (!out)
 		return -EINVAL;
@@ -337,29 +309,28 @@ int tsync_instance_create_top(struct tsync_instance **out)
 	ti->lock_fd = lock_take(NULL);
 	if (ti->lock_fd < 0) {
 		ret = ti->lock_fd == -EWOULDBLOCK ? -EBUSY : ti->lock_fd;
+		tsync_set_err(why, whylen, "another tsync recording has it");
 		free(ti);
 		return ret;
 	}
+	/* someone's tracer, filters, events or data: theirs, not ours to
+	 * wipe, unless we are told to */
+	if (tsync_topstate_in_use(why, whylen) && !take_in_use) {
+		top_free(ti);
+		return -EADDRINUSE;
+	}
 	ret = top_save(ti);
+	if (!ret)
+		ret = tsync_topstate_save(&ti->state);
 	if (ret) {
 		top_free(ti);
 		return ret;
 	}
-	/* unlike a new instance, the top one may have a tracer, filters and
-	 * events someone set, and older events in its buffer: start clean, as
-	 * trace-cmd does (what top_save() kept is written back at the end) */
-	top_clean();
-	fd = tracefs_instance_file_open(NULL, "trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errno ? -errno : -EIO;
-		goto fail;
-	}
-	close(fd);
+	/* start clean, as trace-cmd does (what was saved is written back at
+	 * the end) */
+	tsync_topstate_clean();
 	*out = ti;
 	return 0;
-fail:
-	tsync_instance_destroy(ti);
-	return ret;
 }
 
 /* Returns true if @ti is the top instance. */
@@ -498,7 +469,8 @@ int tsync_instance_from_recipe(const struct tsync_instance_recipe *r,
 	*step = TSYNC_RECIPE_CREATE;
 	if (r->events && !r->enable_events)
 		return -EINVAL;
-	ret = tsync_instance_create_rec(r->prefix, r->opt, &ti, err, errlen);
+	ret = tsync_instance_create_rec(r->prefix, r->opt, r->take_top_in_use, r->self, &ti,
+					err, errlen);
 	if (ret)
 		return ret;
 	ret = recipe_steps(r, ti, step, err, errlen);
@@ -552,14 +524,19 @@ static void switch_off(struct tracefs_instance *inst)
 }
 
 /* Resets the top instance as trace-cmd leaves it after a recording
- * (top_clean()) and writes back what @ti->saved holds; returns 0 or the
+ * (tsync_topstate_clean()), writes back its tracer, events and filters
+ * (tsync_topstate_restore()) and what @ti->saved holds; returns 0 or the
  * first -errno of a write back. */
 static int top_restore(struct tsync_instance *ti)
 {
-	int ret;
+	int ret, r;
 
-	top_clean();
+	tsync_topstate_clean();
 	ret = kept_restore(ti, true);
+	r = tsync_topstate_restore(ti->state);
+	ti->state = NULL;
+	if (r && !ret)
+		ret = r;
 	for (size_t i = 0; i < TOP_SAVED; i++) {
 		if (!ti->saved[i])
 			continue;

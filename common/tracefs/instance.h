@@ -33,6 +33,8 @@
  *   instance.c, instance.h  tsync's private tracefs instances, owner locks, stale cleanup
  *   instance_opts.c, instance_opts.h  a recording's settings (a plain struct)
  *                           written to an instance
+ *   topstate.c, topstate.h  the top instance's state around a borrow: in use
+ *                           by someone, saved, cleaned, written back
  *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
  */
 #ifndef TSYNC_INSTANCE_H
@@ -69,16 +71,20 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out);
 
 /*
  * Borrows the top tracefs instance, for what the kernel allows there only
- * (function_graph on kernels whose instances lack it, as Debian 12's 6.1:
- * see tsync_instance_create_rec()). Takes the owner lock on its tracing_on
- * (one tsync recording at a time: -EBUSY), saves the settings tsync
- * changes, and starts clean as trace-cmd does: tracing off, no event
+ * (function_graph on kernels whose instances lack it, as Debian 12's 6.1;
+ * blk: see tsync_instance_create_rec()). Takes the owner lock on its
+ * tracing_on (one tsync recording at a time: -EBUSY), refuses a top
+ * instance someone else uses (tsync_topstate_in_use(), topstate.h:
+ * -EADDRINUSE) unless @take_in_use, saves what tsync changes
+ * (topstate.h's list, and CPU mask, buffer_percent, buffer size, clock,
+ * tracing_on) and starts clean as trace-cmd does: tracing off, no event
  * enabled, nop tracer, no function or pid filters, the buffer emptied.
- * tsync_instance_destroy() cleans it the same way and writes back CPU
- * mask, buffer_percent, buffer size, clock and tracing_on. Returns 0 and
- * *@out, or -errno.
+ * tsync_instance_destroy() cleans it the same way and writes everything
+ * saved back. Returns 0 and *@out, or -errno with @why (may be NULL)
+ * saying why it is busy or in use.
  */
-int tsync_instance_create_top(struct tsync_instance **out);
+int tsync_instance_create_top(bool take_in_use, struct tsync_instance **out, char *why,
+			      size_t whylen);
 
 /* Returns true if @ti is the borrowed top instance. */
 bool tsync_instance_is_top(const struct tsync_instance *ti);
@@ -86,15 +92,19 @@ bool tsync_instance_is_top(const struct tsync_instance *ti);
 /*
  * Creates the instance for a recording with settings @o: a private one
  * (tsync_instance_create(@prefix)), or the top one
- * (tsync_instance_create_top()) when @o asks for what this kernel has in
- * the top instance only: a tracer missing from the instances'
- * available_tracers (function_graph on Debian 12's 6.1), graph functions
- * or a graph depth; trace-cmd records in the top instance always.
- * Returns 0 and *@out, or -errno (-EBUSY: the top instance is in use by
- * another tsync recording) with @err saying what failed, whole.
+ * (tsync_instance_create_top(@take_in_use)) when @o asks for what this
+ * kernel has in the top instance only: a tracer missing from the
+ * instances' available_tracers (function_graph on Debian 12's 6.1, blk),
+ * graph functions or a graph depth; trace-cmd records in the top instance
+ * always. @self names the program in the message of a top instance in
+ * use ("the agent", "tsync-host"). Returns 0 and *@out, or -errno
+ * (-EBUSY: the top instance is in use by another tsync recording;
+ * -EADDRINUSE: by someone else, and not @take_in_use) with @err saying
+ * what failed, whole.
  */
 int tsync_instance_create_rec(const char *prefix, const struct tsync_instance_opts *o,
-			      struct tsync_instance **out, char *err, size_t errlen);
+			      bool take_in_use, const char *self, struct tsync_instance **out,
+			      char *err, size_t errlen);
 
 /*
  * Selects trace clock @clock (the kernel resets the buffer when it
@@ -191,6 +201,9 @@ struct tsync_instance_recipe {
 	 * (-EOPNOTSUPP) is a warning either way */
 	bool hide_self, follow_new, hide_may_fail;
 	const char *self;		/* whose threads, in messages: "tsync-host" */
+	/* borrow a top instance someone else uses (its tracer, events and
+	 * filters are given back, its buffer is lost): --borrow-top-in-use */
+	bool take_top_in_use;
 	const char *log_as;		/* the log lines' prefix (a peer), or NULL */
 	/*
 	 * The events: the caller's selection and how to enable it in an
@@ -205,7 +218,7 @@ struct tsync_instance_recipe {
 
 /* The step of a recipe that failed, for callers that answer with a code. */
 enum tsync_recipe_step {
-	TSYNC_RECIPE_CREATE,	/* -EBUSY: the top instance is in use */
+	TSYNC_RECIPE_CREATE,	/* -EBUSY, -EADDRINUSE: the top instance is in use */
 	TSYNC_RECIPE_CLOCK,
 	TSYNC_RECIPE_BUFFER,
 	TSYNC_RECIPE_OPTS,	/* the settings of opt */

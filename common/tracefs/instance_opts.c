@@ -248,10 +248,12 @@ static void top_default_size(struct tsync_instance *top, ssize_t def_kb)
 
 /* Creates the recording's instance, private or top; see instance.h. */
 int tsync_instance_create_rec(const char *prefix, const struct tsync_instance_opts *o,
-			      struct tsync_instance **out, char *err, size_t errlen)
+			      bool take_in_use, const char *self, struct tsync_instance **out,
+			      char *err, size_t errlen)
 {
 	struct tsync_instance *ti;
 	const char *what;
+	char why[256] = "";
 	ssize_t def_kb;
 	int ret = tsync_instance_create(prefix, &ti);
 
@@ -266,20 +268,32 @@ int tsync_instance_create_rec(const char *prefix, const struct tsync_instance_op
 	}
 	what = o->max_graph_depth >= 0 || o->graph_funcs.n ? "function_graph's files" :
 	       o->tracer;
-	log_info("recording in the top tracefs instance: this kernel has %s there only", what);
 	/* a new instance's buffer has the kernel's default size */
 	def_kb = tracefs_instance_get_buffer_size(tsync_instance_tracefs(ti), 0);
 	tsync_instance_destroy(ti);
-	ret = tsync_instance_create_top(out);
+	ret = tsync_instance_create_top(take_in_use, out, why, sizeof(why));
 	if (ret == -EBUSY)
 		tsync_set_err(err, errlen, "the top tracefs instance, where this kernel has "
 			      "%s, is in use by another tsync recording", what);
+	else if (ret == -EADDRINUSE)
+		tsync_set_err(err, errlen, "the top tracefs instance, where this kernel has "
+			      "%s, is in use (%s): %s takes it only with --borrow-top-in-use",
+			      what, why, self ? self : "tsync");
 	else if (ret)
 		tsync_set_err(err, errlen, "cannot borrow the top tracefs instance: %s",
 			      strerror(-ret));
-	else if (!o->buffer_kb)
+	if (ret)
+		return ret;
+	if (*why)
+		log_warn("recording in the top tracefs instance, which was in use (%s): its "
+			 "buffer is dropped; tracer, events and filters are given back at "
+			 "the end", why);
+	else
+		log_info("recording in the top tracefs instance: this kernel has %s there "
+			 "only", what);
+	if (!o->buffer_kb)
 		top_default_size(*out, def_kb);
-	return ret;
+	return 0;
 }
 
 /* Selects the tracer of @o; see instance.h. */

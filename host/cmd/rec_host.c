@@ -34,7 +34,7 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 		.buffer_kb = cfg->opt.inst.buffer_kb, .only_pid = h->only_pid,
 		.hide_self = !cfg->opt.no_filter,
 		.follow_new = !cfg->opt.inst.npids || cfg->opt.inst.follow_children,
-		.self = "tsync-host",
+		.self = "tsync-host", .take_top_in_use = cfg->opt.borrow_top_in_use,
 		.events = cfg->nevents ? h->events : NULL,
 		.enable_events = tracemeta_enable_events,
 	};

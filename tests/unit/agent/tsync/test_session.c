@@ -985,7 +985,7 @@ static void test_trace_budget_after_busy(void **state)
 	agent_budget_free(f->ctx.budget);
 	f->ctx.budget = agent_budget_new((uint64_t)1408 /* default KiB */ *
 					 (uint64_t)f->ctx.ncpus);	/* room for one */
-	assert_int_equal(tsync_instance_create_top(&top), 0);	/* held: BUSY */
+	assert_int_equal(tsync_instance_create_top(true, &top, NULL, 0), 0);	/* held: BUSY */
 	start(f);
 	session_req(f, &r);
 	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);

@@ -470,39 +470,26 @@ static void change_kept(struct tsync_instance *ti, const char *parent, const cha
 }
 
 /* Borrowing the top instance: one tsync at a time, a clean start (tracing
- * off, no event enabled, the old events dropped), every setting tsync
- * changed given back by destroy. */
+ * off, no event enabled), every setting tsync changed given back by
+ * destroy (a top instance in use: test_topstate.c). */
 static void test_top(void **state)
 {
 	struct tsync_instance *ti, *again;
-	char before[NTOP][512], val[512], *txt;
-	FILE *f;
+	char before[NTOP][512], val[512], why[128];
 
 	(void)state;
 	for (size_t i = 0; i < NTOP; i++)
 		read_top(top_files[i], before[i], sizeof(before[i]));
-	f = fopen(TRACING "/trace_marker", "w");
-	assert_non_null(f);
-	fprintf(f, "tsync-test-top-%d\n", (int)getpid());
-	fclose(f);
-	f = fopen(TRACING "/events/sched/sched_switch/enable", "w");	/* someone's event */
-	assert_non_null(f);
-	fputs("1", f);
-	fclose(f);
 
-	assert_int_equal(tsync_instance_create_top(&ti), 0);
+	/* taken even if another test left it in use: this test is about
+	 * what comes back */
+	assert_int_equal(tsync_instance_create_top(true, &ti, NULL, 0), 0);
 	assert_true(tsync_instance_is_top(ti));
 	assert_null(tsync_instance_tracefs(ti));
-	assert_int_equal(tsync_instance_create_top(&again), -EBUSY);
+	assert_int_equal(tsync_instance_create_top(true, &again, why, sizeof(why)), -EBUSY);
+	assert_string_equal(why, "another tsync recording has it");
 	read_top("tracing_on", val, sizeof(val));
 	assert_string_equal(val, "0");
-	read_top("events/sched/sched_switch/enable", val, sizeof(val));
-	assert_string_equal(val, "0");	/* a clean start, as trace-cmd's */
-	txt = tracefs_instance_file_read(NULL, "trace", NULL);
-	assert_non_null(txt);
-	snprintf(val, sizeof(val), "tsync-test-top-%d", (int)getpid());
-	assert_null(strstr(txt, val));	/* older events dropped */
-	free(txt);
 
 	/* what a recording changes */
 	assert_int_equal(tsync_instance_set_clock(ti, strstr(before[1], "[global]") ?
@@ -529,7 +516,7 @@ static void test_top(void **state)
 		}
 		assert_string_equal(val, before[i]);
 	}
-	assert_int_equal(tsync_instance_create_top(&again), 0);	/* lock given back */
+	assert_int_equal(tsync_instance_create_top(true, &again, NULL, 0), 0);	/* lock back */
 	assert_int_equal(tsync_instance_destroy(again), 0);
 }
 
@@ -586,7 +573,7 @@ static void check_top_small_buffer(const char *prefix, const struct tsync_instan
 	assert_int_equal(tsync_instance_create(prefix, &ti), 0);
 	def = tracefs_instance_get_buffer_size(tsync_instance_tracefs(ti), 0);
 	assert_int_equal(tsync_instance_destroy(ti), 0);
-	assert_int_equal(tsync_instance_create_rec(prefix, o, &ti, err, sizeof(err)), 0);
+	assert_int_equal(tsync_instance_create_rec(prefix, o, true, "test", &ti, err, sizeof(err)), 0);
 	assert_int_equal(tracefs_instance_get_buffer_size(NULL, 0), def);
 	assert_int_equal(tsync_instance_destroy(ti), 0);
 	read_top("buffer_size_kb", val, sizeof(val));
@@ -604,7 +591,7 @@ static void test_create_rec(void **state)
 
 	(void)state;
 	prefix_of(prefix, sizeof(prefix), "r");
-	assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti, err, sizeof(err)), 0);
+	assert_int_equal(tsync_instance_create_rec(prefix, &o, true, "test", &ti, err, sizeof(err)), 0);
 	assert_false(tsync_instance_is_top(ti));
 	inst = tracefs_instance_file_read(tsync_instance_tracefs(ti), "available_tracers",
 					  NULL);
@@ -614,11 +601,11 @@ static void test_create_rec(void **state)
 	assert_non_null(inst);
 	if (strstr(top, "blk") && !strstr(inst, "blk")) {
 		o.tracer = "blk";
-		assert_int_equal(tsync_instance_create_rec(prefix, &o, &ti, err, sizeof(err)),
+		assert_int_equal(tsync_instance_create_rec(prefix, &o, true, "test", &ti, err, sizeof(err)),
 				 0);
 		assert_true(tsync_instance_is_top(ti));
 		/* a second recording that needs it is told who has it */
-		assert_int_equal(tsync_instance_create_rec(prefix, &o, &held, err, sizeof(err)),
+		assert_int_equal(tsync_instance_create_rec(prefix, &o, true, "test", &held, err, sizeof(err)),
 				 -EBUSY);
 		assert_non_null(strstr(err, "top tracefs instance, where this kernel has blk, "
 				       "is in use by another tsync recording"));
