@@ -17,6 +17,7 @@
 #include "common/base/errbuf.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
+#include "common/tracefs/global.h"
 #include "common/tracefs/topstate.h"
 
 /* How many "-<n>" suffixes tsync_instance_create() tries. */
@@ -46,6 +47,11 @@ struct tsync_instance {
 		bool global;	/* the kernel's file, not the instance's */
 	} *kept;
 	size_t nkept;
+	/* machine-wide settings kept: global.h's owner decides who writes
+	 * them back */
+	struct tsync_global *globals[4];
+	char global_files[4][64];
+	int nglobals;
 };
 
 /* Returns true if @prefix is "tsync-" followed by [A-Za-z0-9_-]. */
@@ -229,9 +235,22 @@ int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, boo
 	struct tracefs_instance *inst = global ? NULL : ti->inst;
 	struct kept *k;
 	char *txt, *val;
+	int ret;
 
 	if (!global && !ti->top)
 		return 0;	/* removed with the instance */
+	if (global) {
+		for (int i = 0; i < ti->nglobals; i++)
+			if (!strcmp(ti->global_files[i], file))
+				return 0;
+		if (ti->nglobals >= (int)(sizeof(ti->globals) / sizeof(ti->globals[0])))
+			return -ENOSPC;
+		ret = tsync_global_take(file, &ti->globals[ti->nglobals]);
+		if (!ret)
+			snprintf(ti->global_files[ti->nglobals++], sizeof(ti->global_files[0]),
+				 "%s", file);
+		return ret;
+	}
 	txt = tracefs_instance_file_read(inst, file, NULL);
 	if (!txt)
 		return errno ? -errno : -EIO;
@@ -279,6 +298,21 @@ static int kept_restore(struct tsync_instance *ti, bool own)
 	free(ti->kept);
 	ti->kept = NULL;
 	ti->nkept = 0;
+	return ret;
+}
+
+/* Ends @ti's part in the machine-wide settings it kept (global.h: the
+ * last user writes each back). Returns 0 or the first -errno. */
+static int globals_release(struct tsync_instance *ti)
+{
+	int ret = 0;
+
+	while (ti->nglobals) {
+		int r = tsync_global_release(ti->globals[--ti->nglobals]);
+
+		if (r && !ret)
+			ret = r;
+	}
 	return ret;
 }
 
@@ -533,6 +567,9 @@ static int top_restore(struct tsync_instance *ti)
 
 	tsync_topstate_clean();
 	ret = kept_restore(ti, true);
+	r = globals_release(ti);
+	if (r && !ret)
+		ret = r;
 	r = tsync_topstate_restore(ti->state);
 	ti->state = NULL;
 	if (r && !ret)
@@ -576,7 +613,7 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		log_err("cannot remove tracefs instance %s: %s", ti->name, strerror(-ret));
 	else
 		log_debug("removed tracefs instance %s", ti->name);
-	if (kept_restore(ti, false) && !ret)
+	if ((kept_restore(ti, false) || globals_release(ti)) && !ret)
 		ret = -EIO;
 	tracefs_instance_free(ti->inst);
 	free(ti);
@@ -680,6 +717,11 @@ int tsync_instance_cleanup_stale(const char *prefix)
 /* The one cleanup of every program; see instance.h. */
 int tsync_instance_cleanup_all_stale(void)
 {
+	/* and the machine-wide settings a killed one changed */
+	int ret = tsync_global_cleanup();
+
+	if (ret < 0)
+		log_debug("machine-wide tracefs settings: %s", strerror(-ret));
 	return tsync_instance_cleanup_stale(TSYNC_INSTANCE_NAME_PREFIX);
 }
 

@@ -35,6 +35,8 @@
  *                           written to an instance
  *   topstate.c, topstate.h  the top instance's state around a borrow: in use
  *                           by someone, saved, cleaned, written back
+ *   global.c, global.h      machine-wide settings (saved_cmdlines_size) with one
+ *                           owner: the first saves, the last writes back
  *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
  */
 #ifndef TSYNC_INSTANCE_H
@@ -118,8 +120,9 @@ int tsync_instance_set_clock(struct tsync_instance *ti, const char *clock);
  * for tsync_instance_destroy() to write back, as trace-cmd restores what
  * it changed: call it before changing a setting that outlives @ti (a
  * trace option of the borrowed top instance, saved_cmdlines_size). A
- * private instance's own files go with it: nothing kept. Returns 0 or
- * -errno.
+ * private instance's own files go with it: nothing kept. A @global file
+ * is kept by its one owner (global.h): written back when the last tsync
+ * recording of the machine that kept it ends. Returns 0 or -errno.
  */
 int tsync_instance_keep_setting(struct tsync_instance *ti, const char *file, bool global);
 
@@ -275,7 +278,9 @@ int tsync_instance_cleanup_stale(const char *prefix);
  * The one stale cleanup every program runs (tsync-agent at start,
  * tsync-host before it opens a guest of either protocol): every
  * instance named TSYNC_INSTANCE_NAME_PREFIX..., whatever program or
- * session made it, by tsync_instance_cleanup_stale()'s rule. Returns the
+ * session made it, by tsync_instance_cleanup_stale()'s rule, and the
+ * machine-wide settings a killed recording left changed
+ * (tsync_global_cleanup()). Returns the
  * number removed, or -errno (-ENODEV: no tracefs).
  */
 int tsync_instance_cleanup_all_stale(void);
