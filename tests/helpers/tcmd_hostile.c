@@ -10,10 +10,17 @@
  *                                    "recording K refused R"
  *   tcmd_hostile reset PORT SECS     for SECS: TRACE_REQ, TRACE_RESP, RST;
  *                                    prints "resets K"
+ *   tcmd_hostile pending PORT STAGE SECS  one session brought to STAGE (resp:
+ *                                    TRACE_RESP read; sync: the time-sync port
+ *                                    connected too), prints "pending", stays
+ *                                    silent SECS, then closes every socket
+ *                                    (FIN) and prints "closed"
  *   tcmd_hostile slow-ptp DELAY_MS   a fake trace-cmd agent serving one host,
  *                                    one CPU, that sends each PTP probe
  *                                    DELAY_MS after the last echo; prints
  *                                    "listening on PORT" when ready
+ *
+ * The agent is dialled on 127.0.0.1, or on $TCMD_HOSTILE_ADDR.
  *
  * Exit status: 0, 1 on a failure (said on stderr), 2 usage.
  */
@@ -35,12 +42,18 @@
 
 static uint8_t out[TCMD_MSG_MAX];
 
-/* Connects to 127.0.0.1:@port; fd or -1. */
+/* Connects to 127.0.0.1:@port (or $TCMD_HOSTILE_ADDR's); fd or -1. */
 static int dial(uint32_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const char *addr = getenv("TCMD_HOSTILE_ADDR");
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (addr && inet_pton(AF_INET, addr, &a.sin_addr) != 1) {
+		close(fd);
+		return -1;
+	}
 
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
@@ -175,6 +188,30 @@ static int cmd_reset(uint32_t port, int secs)
 	return 0;
 }
 
+static int cmd_pending(uint32_t port, const char *stage, int secs)
+{
+	struct tcmd_conn c;
+	struct tcmd_msg m;
+	int fd = dial(port), tfd = -1;
+
+	if (fd < 0 || (strcmp(stage, "resp") && strcmp(stage, "sync")))
+		return 1;
+	tcmd_conn_init(&c, fd, "the agent", false, IO_MS);
+	if (request(&c, &m))
+		return 1;
+	if (!strcmp(stage, "sync") && (tfd = dial(m.resp.tsync_port)) < 0)
+		return 1;
+	printf("pending\n");
+	fflush(stdout);
+	sleep((unsigned int)secs);
+	if (tfd >= 0)
+		close(tfd);
+	close(fd);
+	printf("closed\n");
+	fflush(stdout);
+	return 0;
+}
+
 /* Sleeps @ms. */
 static void nap(int ms)
 {
@@ -247,9 +284,11 @@ int main(int argc, char **argv)
 		return cmd_hold((uint32_t)atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "reset"))
 		return cmd_reset((uint32_t)atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "pending"))
+		return cmd_pending((uint32_t)atoi(argv[2]), argv[3], atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "slow-ptp"))
 		return cmd_slow_ptp(atoi(argv[2]));
 	fprintf(stderr, "usage: tcmd_hostile hold PORT N SECS | reset PORT SECS | "
-		"slow-ptp DELAY_MS\n");
+		"pending PORT resp|sync SECS | slow-ptp DELAY_MS\n");
 	return 2;
 }
