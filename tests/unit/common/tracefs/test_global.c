@@ -25,9 +25,11 @@
 #include "common/tracefs/instance_opts.h"
 
 #define FILE_ "saved_cmdlines_size"
-/* two sizes other than @n and each other, within the kernel's 32768 */
-#define SMALLER(n) ((n) > 16000 ? 1024 : (n) + 16)
-#define BIGGER(n) ((n) > 16000 ? 8192 : (n) * 3)
+/* sizes other than @n, within the kernel's 32768; the kernel rounds up
+ * to fill its pages (128 and 256 read back as 6552, and so does 8192 as
+ * 19659 when that is the size): above 16000, two small ones */
+#define SMALLER(n) ((n) > 16000 ? 128 : (n) + 16)
+#define BIGGER(n) ((n) > 16000 ? 256 : (n) * 3)
 
 static int size_now(void)
 {
