@@ -35,6 +35,8 @@
  * The folder's map (scripts/check-includes checks that it names every
  * file): common/cli/
  *   recopt.c, recopt.h  the one parser of trace-cmd record options, per scope
+ *   recopt_table.c      its table: one row per option, with their checks
+ *   recopt_priv.h       what recopt.c and recopt_table.c share
  *   opt.c, opt.h        command-line options from one table per command
  */
 #ifndef TSYNC_COMMON_RECOPT_H
