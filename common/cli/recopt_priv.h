@@ -36,8 +36,10 @@ enum rec_scope {
 	SC_GUEST,	/* a guest's only: after an -A, and an agent's */
 	SC_VM,		/* a guest's for tsync-host only: after an -A, never
 			 * an agent's */
-	SC_CLOCK,	/* the whole recording's trace clock; a trace-cmd host
-			 * sends its own to the agent */
+	SC_CLOCK,	/* the whole recording's trace clock; after an -A that
+			 * guest's, as trace-cmd takes it (tsync-host wants the
+			 * recording's there: one clock for all); a trace-cmd
+			 * host sends its own to the agent */
 	SC_SYNTAX,	/* -A, -h: the command line's own (the parser stops at
 			 * -A, prints the usage for -h); an agent's words may
 			 * not have them */

@@ -28,7 +28,7 @@ const struct rec_scope_info rec_scopes[] = {
 	[SC_FILE] = { S_HOST | S_GUEST | S_AGENT, false },
 	[SC_GUEST] = { S_GUEST | S_AGENT, false },
 	[SC_VM] = { S_GUEST, false },
-	[SC_CLOCK] = { S_HOST | S_AGENT, false },
+	[SC_CLOCK] = { S_HOST | S_GUEST | S_AGENT, false },
 	[SC_SYNTAX] = { S_HOST | S_GUEST | S_AGENT, false },
 };
 
@@ -155,7 +155,7 @@ const struct rec_opt rec_opts[] = {
 			 "instance as it is" },
 	  .scope = SC_INST, .kind = K_TRUE, .off = F(keep) },
 	{ .o = { .short_name = 'C', .type = STRV, .arg = "CLOCK", .def = "local",
-		 .help = "trace clock of host and guests" },
+		 .help = "trace clock of host and guests (after -A: the same one)" },
 	  .scope = SC_CLOCK, .kind = K_STR, .off = F(clock), .check = check_clock,
 	  .given = GIVEN(clock_given) },
 	{ .o = { .short_name = 'o', .type = STRV, .arg = "FILE", .def = "trace.dat",

@@ -132,6 +132,9 @@ static void default_clock(struct rec_cfg *cfg)
 	if (cfg->opt.clock_given || !cfg->nguests ||
 	    (cfg->opt.has_tsync_interval && cfg->opt.tsync_interval_ms < 0))
 		return;
+	for (int i = 0; i < cfg->nguests; i++)
+		if (cfg->gopt[i].clock_given)	/* a clock was chosen after an -A */
+			return;
 	for (int i = 0; i < cfg->nguests; i++) {
 		const struct guest *g = &cfg->guests[i];
 		struct sync_target t;
@@ -156,6 +159,25 @@ static void default_clock(struct rec_cfg *cfg)
 	cfg->opt.clock = c;
 	snprintf(cfg->clock_why, sizeof(cfg->clock_why), "no -C: every guest synced exactly "
 		 "on it, as trace-cmd chooses");
+}
+
+/*
+ * A -C after an -A: trace-cmd gives that guest's instance the clock; tsync
+ * records host and guests on one clock, so it takes the recording's own
+ * and refuses another with the reason. Exits 2 on a different one.
+ */
+static void guest_clocks(const struct rec_cfg *cfg)
+{
+	for (int i = 0; i < cfg->nguests; i++) {
+		const char *c = cfg->gopt[i].clock;
+
+		if (!cfg->gopt[i].clock_given || !strcmp(c, cfg->opt.clock))
+			continue;
+		fprintf(stderr, "tsync-host record: guest %s: -C %s: host and guests record on "
+			"one clock, here %s: give -C %s before the first -A\n",
+			cfg->guests[i].name, c, cfg->opt.clock, c);
+		exit(2);
+	}
 }
 
 /* Parses the command line into @cfg or exits; see record_args.h. */
@@ -196,6 +218,7 @@ void rec_parse_args(int argc, char **argv, struct rec_cfg *cfg)
 	}
 	host_events(cfg);
 	default_clock(cfg);
+	guest_clocks(cfg);
 	cfg->stamp_forced = cfg->opt.stamp >= 0;
 	if (cfg->stamp_forced)
 		tsync_stamp_source_parse(tsync_stamp_names[cfg->opt.stamp], &cfg->source);

@@ -31,8 +31,10 @@ expect 2 "tsync-host record: option -B is not supported: extra instances: tsync 
 	"$HOST" record -B foo -e sched -o "$out/x.dat" -- true
 expect 2 "tsync-host record: option --date is not supported: tsync synchronizes the clocks instead" \
 	"$HOST" record -A 127.0.0.1:1 --date -- true
-expect 2 "tsync-host record: invalid value 'mono' for -C: applies to the whole recording or to tsync-host itself: give it before the first -A" \
+expect 2 "tsync-host record: guest 127.0.0.1: -C mono: host and guests record on one clock, here local: give -C mono before the first -A" \
 	"$HOST" record -A 127.0.0.1:1 -e sched -C mono -- true
+expect 2 "tsync-host record: invalid value 'warn' for --verbose: applies to the whole recording or to tsync-host itself: give it before the first -A" \
+	"$HOST" record -A 127.0.0.1:1 -e sched --verbose=warn -- true
 expect 2 "tsync-host record: 'ftrace:function' is not an event to enable: the function tracer writes it (-p function)" \
 	"$HOST" record -e ftrace:function -o "$out/x.dat" -- true
 expect 2 "tsync-host record: invalid value 'nosuchguest' for -A: no QEMU guest named 'nosuchguest' runs here (-A NAME@CID, CID, or HOST:PORT for a TCP agent)" \
