@@ -199,6 +199,18 @@ static int resolve_stamps(struct agent_session *s, const struct tsync_sync_start
 	return ret;
 }
 
+/* The host ended the session inside round @st with @m (BYE or ERROR). */
+static void host_ended(const struct agent_session *s, const struct tsync_sync_start *st,
+		       const struct tsync_msg *m)
+{
+	if (m->type == TSYNC_MSG_ERROR)
+		log_warn("%s: round %u: host error %s: %s", s->peer->name, st->round_id,
+			 tsync_err_name(m->error.code), m->error.reason);
+	else
+		log_info("%s: round %u: BYE: the session ends inside the round",
+			 s->peer->name, st->round_id);
+}
+
 /* Reports why the probe loop of round @st ended with @ret (< 0). */
 static int loop_failed(struct agent_session *s, const struct tsync_sync_start *st,
 		       const struct round_wait *w, int ret, const char *err)
@@ -249,6 +261,12 @@ static int probe_loop(struct agent_session *s, const struct tsync_sync_start *st
 		if (other.type == TSYNC_MSG_SYNC_END && other.sync_end.round_id == st->round_id) {
 			tsync_msg_free(&other);
 			return (int)count;
+		}
+		if (other.type == TSYNC_MSG_BYE || other.type == TSYNC_MSG_ERROR) {
+			/* the session's end, as outside a round (protocol.md) */
+			host_ended(s, st, &other);
+			tsync_msg_free(&other);
+			return -ECANCELED;
 		}
 		log_warn("%s: round %u: unexpected %s", s->peer->name, st->round_id,
 			 tsync_msg_name(other.type));
@@ -311,7 +329,7 @@ int agent_sync_round(struct agent_session *s, const struct tsync_msg *start)
 	n = probe_loop(s, st, busy, stamps);
 	tsync_cpu_rt_leave(&sch);
 	if (n < 0) {
-		ret = n;
+		ret = n == -ECANCELED ? AGENT_ROUND_HOST_ENDED : n;
 		goto out;
 	}
 	ret = resolve_stamps(s, st, stamps, (size_t)n);

@@ -5,9 +5,14 @@
 
 #include "agent/conn/control.h"
 
+/* A round's result: the host ended the session inside it (BYE or ERROR
+ * instead of a probe): clean up and close, nothing sent back. */
+#define AGENT_ROUND_HOST_ENDED 1
+
 /* Runs the guest side of one sync round that @start asks for. Returns 0
  * when the session can go on (also after a failed round that was
- * reported), -errno when the connection must close. */
+ * reported), AGENT_ROUND_HOST_ENDED, or -errno when the connection must
+ * close. */
 int agent_sync_round(struct agent_session *s, const struct tsync_msg *start);
 
 #endif

@@ -250,6 +250,10 @@ static enum next dispatch(struct agent_session *s, const struct tsync_msg *m,
 	case TSYNC_MSG_SYNC_START:
 		ret = agent_sync_round(s, m);
 		o->rounds++;
+		if (ret == AGENT_ROUND_HOST_ENDED) {
+			o->why = "done inside a round";
+			return NEXT_END;
+		}
 		break;
 	case TSYNC_MSG_SYNC_RESULT:
 		ret = agent_record_round(s, &m->sync_result);

@@ -639,6 +639,38 @@ static void test_round_unexpected(void **state)
 	expect_end(f, SLACK_MS);
 }
 
+/* BYE or ERROR (@type) inside a round ends the session as outside one:
+ * the agent cleans up and closes, sending nothing (no ERROR back). */
+static void end_inside_round(struct fx *f, uint8_t type)
+{
+	struct tsync_session_reply r;
+	struct tsync_msg m;
+
+	start(f);
+	session_req(f, &r);
+	mk_sync_start(&m, 7, 8, "mono", false);
+	host_send(f, &m);
+	expect(f, TSYNC_MSG_SYNC_READY, &m);
+	assert_int_equal(run_probes(f, 7, 2, 0), 2);
+	tsync_msg_init(&m, type);
+	if (type == TSYNC_MSG_ERROR) {
+		m.error.code = TSYNC_ERR_INTERNAL;
+		snprintf(m.error.reason, sizeof(m.error.reason), "host gives up");
+	}
+	host_send(f, &m);
+	expect_end(f, SLACK_MS);
+}
+
+static void test_round_bye(void **state)
+{
+	end_inside_round(*state, TSYNC_MSG_BYE);
+}
+
+static void test_round_host_error(void **state)
+{
+	end_inside_round(*state, TSYNC_MSG_ERROR);
+}
+
 /* A host that goes quiet inside a round is cut off by the I/O timeout. */
 static void test_round_timeout(void **state)
 {
@@ -1021,6 +1053,8 @@ int main(void)
 		T(test_round_limits),
 		T(test_round_bad_probe),
 		T(test_round_unexpected),
+		T(test_round_bye),
+		T(test_round_host_error),
 		T(test_round_timeout),
 		T(test_round_deadline),
 		T(test_busy_spin_bound),
