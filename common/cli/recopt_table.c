@@ -284,14 +284,46 @@ static int set_negate(struct parse_ctx *c, const struct rec_opt *ro,
 	return 0;
 }
 
+/*
+ * A function filter from a peer (a guest's part, an agent's words): the
+ * kernel reads "FUNC:COMMAND[:ARG...]" in set_ftrace_filter as a function
+ * command, and all but "mod" are triggers run on every call of FUNC
+ * (traceoff, dump, snapshot, enable_event, ...: they act on the whole
+ * machine's tracing). Only FUNC and FUNC:mod:MODULE are taken; 0, or -1
+ * with @err set.
+ */
+static int peer_func(const char *f, char *err, size_t errlen)
+{
+	const char *colon = strchr(f, ':'), *module;
+	size_t n;
+
+	if (!colon)
+		return 0;
+	module = colon + sizeof(":mod:") - 1;
+	if (colon > f && !strncmp(colon, ":mod:", sizeof(":mod:") - 1) && *module &&
+	    !strchr(module, ':'))
+		return 0;
+	n = strcspn(colon + 1, ":");
+	if (colon == f || !n || !strncmp(colon, ":mod:", sizeof(":mod:") - 1))
+		return snprintf(err, errlen, "expected FUNC or FUNC:mod:MODULE"), -1;
+	return snprintf(err, errlen, "'%.*s' is a function trigger, which a guest's agent "
+			"refuses: only FUNC or FUNC:mod:MODULE", (int)(n > 32 ? 32 : n),
+			colon + 1), -1;
+}
+
 /* -l / -n / -g: see recopt_priv.h. */
 const char *rec_check_func(const struct parse_ctx *c, const char *f, char *buf,
 			   size_t len, char *err, size_t errlen)
 {
 	const char *module = c->r->module;
+	bool space = false;
 
-	if (!*f || strpbrk(f, " \t\n"))
+	for (const char *p = f; *p; p++)	/* the kernel splits words at any */
+		space |= isspace((unsigned char)*p) != 0;
+	if (!*f || space)
 		return snprintf(err, errlen, "expected one function name or glob"), NULL;
+	if (c->scope != S_HOST && peer_func(f, err, errlen))
+		return NULL;
 	if (!module || strstr(f, ":mod:"))
 		return f;
 	if ((size_t)snprintf(buf, len, "%s:mod:%s", f, module) >= len)

@@ -32,6 +32,7 @@
  *   trace_start CLOCK KB [EVENT[=FILTER]]...
  *                             TRACE_START with the option words -e EVENT
  *                             [-f FILTER]... [-b KB] (KB 0: no -b)
+ *   trace_words CLOCK WORD... TRACE_START with these option words as they are
  *   trace_stop | meta_req | bye
  *   sync_result ROUND CPU OFFSET [ERR DELAY USED SENT]
  *   clock_req CLOCK           CLOCK_REQ, expect CLOCK_STATE
@@ -324,6 +325,21 @@ static int cmd_hello(struct client *c, int argc, char **argv, bool wait)
 	if (send_msg(c, &m))
 		return -1;
 	return wait ? cmd_expect(c, 2, expect) : 0;
+}
+
+/* trace_words CLOCK WORD...: the words as a host would send them */
+static int cmd_trace_words(struct client *c, int argc, char **argv)
+{
+	struct tsync_msg m;
+
+	if (argc < 3)
+		return fail(c, "usage: trace_words CLOCK WORD...");
+	tsync_msg_init(&m, TSYNC_MSG_TRACE_START);
+	snprintf(m.trace_start.clock, sizeof(m.trace_start.clock), "%s", argv[1]);
+	m.trace_start.flags = TSYNC_TRACE_FL_ARGS;
+	m.trace_start.nargs = (uint32_t)(argc - 2);
+	m.trace_start.args = argv + 2;
+	return send_msg(c, &m);
 }
 
 /* trace_start CLOCK KB [EVENT[=FILTER]]... */
@@ -625,6 +641,8 @@ static int run_cmd(struct client *c, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "trace_start"))
 		return cmd_trace_start(c, argc, argv);
+	if (!strcmp(cmd, "trace_words"))
+		return cmd_trace_words(c, argc, argv);
 	if (!strcmp(cmd, "trace_stop") || !strcmp(cmd, "meta_req") ||
 	    !strcmp(cmd, "bye")) {
 		tsync_msg_init(&m, cmd[0] == 't' ? TSYNC_MSG_TRACE_STOP :

@@ -5,7 +5,9 @@
 # line) sends the guest's options to its agent as option words; the guest
 # file must hold function events, all of functions matching schedule*,
 # and none of the agent's own threads' system calls... (events only:
-# -p function -l needs no -e).
+# -p function -l needs no -e). On the same agent, a TRACE_START with
+# -l vfs_read:dump (a function trigger) is refused and one with -l
+# vfs_read taken (tsync_rawclient: tsync-host refuses it itself).
 # With TSYNC_VM_GRAPH=1, then, on the same agent, `-p function_graph -g
 # schedule --max-graph-depth 2`: the guest file must hold graph events of
 # schedule() and its direct callees, at depth 0 and 1 only, and the
@@ -38,6 +40,18 @@ graph=${TSYNC_VM_GRAPH:-0}
 	-A "127.0.0.1:${VM_PORT[8823]}" --name vm -p function_graph -g schedule \
 	--max-graph-depth 2 -- sleep 2 >"$tmp/g.out" 2>&1 ||
 	fail "tsync-host record -p function_graph: $(cat "$tmp/g.out")"; }
+# a function trigger from the host is the agent's to refuse, where the
+# guest's kernel would take it: -l FUNC:dump is refused (BAD_REQUEST,
+# naming it), the same TRACE_START with -l FUNC is taken
+timeout 120 "$B/helpers/tsync_rawclient" -t 30000 "tcp:127.0.0.1:${VM_PORT[8823]}" \
+	'hello control' 'session' \
+	'trace_words local -p function -l vfs_read:dump' 'expect ERROR BAD_REQUEST' \
+	'trace_words local -p function -l vfs_read' 'expect TRACE_STARTED' \
+	'trace_stop' 'expect TRACE_STOPPED' 'bye' >"$tmp/trig.out" 2>&1 ||
+	fail "-l vfs_read:dump / -l vfs_read on the guest's agent: $(cat "$tmp/trig.out")"
+grep -qF "'dump' is a function trigger, which a guest's agent refuses" "$tmp/trig.out" ||
+	fail "-l vfs_read:dump: the refusal does not name the trigger: $(cat "$tmp/trig.out")"
+echo "ok: the guest's agent refuses -l vfs_read:dump and takes -l vfs_read"
 # the guest script's status is its ping-pong server's, unused here (killed)
 vm_send "TSYNC-HOST done"
 vm_wait_exit 120 > /dev/null || fail "guest did not finish"

@@ -115,6 +115,76 @@ static void test_function_tracer_options(void **state)
 	tsync_recopt_free(&r);
 }
 
+/* Function filters from a peer: FUNC and FUNC:mod:MODULE only; the
+ * kernel's function commands (triggers) refused with their name; the
+ * host's own (trace-cmd's meaning) left to its kernel. */
+static void test_function_triggers(void **state)
+{
+	static const struct {
+		const char *words;
+		const char *err;	/* NULL: taken */
+	} rows[] = {
+		{ "-l vfs_read", NULL },
+		{ "-l vfs_*", NULL },
+		{ "-l !vfs_read", NULL },
+		{ "-l vfs_read:mod:ext4", NULL },
+		{ "-l *:mod:*", NULL },
+		{ "-n do_idle:mod:m", NULL },
+		{ "-l vfs_read:dump", "record options: invalid value 'vfs_read:dump' for -l: 'dump' "
+		  "is a function trigger, which a guest's agent refuses: only FUNC or "
+		  "FUNC:mod:MODULE" },
+		{ "-l vfs_read:traceoff", "record options: invalid value 'vfs_read:traceoff' for "
+		  "-l: 'traceoff' is a function trigger, which a guest's agent refuses: only "
+		  "FUNC or FUNC:mod:MODULE" },
+		{ "-n f:traceon:3", "record options: invalid value 'f:traceon:3' for -n: "
+		  "'traceon' is a function trigger, which a guest's agent refuses: only FUNC "
+		  "or FUNC:mod:MODULE" },
+		{ "-g f:enable_event:sched:sched_switch", "record options: invalid value "
+		  "'f:enable_event:sched:sched_switch' for -g: 'enable_event' is a function "
+		  "trigger, which a guest's agent refuses: only FUNC or FUNC:mod:MODULE" },
+		{ "-l f:snapshot", "record options: invalid value 'f:snapshot' for -l: 'snapshot' "
+		  "is a function trigger, which a guest's agent refuses: only FUNC or "
+		  "FUNC:mod:MODULE" },
+		{ "-l :mod:ext4", "record options: invalid value ':mod:ext4' for -l: expected "
+		  "FUNC or FUNC:mod:MODULE" },
+		{ "-l f:mod:", "record options: invalid value 'f:mod:' for -l: expected FUNC or "
+		  "FUNC:mod:MODULE" },
+		{ "-l f:mod:m:dump", "record options: invalid value 'f:mod:m:dump' for -l: "
+		  "expected FUNC or FUNC:mod:MODULE" },
+		{ "-l f:", "record options: invalid value 'f:' for -l: expected FUNC or "
+		  "FUNC:mod:MODULE" },
+		{ "-l f\vg", "record options: invalid value 'f\vg' for -l: expected one "
+		  "function name or glob" },
+	};
+	struct tsync_recopt r;
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int ret = parse(&r, TSYNC_RECOPT_AGENT, rows[i].words, err, sizeof(err));
+
+		if (!rows[i].err) {
+			assert_int_equal(ret, 3);
+		} else {
+			assert_int_equal(ret, TSYNC_RECOPT_ERROR);
+			assert_string_equal(err, rows[i].err);
+		}
+		tsync_recopt_free(&r);
+	}
+	/* a guest's part on tsync-host: refused before the agent is asked */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_GUEST, "-l vfs_read:dump", err, sizeof(err)),
+			 TSYNC_RECOPT_ERROR);
+	assert_string_equal(err, "tsync-host record: invalid value 'vfs_read:dump' for -l: "
+			    "'dump' is a function trigger, which a guest's agent refuses: only "
+			    "FUNC or FUNC:mod:MODULE");
+	tsync_recopt_free(&r);
+	/* the host's own: as trace-cmd, its kernel decides */
+	assert_int_equal(parse(&r, TSYNC_RECOPT_HOST, "-l vfs_read:traceoff", err, sizeof(err)),
+			 3);
+	assert_string_equal(r.inst.funcs.v[0], "vfs_read:traceoff");
+	tsync_recopt_free(&r);
+}
+
 static void test_instance_settings(void **state)
 {
 	struct tsync_recopt r;
@@ -575,6 +645,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events_and_negation),
 		cmocka_unit_test(test_function_tracer_options),
+		cmocka_unit_test(test_function_triggers),
 		cmocka_unit_test(test_instance_settings),
 		cmocka_unit_test(test_host_defaults_and_globals),
 		cmocka_unit_test(test_vm_and_clock_given),
