@@ -321,6 +321,27 @@ static void rec_stop(struct recorder *r)
 	rec_phase_mark(&r->ph, REC_PH_GUESTS_STOPPED);
 }
 
+/* A guest that no sync round succeeded on fails the run (its file is
+ * written all the same): its events stay in its own clock, which
+ * trace-cmd report would merge as if it were the host's. Some CPUs only
+ * (offline ones, say) is a warning. Returns 1 for a failure, else 0. */
+static int never_synced(const struct guest *g)
+{
+	uint32_t first = 0, n = guest_cpus_never_synced(g, &first);
+
+	if (!n)
+		return 0;
+	if (n < g->ncpus) {
+		log_warn("guest %s: no sync round succeeded on %u of %u CPUs (CPU %u first): "
+			 "their events are not corrected to the host's clock", g->name, n,
+			 g->ncpus, first);
+		return 0;
+	}
+	fprintf(stderr, "tsync-host record: guest %s: no sync round succeeded on any of its %u "
+		"CPUs: its events are not corrected to the host's clock\n", g->name, g->ncpus);
+	return 1;
+}
+
 /* The guests' files, written while the host's is. */
 struct guest_files {
 	struct recorder *r;
@@ -382,6 +403,8 @@ static int rec_write_files(struct recorder *r)
 		guest_print_summary(g);
 		if (g->status)
 			failed++;
+		else
+			failed += never_synced(g);
 		if (gf->rets[i] == -ENAMETOOLONG) {
 			fprintf(stderr, "tsync-host record: guest %s: file name too long\n", g->name);
 			failed++;

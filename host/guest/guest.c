@@ -553,6 +553,22 @@ static void print_sync_summary(const struct guest *g)
 	printf("\n");
 }
 
+/* The CPUs no round succeeded on; see guest.h. */
+uint32_t guest_cpus_never_synced(const struct guest *g, uint32_t *first)
+{
+	uint32_t n = 0;
+
+	if (g->unsynced || !g->samples)
+		return 0;
+	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {
+		if (g->samples[cpu].count)
+			continue;
+		if (!n++)
+			*first = cpu;
+	}
+	return n;
+}
+
 /* Prints the per-CPU summary; see guest.h. */
 void guest_print_summary(const struct guest *g)
 {

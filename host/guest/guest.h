@@ -136,6 +136,10 @@ int guest_vcpu_threads(const struct guest *g, int32_t *pids, uint32_t n);
 bool guest_drop_if_disk_full(struct guest *g);
 /* Prints the per-CPU summary lines. */
 void guest_print_summary(const struct guest *g);
+/* The CPUs of a synced guest that no sync round succeeded on (their
+ * events cannot be corrected to the host's clock); the first in *@first.
+ * 0 for a guest recorded without sync (negative --tsync-interval). */
+uint32_t guest_cpus_never_synced(const struct guest *g, uint32_t *first);
 /* Frees everything (temporary files included) and closes the session. */
 void guest_free(struct guest *g);
 

@@ -97,6 +97,18 @@ wait_log metaint "got META_REQ" 1
 abort_within hmi $hpid INT
 pass "SIGINT during endless metadata: aborted in $ABORT_MS ms"
 
+# 4b. Every sync round refused: the guest's events cannot be corrected to
+#     the host's clock, so the run fails (exit 1), saying so; the files
+#     are written all the same.
+start_fake nosync --cpus 8 --rounds fail
+timeout 120 "$HOST" record -C mono -o "$out/n.dat" -A "$FAKE_EP@f" --duration 1 > "$E2E_TMP/hn.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "every round failing: exit $rc, want 1: $(tail -3 "$E2E_TMP/hn.log")"
+want="tsync-host record: guest f: no sync round succeeded on any of its 8 CPUs: its events are not corrected to the host's clock"
+grep -qxF "$want" "$E2E_TMP/hn.log" || fail "every round failing: no '$want': $(tail -5 "$E2E_TMP/hn.log")"
+[ -s "$out/n.dat" ] && [ -s "$out/n-f.dat" ] || fail "every round failing: files not written: $(ls "$out")"
+pass "every sync round failing: exit 1, '$want'"
+
 command -v trace-cmd >/dev/null || { pass "(trace-cmd not installed: guest-data checks skipped)"; exit 0; }
 
 # report_ok FILE...: trace-cmd reads the files without crashing.

@@ -4,7 +4,7 @@
  * speaks the protocol well enough for `tsync-host sync` and `record` and
  * lies where it is told to:
  *
- *   fake_agent [--cpus N] [--stall round|trace_stop] [--stream MODE]
+ *   fake_agent [--cpus N] [--stall round|trace_stop] [--rounds fail] [--stream MODE]
  *              [--meta endless]
  *
  *   --cpus N       CPUs claimed in SESSION_REPLY (default 2; rounds on any
@@ -13,6 +13,7 @@
  *                  (under the host's 5 s I/O timeout): a round that never
  *                  ends
  *   --stall trace_stop  never answers TRACE_STOP
+ *   --rounds fail  refuses every sync round (SYNC_READY with NO_CPU)
  *   --stream good  valid ring-buffer pages, a few per 10 ms (default)
  *   --stream flood valid pages as fast as the socket takes them
  *   --stream garbage  pages of random bytes
@@ -57,6 +58,7 @@
 struct fake {
 	uint32_t ncpus;
 	const char *stall;
+	const char *rounds_mode;	/* --rounds: "fail" */
 	const char *stream;
 	const char *meta;
 	const char *clocks;
@@ -196,6 +198,13 @@ static void do_round(struct fake *f, const struct tsync_sync_start *start)
 	tsync_msg_init(&m, TSYNC_MSG_SYNC_READY);
 	m.sync_ready.round_id = start->round_id;
 	m.sync_ready.cpu = start->cpu;
+	if (f->rounds_mode && !strcmp(f->rounds_mode, "fail")) {
+		m.sync_ready.status = TSYNC_ERR_NO_CPU;
+		send_or_die(f->ctl, &m);
+		say("round refused on CPU %u", start->cpu);
+		free(st);
+		return;
+	}
 	send_or_die(f->ctl, &m);
 	say("round started on CPU %u", start->cpu);
 	if (!f->first_round_ns)
@@ -402,6 +411,8 @@ int main(int argc, char **argv)
 			f.ncpus = (uint32_t)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--stall"))
 			f.stall = argv[i + 1];
+		else if (!strcmp(argv[i], "--rounds"))
+			f.rounds_mode = argv[i + 1];
 		else if (!strcmp(argv[i], "--stream"))
 			f.stream = argv[i + 1];
 		else if (!strcmp(argv[i], "--meta"))
