@@ -4,20 +4,18 @@
 # FUNC:mod:MODULE) in -l, -n or -g are refused by the agent over both of
 # its protocols, with the trigger named, before its kernel is asked: a
 # TRACE_START of tsync's protocol (tsync_rawclient) gets ERROR
-# BAD_REQUEST, Debian's `trace-cmd record -A` gets a refused session;
+# BAD_REQUEST, a trace-cmd TRACE_REQ (tcmd_hostile req) is refused;
 # and tsync-host refuses them after an -A itself (exit 2), without
 # contacting the agent. (That a legit -l FUNC records and FUNC:dump is
 # refused where the kernel allows function filters: tests/vm.)
 # Exit 0 pass, 77 skip, 1 fail.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
-RAW=$B/helpers/tsync_rawclient
-[ -x "$RAW" ] || skip "$RAW not built"
-command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
-tracecmd_lock
+RAW=$B/helpers/tsync_rawclient TH=$B/helpers/tcmd_hostile
+[ -x "$RAW" ] && [ -x "$TH" ] || skip "$RAW or $TH not built"
 AGENT=$(realpath -e "$AGENT") || fail "$AGENT not built"
 HOST=$(realpath -e "$HOST") || fail "$HOST not built"
-RAW=$(realpath -e "$RAW")
+RAW=$(realpath -e "$RAW") TH=$(realpath -e "$TH")
 cd "$E2E_TMP" || fail "no $E2E_TMP"
 
 start_agent trig -- --io-timeout 5000
@@ -37,14 +35,18 @@ for t in dump traceoff enable_event; do
 done
 pass "tsync protocol: -l FUNC:dump, -n FUNC:traceoff:1, -g FUNC:enable_event refused (BAD_REQUEST)"
 
-# 2. trace-cmd's protocol: Debian's trace-cmd passes -l after -A as it is
-for t in dump traceoff; do
-	timeout -s INT -k 10 60 trace-cmd record -d -k --no-filter -e sched:sched_switch \
-		-A "127.0.0.1:$port" --name g -e sched:sched_switch -l "vfs_read:$t" \
-		-o tc.dat true > "tc-$t.log" 2>&1 && fail "trace-cmd -A -l vfs_read:$t: a session ran"
-	wait_log trig "refused trace-cmd session: .*$(why $t)" 1
+set -f	# the globs go to the agent as they are
+# 2. trace-cmd's protocol: a TRACE_REQ's argv as a trace-cmd host sends
+#    the words after -A
+for w in "-l vfs_read:dump" "-l vfs_read:traceoff" "-n vfs_*:snapshot"; do
+	t=${w#*:}
+	# shellcheck disable=SC2086 # the words
+	got=$(timeout 60 "$TH" req "$port" -e sched:sched_switch $w 2>&1) ||
+		fail "trace-cmd protocol, $w: $got"
+	[ "$got" = refused ] || fail "trace-cmd protocol, $w: $got"
+	wait_log trig "refused trace-cmd session: .*$(why "$t")" 1
 done
-pass "trace-cmd protocol: -l vfs_read:dump and -l vfs_read:traceoff refused sessions"
+pass "trace-cmd protocol: -l vfs_read:dump, -l vfs_read:traceoff, -n vfs_*:snapshot refused"
 
 # 3. tsync-host: refused after -A before any agent is asked
 sessions=$(grep -c 'session' "$LOG")

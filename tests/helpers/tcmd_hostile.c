@@ -19,6 +19,9 @@
  *                                    one CPU, that sends each PTP probe
  *                                    DELAY_MS after the last echo; prints
  *                                    "listening on PORT" when ready
+ *   tcmd_hostile req PORT WORD...    one TRACE_REQ with these argv words;
+ *                                    prints "TRACE_RESP" or "refused"
+ *                                    (exit 0 either way)
  *
  * The agent is dialled on 127.0.0.1, or on $TCMD_HOSTILE_ADDR.
  *
@@ -278,8 +281,34 @@ out:
 	return ret;
 }
 
+/* req PORT WORD...: the agent's answer to one TRACE_REQ of @words. */
+static int cmd_req(uint32_t port, int n, const char *const *words)
+{
+	static const char *const protos[] = { TCMD_PROTO_PTP, NULL };
+	struct tcmd_conn c;
+	struct tcmd_msg m;
+	char err[256];
+	int fd = dial(port);
+
+	if (fd < 0)
+		return 1;
+	tcmd_conn_init(&c, fd, "the agent", false, IO_MS);
+	if (tcmd_conn_send(&c, out, tcmd_enc_trace_req(out, sizeof(out), 0, 1, n,
+							words, protos), err, sizeof(err)) ||
+	    tcmd_conn_recv(&c, &m, err, sizeof(err))) {
+		fprintf(stderr, "tcmd_hostile: %s\n", err);
+		close(fd);
+		return 1;
+	}
+	printf("%s\n", m.cmd == TCMD_TRACE_RESP ? "TRACE_RESP" : "refused");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "req"))
+		return cmd_req((uint32_t)atoi(argv[2]), argc - 3, (const char *const *)argv + 3);
 	if (argc == 5 && !strcmp(argv[1], "hold"))
 		return cmd_hold((uint32_t)atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "reset"))
@@ -289,6 +318,6 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "slow-ptp"))
 		return cmd_slow_ptp(atoi(argv[2]));
 	fprintf(stderr, "usage: tcmd_hostile hold PORT N SECS | reset PORT SECS | "
-		"pending PORT resp|sync SECS | slow-ptp DELAY_MS\n");
+		"pending PORT resp|sync SECS | slow-ptp DELAY_MS | req PORT WORD...\n");
 	return 2;
 }
