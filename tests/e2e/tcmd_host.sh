@@ -21,7 +21,7 @@ tracecmd_lock
 
 port=$(free_tcp_port) || exit 1
 # its own process group: the agent forks one child per session
-setsid trace-cmd agent -N 127.0.0.1 -p "$port" > "$E2E_TMP/tcagent.log" 2>&1 &
+tracecmd_agent "$E2E_TMP/tcagent.log" -N 127.0.0.1 -p "$port"
 TC_PID=$!
 E2E_PIDS+=("$TC_PID")
 trap 'kill -TERM -- -$TC_PID 2>/dev/null; e2e_cleanup' EXIT
