@@ -24,6 +24,7 @@
  *   proto.c, proto.h  tsync's wire protocol: message table, layouts, encoding, version
  *   decode.c          the validating decoder of everything a peer sends
  *   tcmd.c, tcmd.h    trace-cmd's agent protocol ("v3" messages, PTP sub-messages)
+ *   tcmd_kvm.c        trace-cmd's kvm time-sync sub-messages (declared in tcmd.h)
  *   tsync_record.h    tsync's own records in ftrace ring buffers (the plugin reads it)
  */
 #ifndef TSYNC_PROTO_H

@@ -429,6 +429,8 @@ static int dec_time_sync(const uint8_t *st, const uint8_t *p, uint32_t len,
 		return dec_ts_none(t, e);
 	if (!strcmp(t->proto, TCMD_PROTO_PTP))
 		return dec_ts_ptp(t, e);
+	if (!strcmp(t->proto, TCMD_PROTO_KVM))
+		return tcmd_dec_kvm(t, e);
 	if (!t->proto[0])
 		return bad(e, "TIME_SYNC: empty protocol name");
 	return 0;	/* another protocol's payload: left to its owner */

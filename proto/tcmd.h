@@ -39,6 +39,7 @@
 /* Time-sync protocol names. */
 #define TCMD_PROTO_NONE		"none"	/* the generic PROBE/STOP messages */
 #define TCMD_PROTO_PTP		"ptp"
+#define TCMD_PROTO_KVM		"kvm"	/* KVM's TSC offsets (proto/tcmd_kvm.c) */
 
 /* PTP: probes per sample, and the PROBES message's fixed layout. */
 #define TCMD_PTP_LOOP		339u
@@ -77,6 +78,24 @@ enum tcmd_ptp_id {
 	TCMD_PTP_PROBES = 3,	/* be32 series, be32 count, 678 samples */
 	TCMD_PTP_OFFSET = 4,	/* be64 ts, be64 offset */
 	TCMD_PTP_END = 5,
+};
+
+/* TIME_SYNC ids of proto "kvm": the guest's marker timestamp, then the
+ * host's answer from KVM's debugfs. Both carry struct tcmd_kvm_msg as
+ * TCMD_KVM_MSG_LEN bytes: four int64 in the sender's byte order
+ * (trace-cmd sends its struct as it lies in memory), ts, offset,
+ * scaling, frac; a REQUEST's last three are 0, a RESPONSE repeats ts. */
+enum tcmd_kvm_id {
+	TCMD_KVM_REQUEST = 1,
+	TCMD_KVM_RESPONSE = 2,
+};
+#define TCMD_KVM_MSG_LEN	32u
+
+struct tcmd_kvm_msg {
+	int64_t ts;		/* the guest's marker, its trace clock (x86-tsc) */
+	int64_t offset;		/* RESPONSE: -tsc-offset */
+	int64_t scaling;	/* RESPONSE: the ratio, or 1 */
+	int64_t frac;		/* RESPONSE: the fraction bits, or 0 */
 };
 
 struct tcmd_err {
@@ -137,6 +156,7 @@ struct tcmd_time_sync {
 		uint32_t count;				/* ptp PROBE */
 		struct { uint32_t series, count; } probes;	/* ptp PROBES */
 		struct { int64_t ts, offset; } offset;	/* ptp OFFSET */
+		struct tcmd_kvm_msg kvm;		/* kvm REQUEST, RESPONSE */
 	};
 };
 
@@ -215,6 +235,16 @@ ssize_t tcmd_enc_ptp_probe(uint8_t *buf, size_t cap, uint32_t count);
 ssize_t tcmd_enc_ptp_end(uint8_t *buf, size_t cap);
 ssize_t tcmd_enc_ptp_offset(uint8_t *buf, size_t cap, int64_t ts,
 			    int64_t offset);
+/*
+ * kvm REQUEST or RESPONSE (@id) carrying @k. -EINVAL for another id, a
+ * negative ts, or a RESPONSE whose scaling is below 1 or frac outside
+ * 0..63.
+ */
+ssize_t tcmd_enc_kvm(uint8_t *buf, size_t cap, uint32_t id, const struct tcmd_kvm_msg *k);
+/* Decodes and checks the payload of a kvm TIME_SYNC (tcmd_decode() calls
+ * it): exactly TCMD_KVM_MSG_LEN bytes, a known id, the values as
+ * tcmd_enc_kvm() takes them. Returns 0 or -EBADMSG with @err. */
+int tcmd_dec_kvm(struct tcmd_time_sync *t, struct tcmd_err *err);
 /* PROBES: @count as sent, and all TCMD_PTP_SAMPLES slots of @samples. */
 ssize_t tcmd_enc_ptp_probes(uint8_t *buf, size_t cap, uint32_t series,
 			    uint32_t count,
