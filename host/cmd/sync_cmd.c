@@ -575,6 +575,8 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 	host_agent_target(&t, NULL, NULL, &a->ep, a->name, a->vm_pid);
 	t.protocol = peer_dialect_name(a->dialect);
 	po.methods = sync_method_offer(&t, &cfg->round);
+	/* trace-cmd's dialect proposes kvm in its TRACE_REQ */
+	po.kvm = !!(po.methods & TSYNC_METHOD_BIT(TSYNC_METHOD_KVM));
 	ret = peer_open(a->dialect, &a->ep, &po, &c, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);

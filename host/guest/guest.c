@@ -45,6 +45,8 @@ int guest_connect(struct guest *g, const struct peer_opts *o, const struct round
 	host_agent_target(&t, NULL, NULL, &g->ep, g->name, g->vm_pid);
 	t.protocol = peer_dialect_name(g->dialect);
 	po.methods = g->unsynced ? 0 : sync_method_offer(&t, ro);
+	/* trace-cmd's dialect proposes kvm in its TRACE_REQ */
+	po.kvm = !!(po.methods & TSYNC_METHOD_BIT(TSYNC_METHOD_KVM));
 	ret = peer_open(g->dialect, &g->ep, &po, &g->peer, g->error, sizeof(g->error));
 	if (ret)
 		return g->status = ret;

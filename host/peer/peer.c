@@ -79,6 +79,27 @@ uint32_t peer_clocks(const struct peer *p, const char (**names)[TSYNC_CLOCK_NAME
 	return p->ops->clocks(p, names);
 }
 
+bool peer_kvm_exchange(const struct peer *p)
+{
+	return p->ops->kvm && p->ops->kvm(p);
+}
+
+int peer_kvm_request(struct peer *p, uint32_t cpu, int64_t *guest_ts, char *err,
+		     size_t errlen)
+{
+	if (!peer_kvm_exchange(p))
+		return snprintf(err, errlen, "no kvm exchange with this agent"), -EOPNOTSUPP;
+	return p->ops->kvm_request(p, cpu, guest_ts, err, errlen);
+}
+
+int peer_kvm_answer(struct peer *p, const struct peer_kvm_answer *a, char *err,
+		    size_t errlen)
+{
+	if (!peer_kvm_exchange(p))
+		return snprintf(err, errlen, "no kvm exchange with this agent"), -EOPNOTSUPP;
+	return p->ops->kvm_answer(p, a, err, errlen);
+}
+
 int peer_can_record(struct peer *p, const char *clock, char *err, size_t errlen)
 {
 	return p->ops->can_record(p, clock, err, errlen);

@@ -69,6 +69,17 @@ struct peer_opts {
 	/* trace-cmd's: TCP_QUICKACK not re-armed (common/wire/tcmd_io.h), only
 	 * to measure the fix */
 	bool no_quickack;
+	/* the host can serve KVM's exact sync to this guest (host/sync: the
+	 * kvm method usable with the session's clock): a dialect that agrees
+	 * on it with the agent (trace-cmd's) offers it */
+	bool kvm;
+};
+
+/* The host's answer in trace-cmd's kvm exchange (its struct
+ * kvm_clock_offset_msg): the guest's stamp echoed, -tsc-offset, the
+ * scaling ratio (or 1) and its fraction bits (or 0). */
+struct peer_kvm_answer {
+	int64_t guest_ts, offset, scaling, frac;
 };
 
 /* What tracing is started with (peer_trace_start()). */
@@ -170,6 +181,20 @@ int peer_wait(struct peer *p, struct tracemeta **meta, char *err, size_t errlen)
 /* Ends a session that recorded nothing (`sync`) in order, so that the
  * agent serves the next one; 0 or -errno. */
 int peer_finish(struct peer *p, char *err, size_t errlen);
+/*
+ * A session whose agent syncs by KVM's values through an exchange of its
+ * own (trace-cmd's kvm time sync, offered with peer_opts.kvm): true if
+ * the agent took it. Each sample is then peer_kvm_request(), which asks
+ * guest CPU @cpu for its stamp (the guest's trace clock when it wrote its
+ * marker) into *@guest_ts, and peer_kvm_answer() with KVM's values; the
+ * session runs no probe rounds (peer_round() fails). 0 or -errno with
+ * @err; -EOPNOTSUPP from a session without the exchange.
+ */
+bool peer_kvm_exchange(const struct peer *p);
+int peer_kvm_request(struct peer *p, uint32_t cpu, int64_t *guest_ts, char *err,
+		     size_t errlen);
+int peer_kvm_answer(struct peer *p, const struct peer_kvm_answer *a, char *err,
+		    size_t errlen);
 /* Closes everything and frees @p (NULL is fine). */
 void peer_free(struct peer *p);
 

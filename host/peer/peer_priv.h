@@ -53,6 +53,12 @@ struct peer_ops {
 	int (*wait)(struct peer *p, struct tracemeta **meta, char *err, size_t errlen);
 	int (*finish)(struct peer *p, char *err, size_t errlen);
 	void (*free)(struct peer *p);
+	/* may be NULL: the dialect has no kvm exchange (peer_kvm_exchange()) */
+	bool (*kvm)(const struct peer *p);
+	int (*kvm_request)(struct peer *p, uint32_t cpu, int64_t *guest_ts, char *err,
+			   size_t errlen);
+	int (*kvm_answer)(struct peer *p, const struct peer_kvm_answer *a, char *err,
+			  size_t errlen);
 };
 
 /* The dialects (host/peer/peer.c lists them). */

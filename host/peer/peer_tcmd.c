@@ -51,7 +51,7 @@ static int tc_open(const struct tsync_endpoint *ep, const struct peer_opts *o,
 	struct tcmd_guest_opts to = {
 		.clock = o->clock, .source = o->source, .quickack = !o->no_quickack,
 		.connect_timeout_ms = o->connect_timeout_ms, .io_timeout_ms = o->io_timeout_ms,
-		.host_trace_id = o->host_trace_id, .record = o->record,
+		.host_trace_id = o->host_trace_id, .record = o->record, .kvm = o->kvm,
 		.argc = o->argc, .argv = o->argv,
 	};
 	struct peer_tcmd *p = calloc(1, sizeof(*p));
@@ -101,6 +101,24 @@ static int tc_round(struct peer *p, uint32_t cpu, const struct round_opts *o,
 		    struct round_result *res)
 {
 	return tcmd_guest_round(tc(p)->t, cpu, o, res);
+}
+
+/* trace-cmd's kvm time sync; see peer.h. */
+static bool tc_kvm(const struct peer *p) { return tcmd_guest_kvm(tc(p)->t); }
+
+static int tc_kvm_request(struct peer *p, uint32_t cpu, int64_t *guest_ts, char *err,
+			  size_t errlen)
+{
+	return tcmd_guest_kvm_request(tc(p)->t, cpu, guest_ts, err, errlen);
+}
+
+static int tc_kvm_answer(struct peer *p, const struct peer_kvm_answer *a, char *err,
+			 size_t errlen)
+{
+	struct tcmd_kvm_msg m = { .ts = a->guest_ts, .offset = a->offset,
+				  .scaling = a->scaling, .frac = a->frac };
+
+	return tcmd_guest_kvm_answer(tc(p)->t, &m, err, errlen);
 }
 
 /* It started recording with its TRACE_RESP: a stream per CPU. */
@@ -184,4 +202,7 @@ const struct peer_ops peer_tcmd_ops = {
 	.wait = tc_wait,
 	.finish = tc_finish,
 	.free = tc_free,
+	.kvm = tc_kvm,
+	.kvm_request = tc_kvm_request,
+	.kvm_answer = tc_kvm_answer,
 };

@@ -76,6 +76,7 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	struct tcmd_session_opts so = {
 		.connect_timeout_ms = o->connect_timeout_ms, .io_timeout_ms = o->io_timeout_ms,
 		.quickack = o->quickack, .host_trace_id = o->host_trace_id, .argv = argv,
+		.offer_kvm = o->kvm,
 	};
 	int ret = -ENOMEM;
 
@@ -112,6 +113,41 @@ uint32_t tcmd_guest_page_size(const struct tcmd_guest *t) { return t->s->page_si
 uint64_t tcmd_guest_trace_id(const struct tcmd_guest *t) { return t->s->guest_trace_id; }
 const char *tcmd_guest_addr(const struct tcmd_guest *t) { return t->addr; }
 
+bool tcmd_guest_kvm(const struct tcmd_guest *t) { return t->s->kvm; }
+
+/* trace-cmd's kvm exchange, first half; see tcmd_guest.h. */
+int tcmd_guest_kvm_request(struct tcmd_guest *t, uint32_t cpu, int64_t *ts, char *err,
+			   size_t errlen)
+{
+	uint8_t buf[64];
+	struct tcmd_msg m;
+	int ret;
+
+	if (cpu >= t->s->ncpus || cpu > UINT16_MAX) {
+		snprintf(err, errlen, "no guest CPU %u", cpu);
+		return -EINVAL;
+	}
+	ret = tcmd_conn_send(&t->s->ts, buf, tcmd_enc_tsync_probe(buf, sizeof(buf),
+								  (uint16_t)cpu), err, errlen);
+	if (!ret)
+		ret = tcmd_conn_recv_tsync(&t->s->ts, TCMD_PROTO_KVM, TCMD_KVM_REQUEST, &m, err,
+					   errlen);
+	if (ret)
+		return ret;
+	*ts = m.ts.kvm.ts;
+	return 0;
+}
+
+/* trace-cmd's kvm exchange, second half; see tcmd_guest.h. */
+int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, char *err,
+			  size_t errlen)
+{
+	uint8_t buf[64];
+
+	return tcmd_conn_send(&t->s->ts, buf, tcmd_enc_kvm(buf, sizeof(buf), TCMD_KVM_RESPONSE,
+							   a), err, errlen);
+}
+
 /* Takes one sample as a round; see tcmd_guest.h. */
 int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res)
@@ -124,6 +160,11 @@ int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts
 	res->round_id = ++t->round;
 	res->cpu = cpu;
 	res->host_cpu = hc;
+	if (t->s->kvm) {	/* its agent waits for kvm's exchange, not PTP's */
+		snprintf(res->error, sizeof(res->error), "the trace-cmd agent took kvm time "
+			 "sync: it runs no PTP probes");
+		return res->status = -EPROTONOSUPPORT;
+	}
 	if (o->cpu_locks)
 		pthread_mutex_lock(&o->cpu_locks[hc]);
 	ret = tcmd_ptp_sample(&t->s->ts, t->st, res->round_id, cpu, hc, &r, res->error,

@@ -26,6 +26,7 @@
 #include "common/net/endpoint.h"
 #include "host/peer/round.h"
 #include "proto/proto.h"
+#include "proto/tcmd.h"
 
 struct tcmd_guest;
 struct tracemeta;
@@ -37,6 +38,7 @@ struct tcmd_guest_opts {
 	int connect_timeout_ms, io_timeout_ms;
 	uint64_t host_trace_id;
 	bool record;			/* false: `sync`, nothing recorded (see above) */
+	bool kvm;			/* offer kvm time sync before PTP */
 	int argc;			/* the guest's option words (record) */
 	char *const *argv;
 };
@@ -50,6 +52,20 @@ uint32_t tcmd_guest_page_size(const struct tcmd_guest *t);
 uint64_t tcmd_guest_trace_id(const struct tcmd_guest *t);
 /* Returns the agent's address for messages ("tcp:127.0.0.1:823"). */
 const char *tcmd_guest_addr(const struct tcmd_guest *t);
+/* Returns true if the agent chose trace-cmd's kvm time sync (offered with
+ * tcmd_guest_opts.kvm); its samples are then the two calls below, and
+ * tcmd_guest_round() fails. */
+bool tcmd_guest_kvm(const struct tcmd_guest *t);
+/*
+ * kvm's exchange for guest CPU @cpu, as trace-cmd's host runs it: none
+ * PROBE(cpu), then the agent's kvm REQUEST with its marker's timestamp
+ * into *@ts; then tcmd_guest_kvm_answer() sends the RESPONSE @a (trace-cmd
+ * echoes the request's ts in it). 0 or -errno with @err.
+ */
+int tcmd_guest_kvm_request(struct tcmd_guest *t, uint32_t cpu, int64_t *ts, char *err,
+			   size_t errlen);
+int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, char *err,
+			  size_t errlen);
 /*
  * One PTP sample of guest CPU @cpu (host/peer/tcmd_ptp.h) as a round of
  * @o (its clock and stamps are the session's): stamped on host CPU

@@ -31,8 +31,8 @@ static int connect_port(const struct tcmd_session *s, uint32_t port, int timeout
 }
 
 /* Checks the TRACE_RESP @r and takes its values into @s; 0 or -errno. */
-static int take_resp(struct tcmd_session *s, const struct tcmd_trace_resp *r, char *err,
-		     size_t errlen)
+static int take_resp(struct tcmd_session *s, const struct tcmd_trace_resp *r, bool kvm,
+		     char *err, size_t errlen)
 {
 	if (!r->cpus || r->cpus > TCMD_MAX_CPUS || r->page_size < 64 ||
 	    r->page_size > (1u << 20) || (r->page_size & (r->page_size - 1))) {
@@ -44,11 +44,13 @@ static int take_resp(struct tcmd_session *s, const struct tcmd_trace_resp *r, ch
 		snprintf(err, errlen, "the trace-cmd agent wants FIFOs, which were not asked for");
 		return -EPROTO;
 	}
-	if (strcmp(r->proto, TCMD_PROTO_PTP)) {
-		snprintf(err, errlen, "the trace-cmd agent offers time sync '%s', tsync-host "
-			 "speaks only '" TCMD_PROTO_PTP "'", r->proto[0] ? r->proto : "(none)");
+	if (strcmp(r->proto, TCMD_PROTO_PTP) && (!kvm || strcmp(r->proto, TCMD_PROTO_KVM))) {
+		snprintf(err, errlen, "the trace-cmd agent chose time sync '%s' of the offered "
+			 "%s" TCMD_PROTO_PTP, r->proto[0] ? r->proto : "(none)",
+			 kvm ? TCMD_PROTO_KVM ", " : "");
 		return -EPROTONOSUPPORT;
 	}
+	s->kvm = !strcmp(r->proto, TCMD_PROTO_KVM);
 	s->ncpus = r->cpus;
 	s->page_size = r->page_size;
 	s->guest_trace_id = r->trace_id;
@@ -65,6 +67,8 @@ static int take_resp(struct tcmd_session *s, const struct tcmd_trace_resp *r, ch
 static int request(struct tcmd_session *s, const struct tcmd_session_opts *o, char *err,
 		   size_t errlen)
 {
+	/* trace-cmd's host lists its methods newest-registered first */
+	static const char *const with_kvm[] = { TCMD_PROTO_KVM, TCMD_PROTO_PTP, NULL };
 	static const char *const protos[] = { TCMD_PROTO_PTP, NULL };
 	uint8_t *buf = malloc(TCMD_MSG_MAX);
 	struct tcmd_msg m = { 0 };
@@ -73,7 +77,8 @@ static int request(struct tcmd_session *s, const struct tcmd_session_opts *o, ch
 
 	if (!buf)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
-	n = tcmd_enc_trace_req(buf, TCMD_MSG_MAX, 0, o->host_trace_id, o->argc, o->argv, protos);
+	n = tcmd_enc_trace_req(buf, TCMD_MSG_MAX, 0, o->host_trace_id, o->argc, o->argv,
+			       o->offer_kvm ? with_kvm : protos);
 	if (n == -ENOSPC) {
 		snprintf(err, errlen, "the guest options do not fit one trace-cmd message");
 		ret = -E2BIG;
@@ -95,7 +100,7 @@ static int request(struct tcmd_session *s, const struct tcmd_session_opts *o, ch
 		ret = -EPROTO;
 		goto out;
 	}
-	ret = take_resp(s, &m.resp, err, errlen);
+	ret = take_resp(s, &m.resp, o->offer_kvm, err, errlen);
 out:
 	free(buf);
 	return ret;

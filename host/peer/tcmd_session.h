@@ -4,7 +4,8 @@
  * host side, as trace-cmd's `record -A` drives it:
  *
  *   1. connect to the agent; TRACE_REQ with the guest's record argv and
- *      the offer of PTP time sync; TRACE_RESP with the guest's CPU count,
+ *      the offer of time sync (kvm and PTP when the host can serve kvm,
+ *      else PTP); TRACE_RESP with the guest's CPU count,
  *      page size, trace id, the time-sync port and one port per CPU;
  *   2. connect to the time-sync port (host/peer/tcmd_ptp.h runs the samples);
  *   3. the agent streams its trace.dat metadata as SEND_DATA chunks up to
@@ -15,7 +16,7 @@
  *      sending CLOSE_RESP (seen here): an orderly close counts as the end.
  *
  * Every reply is checked (CPU count 1..TCMD_MAX_CPUS, page size a power of
- * two, ports, protocol "ptp"), every wait has the session's timeout, and
+ * two, ports, protocol "ptp" or the "kvm" offered), every wait has the session's timeout, and
  * the agent's messages are decoded by proto/tcmd.h.
  */
 #ifndef TSYNC_HOST_TCMD_SESSION_H
@@ -38,6 +39,7 @@ struct tcmd_session_opts {
 	int io_timeout_ms;
 	bool quickack;			/* common/wire/tcmd_io.h */
 	uint64_t host_trace_id;
+	bool offer_kvm;			/* offer kvm before ptp (peer_opts.kvm) */
 	int argc;			/* the guest's record options */
 	const char *const *argv;
 };
@@ -54,6 +56,7 @@ struct tcmd_session {
 	int timeout_ms;
 	uint32_t streams;		/* CPU ports connected so far */
 	bool ended;			/* CLOSE_RESP or the agent's close seen */
+	bool kvm;			/* the agent chose kvm time sync, not ptp */
 };
 
 /*

@@ -16,8 +16,11 @@
  * Usable when the trace clock is x86-tsc, the guest's QEMU process is
  * known (sync_target.vm_pid: host/guest/agent_arg.c finds it), its
  * debugfs directory has one vCPU per guest CPU and every vCPU reads, and
- * the guest speaks tsync's protocol (trace-cmd's session expects its PTP
- * exchange: the trace-cmd dialect's kvm is not built). Otherwise one line
+ * the guest speaks tsync's protocol, or trace-cmd's and its agent took
+ * the kvm time sync offered (then each sample is trace-cmd's exchange:
+ * the agent stamps a marker on the vCPU and sends the stamp, the host
+ * reads debugfs and answers with trace-cmd's offset, scaling and
+ * fraction, and the sample is the exact relation at that stamp). Otherwise one line
  * says which of these is missing; with neither a VM nor clock x86-tsc it
  * says nothing (-ENODEV: not a KVM guest, the common case elsewhere).
  *
@@ -52,7 +55,38 @@ struct kvm_state {
 	int ncpu;
 	uint32_t changes;	/* readings that differed from the CPU's last */
 	struct tracedat_tsc2nsec tsc2nsec;	/* mult 0: not known */
+	struct peer *peer;	/* the agent's exchange (trace-cmd's kvm); NULL: none */
 };
+
+/*
+ * trace-cmd's kvm exchange around a reading: the agent's stamp first
+ * (peer_kvm_request() into *@gts), then, after @k was read (@ret 0),
+ * trace-cmd's answer from it (kvm_tsc_tcmd()); the agent waits for one
+ * either way (an unreadable vCPU answers offset 0). A stamp of 0 (the
+ * agent found no marker) is a failed sample, as trace-cmd drops it.
+ */
+static int kvm_answer(struct peer *p, const struct kvm_tsc *k, int ret, int64_t gts,
+		      char *err, size_t errlen)
+{
+	struct kvm_tsc_tcmd a = { .scaling = 1 };
+	struct peer_kvm_answer pa;
+	char e[128];
+	int r = ret;
+
+	if (!r)
+		r = kvm_tsc_tcmd(k->offset, kvm_tsc_scaled(k), k->ratio, k->frac, &a);
+	pa = (struct peer_kvm_answer){ .guest_ts = gts, .offset = a.offset,
+				       .scaling = a.scaling, .frac = a.frac };
+	if (peer_kvm_answer(p, &pa, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
+		return -EPIPE;
+	}
+	if (!r && gts <= 0) {
+		snprintf(err, errlen, "the agent found no marker of its own");
+		r = -ENODATA;
+	}
+	return r;
+}
 
 /* The guest CPUs a target has: its agent's count (trace-cmd's rule: as
  * many vCPUs as guest CPUs), or any when not known. */
@@ -81,9 +115,14 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 		return -EINVAL;
 	}
 	proto = t->peer ? peer_name(t->peer) : t->protocol;
-	if (proto && strcmp(proto, "tsync")) {
-		snprintf(why, whylen, "protocol %s: only tsync's agent takes the kvm method",
-			 proto);
+	/* trace-cmd's agent takes kvm when offered (peer_opts.kvm): known
+	 * once connected */
+	if (t->peer && peer_kvm_exchange(t->peer))
+		proto = NULL;
+	if (proto && strcmp(proto, "tsync") && (t->peer || strcmp(proto, "tcmd"))) {
+		snprintf(why, whylen, "protocol %s: %s", proto, t->peer ?
+			 "the agent did not take kvm time sync" :
+			 "its agent takes no kvm method");
 		return -ENOTSUP;
 	}
 	ret = kvm_debugfs_usable(NULL, t->vm_pid, target_ncpu(t), o->clock, why, whylen);
@@ -122,6 +161,8 @@ static int kvm_open(const struct sync_target *t, const struct round_opts *o, voi
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	if (t->peer && peer_kvm_exchange(t->peer))
+		s->peer = t->peer;
 	ret = kvm_debugfs_open(NULL, t->vm_pid, target_ncpu(t), &s->d, err, errlen);
 	if (ret)
 		goto fail;
@@ -171,7 +212,22 @@ static int kvm_cut(const struct kvm_tsc *old, uint64_t host, int64_t g_new,
 	return 0;
 }
 
-/* One reading of vCPU @cpu at the host TSC of the moment. */
+/* The sample of @k at the agent's stamp @gts: host - guest of the exact
+ * inverse there (-tsc-offset unscaled, trace-cmd's offset). */
+static int kvm_at_guest(const struct kvm_tsc *k, int64_t gts, struct tsync_shift_sample *ss)
+{
+	int64_t h;
+	int ret = kvm_tsc_host(k, gts, &h);
+
+	if (ret)
+		return ret;
+	ss->guest_ts = gts;
+	ss->offset_ns = h - gts;
+	return 0;
+}
+
+/* One reading of vCPU @cpu at the host TSC of the moment (trace-cmd's
+ * dialect: at the agent's stamp, inside its exchange). */
 static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 		      struct sync_result *res)
 {
@@ -179,7 +235,8 @@ static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 	struct kvm_state *s = state;
 	int64_t t0 = tsync_now_ns();
 	struct tsync_shift_sample ss;
-	struct kvm_tsc k;
+	struct kvm_tsc k = { .ratio = 1 };
+	int64_t gts = 0;
 	int ret;
 
 	(void)o;
@@ -189,12 +246,22 @@ static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 		return 0;
 	}
 	res->round = s->rounds[cpu];
+	if (s->peer) {
+		ret = peer_kvm_request(s->peer, cpu, &gts, res->error, sizeof(res->error));
+		if (ret)
+			return res->status = ret;	/* the connection is gone */
+	}
 	ret = kvm_debugfs_tsc(s->d, (int)cpu, &k, res->error, sizeof(res->error));
+	if (s->peer) {
+		ret = kvm_answer(s->peer, &k, ret, gts, res->error, sizeof(res->error));
+		if (ret == -EPIPE)
+			return res->status = ret;
+	}
 	if (!ret) {
 		uint64_t host = __rdtsc();
 		const struct kvm_tsc *l = &s->last[cpu];
 
-		ret = kvm_tsc_sample(&k, host, &ss);
+		ret = s->peer ? kvm_at_guest(&k, gts, &ss) : kvm_tsc_sample(&k, host, &ss);
 		if (!ret && s->rounds[cpu] && (l->offset != k.offset || l->ratio != k.ratio ||
 					       l->frac != k.frac)) {
 			s->changes++;
