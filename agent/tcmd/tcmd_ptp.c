@@ -209,6 +209,50 @@ static int sample(struct tcmd_ptp *p, uint32_t cpu)
 	return ret;
 }
 
+/*
+ * One sample of trace-cmd's kvm exchange for @cpu, as trace-cmd's guest
+ * sends it: pinned to @cpu, a marker stamped in the session's clock
+ * (x86-tsc), its timestamp in a kvm REQUEST; the host's RESPONSE carries
+ * KVM's offset and scaling for the vCPU (the host keeps them: logged
+ * only). Returns 0 or -errno.
+ */
+static int kvm_sample(struct tcmd_ptp *p, uint32_t cpu)
+{
+	uint32_t series = ++p->cfg.series;
+	struct tsync_stamp_slot slot = { .seq = 1, .dir = TSYNC_DIR_GUEST_SEND };
+	struct tcmd_kvm_msg k = { 0 };
+	struct tsync_cpu_mask old;
+	struct tcmd_msg m;
+	char err[200];
+	int ret;
+
+	ret = tsync_cpu_pin((int)cpu, &old);
+	if (ret) {
+		log_warn("%s: trace-cmd time sync: cannot run on cpu %u: %s", p->peer, cpu,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = tsync_stamp_take(p->st, series, 1, TSYNC_DIR_GUEST_SEND, cpu, &slot.ts);
+	if (!ret && tsync_stamp_deferred(p->st))
+		ret = tsync_stamp_resolve(p->st, (int)cpu, series, &slot, 1);
+	tsync_cpu_unpin(&old);
+	/* trace-cmd sends 0 for a marker it did not find: the host drops it */
+	k.ts = ret ? 0 : slot.ts;
+	ret = send_out(p, tcmd_enc_kvm(p->out, sizeof(p->out), TCMD_KVM_REQUEST, &k));
+	if (!ret)
+		ret = tcmd_conn_recv_tsync(&p->conn, TCMD_PROTO_KVM, TCMD_KVM_RESPONSE, &m, err,
+					   sizeof(err));
+	if (ret) {
+		log_warn("%s: trace-cmd time sync: kvm: %s", p->peer, ret == -EINVAL ?
+			 "cannot encode the request" : err);
+		return ret;
+	}
+	log_debug("%s: trace-cmd time sync: kvm cpu %u: offset %lld * %lld >> %lld at %lld",
+		  p->peer, cpu, (long long)m.ts.kvm.offset, (long long)m.ts.kvm.scaling,
+		  (long long)m.ts.kvm.frac, (long long)k.ts);
+	return 0;
+}
+
 /* Serves none/PROBE requests until STOP; returns samples or -errno. */
 static int serve(struct tcmd_ptp *p)
 {
@@ -234,7 +278,7 @@ static int serve(struct tcmd_ptp *p)
 				 p->peer, m.ts.cpu, p->cfg.ncpus);
 			return -EINVAL;
 		}
-		ret = sample(p, m.ts.cpu);
+		ret = p->cfg.kvm ? kvm_sample(p, m.ts.cpu) : sample(p, m.ts.cpu);
 		if (ret)
 			return ret;
 		n++;

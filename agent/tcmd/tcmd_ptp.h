@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The guest side of trace-cmd's PTP time sync, on the time-sync
- * connection of one trace-cmd session (Documentation/protocol.md, 10.3).
+ * The guest side of trace-cmd's time sync, on the time-sync connection of
+ * one trace-cmd session (Documentation/protocol.md, 10.3): its PTP, or
+ * its kvm exchange (cfg.kvm: a marker's stamp sent per sample, the host
+ * answering with KVM's values).
  */
 #ifndef TSYNC_AGENT_TCMD_PTP_H
 #define TSYNC_AGENT_TCMD_PTP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct tcmd_ptp;
@@ -19,6 +22,7 @@ struct tcmd_ptp_cfg {
 	uint32_t series;	/* first series id - 1 (unique per session) */
 	int ncpus;
 	int io_timeout_ms;
+	bool kvm;		/* trace-cmd's kvm exchange instead of PTP */
 };
 
 /*

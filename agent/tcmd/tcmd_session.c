@@ -79,6 +79,7 @@ struct tcmd_session {
 	const struct tsync_peer *peer;
 	struct tsync_recopt opts;	/* the host's argv, parsed */
 	bool ptp;			/* the host offered ptp */
+	bool kvm;			/* the host offered kvm (taken: see take_kvm()) */
 	uint64_t host_trace_id, trace_id;
 	struct agent_rec *rec;		/* the recording (agent/rec/record.h) */
 	struct tracemeta *meta;
@@ -136,8 +137,10 @@ static int recv_request(struct tcmd_session *s)
 	s->host_trace_id = m.req.trace_id;
 	if (m.req.has_protos)
 		for (a = tcmd_strs_next(&m.req.protos, NULL); a;
-		     a = tcmd_strs_next(&m.req.protos, a))
+		     a = tcmd_strs_next(&m.req.protos, a)) {
 			s->ptp |= !strcmp(a, TCMD_PROTO_PTP);
+			s->kvm |= !strcmp(a, TCMD_PROTO_KVM);
+		}
 	argv = calloc(m.req.args.count + 1, sizeof(*argv));
 	if (!argv)
 		return -ENOMEM;
@@ -187,15 +190,40 @@ static int setup(struct tcmd_session *s)
 	return ret;
 }
 
+/*
+ * trace-cmd's agent takes the best-ranked method it knows of those
+ * offered: kvm (rank 0) before ptp. tsync-agent takes kvm as it would,
+ * when the session's clock is x86-tsc (the only clock KVM's offsets are
+ * in; trace-cmd's host offers kvm only with it), and then sends its
+ * marker stamps in trace-cmd's kvm exchange (tcmd_ptp.c). Says which.
+ */
+static void take_kvm(struct tcmd_session *s)
+{
+	const char *clock = s->opts.clock ? s->opts.clock : "local";
+
+	if (s->kvm && strcmp(clock, "x86-tsc")) {
+		log_info("%s: trace-cmd session: kvm time sync offered with clock %s, not "
+			 "x86-tsc: ptp instead", s->peer->name, clock);
+		s->kvm = false;
+	}
+	if (s->kvm)
+		s->ptp = true;	/* one time-sync port, whichever protocol */
+	if (s->ptp)
+		log_info("%s: trace-cmd session: time sync %s", s->peer->name,
+			 s->kvm ? TCMD_PROTO_KVM : TCMD_PROTO_PTP);
+}
+
 /* Collects the metadata, opens the ports and sends TRACE_RESP. Returns 0
  * or -errno. */
 static int respond(struct tcmd_session *s)
 {
 	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tcmd_trace_resp r = { .cpus = (uint32_t)s->ctx->ncpus };
-	int extra = s->ptp ? 1 : 0, ret;
+	int extra, ret;
 	uint32_t *ports;
 
+	take_kvm(s);
+	extra = s->ptp ? 1 : 0;
 	ret = agent_rec_collect(s->rec, &mo, &s->meta);
 	if (ret) {
 		refuse(s, "cannot collect the trace metadata: %s", strerror(-ret));
@@ -214,7 +242,7 @@ static int respond(struct tcmd_session *s)
 	r.page_size = tracemeta_meta(s->meta)->page_size;
 	r.trace_id = s->trace_id;
 	if (s->ptp) {
-		snprintf(r.proto, sizeof(r.proto), "%s", TCMD_PROTO_PTP);
+		snprintf(r.proto, sizeof(r.proto), "%s", s->kvm ? TCMD_PROTO_KVM : TCMD_PROTO_PTP);
 		r.tsync_port = tcmd_ports_port(s->ports, 0);
 	}
 	ret = tcmd_conn_send(&s->conn, s->buf,
@@ -231,6 +259,7 @@ static int start_sync(struct tcmd_session *s)
 		.peer = s->peer->name,
 		.ncpus = s->ctx->ncpus,
 		.io_timeout_ms = s->ctx->cfg->io_timeout_ms,
+		.kvm = s->kvm,
 	};
 	char tag[TSYNC_STAMP_TAG_MAX + 1];
 	uint32_t base;

@@ -8,11 +8,12 @@
 #      and `record` (no -C: x86-tsc chosen) report method kvm with the
 #      known offsets exactly: the guest file's TimeShift equals
 #      -tsc-offset, its clock x86-tsc, with TSC2NSEC;
-#   2. `trace-cmd record -A` against tsync-agent: trace-cmd offers kvm,
-#      tsync-agent takes it as trace-cmd's agent would (x86-tsc), and its
-#      stamps go through trace-cmd's exchange: trace-cmd's guest file has
-#      TimeShift = -tsc-offset. Over TCP trace-cmd's host knows no guest
-#      PID and looks for the VM "-1-*" (its own rule): the tree holds one.
+#   2. tsync-agent offered kvm in trace-cmd's dialect (tsync-host -A tcmd:,
+#      byte for byte trace-cmd's host's exchange) takes it with x86-tsc
+#      and sends its marker stamps: TimeShift = -tsc-offset exactly.
+#      Debian's trace-cmd cannot be that host here: over TCP it offers
+#      kvm never (its network role has none), and there is no vsock; so
+#      `trace-cmd record -A` over TCP gets ptp, as from its own agent.
 . "$(dirname "$0")/lib.inc"
 . "$(dirname "$0")/kvm_fake.inc"
 kvm_fake_enter "$@"
@@ -104,17 +105,28 @@ exact_ts "record -A tcmd:"
 tc_idle
 pass "record -A tcmd: (no -C): x86-tsc, method kvm, TimeShift of every CPU = -tsc-offset exactly, TSC2NSEC as the host file ($h2n)"
 
-# 2. trace-cmd record -A against tsync-agent: kvm offered and taken
+# 2. tsync-agent's side of trace-cmd's kvm: offered kvm (by tsync-host's
+# trace-cmd dialect, which speaks it as trace-cmd's host does), it takes
+# it with x86-tsc and sends its marker stamps; TimeShift exact
 start_agent a --
 aport=${AGENT_EP##*:}
-# trace-cmd's host over TCP asks for the VM of PID -1
-kvm_fake_vm -1 $fd "$ncpu" "${specs[@]}"
-( cd "$E2E_TMP" && timeout 120 trace-cmd record -C x86-tsc -e sched:sched_switch \
-	-A "g2@127.0.0.1:$aport" -C x86-tsc -e sched:sched_switch sleep 1 ) \
-	>"$E2E_TMP/tc.out" 2>&1 || fail "trace-cmd record -A: $(cat "$E2E_TMP/tc.out")"
-grep -q 'trace-cmd session .*time sync kvm' "$AGENT_LOG" ||
-	fail "tsync-agent did not take kvm: $(grep -i 'trace-cmd' "$AGENT_LOG")"
-timeshift "$E2E_TMP/trace-g2.dat"
-exact_ts "trace-cmd record -A"
-pass "trace-cmd record -A tsync-agent: kvm offered and taken, TimeShift of every CPU = -tsc-offset exactly"
-stop_agent_clean "^tsync-t.*"
+timeout 120 "$HOST" record -o "$E2E_TMP/a.dat" -A "tcmd:127.0.0.1:$aport" --name g3 --vm "$name" \
+	-e sched:sched_switch -- sleep 1 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
+	fail "record -A tcmd: tsync-agent: $(cat "$E2E_TMP/rec.err")"
+grep -q '^guest g3 (.*): .* CPUs, protocol tcmd, method kvm$' "$E2E_TMP/rec.out" ||
+	fail "record -A tcmd: tsync-agent: not kvm: $(cat "$E2E_TMP/rec.out") $(cat "$E2E_TMP/rec.err")"
+timeshift "$E2E_TMP/a-g3.dat"
+exact_ts "record -A tcmd: tsync-agent"
+pass "tsync-agent in trace-cmd's kvm exchange: taken, TimeShift of every CPU = -tsc-offset exactly"
+
+# 2b. Debian's trace-cmd as the host: over TCP its role is the "client"
+# one, which has no kvm (it offers kvm over vsock only, absent here), so
+# tsync-agent gets ptp as trace-cmd's agent would
+( cd "$E2E_TMP" && timeout -s INT -k 10 120 trace-cmd record -d -k --no-filter -C x86-tsc \
+	-e sched:sched_switch -A "127.0.0.1:$aport" --name localhost -C x86-tsc \
+	-e sched:sched_switch sleep 1 ) >"$E2E_TMP/tc.out" 2>&1 ||
+	fail "trace-cmd record -A: $(cat "$E2E_TMP/tc.out")"
+grep -q "Negotiated ptp time sync protocol" "$E2E_TMP/tc.out" ||
+	fail "trace-cmd record -A over TCP: not ptp: $(cat "$E2E_TMP/tc.out")"
+pass "trace-cmd record -A over TCP with the kvm tree present: ptp, as with its own agent"
+stop_agent_clean "^tsync-t.*-$AGENT_PID-"
