@@ -278,11 +278,16 @@ static void test_kvm_usable(void **state)
 	o.clock = "local";
 	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENOTSUP);
 	assert_string_equal(why, "clock local is not x86-tsc: KVM's offsets are in TSC cycles");
-	/* a trace-cmd agent, before connecting: not (its dialect's kvm is not built) */
+	/* a trace-cmd agent, before connecting: its protocol passes (kvm is
+	 * offered to it), the VM's files decide; another protocol does not */
 	o.clock = "x86-tsc";
 	t.protocol = "tcmd";
+	why[0] = '\0';
+	assert_int_not_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), 0);
+	assert_null(strstr(why, "protocol"));
+	t.protocol = "other";
 	assert_int_equal(sync_kvm_ops.usable(&t, &o, why, sizeof(why)), -ENOTSUP);
-	assert_string_equal(why, "protocol tcmd: only tsync's agent takes the kvm method");
+	assert_string_equal(why, "protocol other: its agent takes no kvm method");
 	t.protocol = NULL;
 	o.clock = "local";
 	t.vm_pid = 0;
