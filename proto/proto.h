@@ -25,6 +25,7 @@
  *   decode.c          the validating decoder of everything a peer sends
  *   tcmd.c, tcmd.h    trace-cmd's agent protocol ("v3" messages, PTP sub-messages)
  *   tcmd_kvm.c        trace-cmd's kvm time-sync sub-messages (declared in tcmd.h)
+ *   tcmd_tag.c        tsync-agent's name in trace-cmd's TRACE_RESP (declared in tcmd.h)
  *   tsync_record.h    tsync's own records in ftrace ring buffers (the plugin reads it)
  */
 #ifndef TSYNC_PROTO_H

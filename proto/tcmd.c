@@ -504,6 +504,8 @@ int tcmd_decode(const uint8_t *buf, size_t len, struct tcmd_msg *m,
 	case TCMD_TRACE_RESP:
 		ret = dec_trace_resp(st, m->payload, m->payload_len, &m->resp,
 				     err);
+		m->resp.ext = st + cmd_struct_len[TCMD_TRACE_RESP];
+		m->resp.ext_len = h.cmd_size - cmd_struct_len[TCMD_TRACE_RESP];
 		break;
 	case TCMD_TIME_SYNC:
 		ret = dec_time_sync(st, m->payload, m->payload_len, &m->ts, err);

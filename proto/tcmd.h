@@ -137,7 +137,17 @@ struct tcmd_trace_resp {
 	char proto[TCMD_PNAME_LEN];	/* "" = no time sync */
 	uint32_t tsync_port;
 	struct tcmd_strs ports;		/* decoded: @cpus decimal ports */
+	/* decoded: the struct's bytes beyond the 40 known (trace-cmd skips
+	 * them); tsync-agent puts TCMD_TSYNC_TAG there */
+	const uint8_t *ext;
+	uint32_t ext_len;
 };
+
+/* How tsync-agent names itself to a trace-cmd host, in TRACE_RESP's
+ * struct beyond trace-cmd's fields (tcmd_resp_tag()), NUL-padded to
+ * TCMD_TSYNC_TAG_LEN bytes: trace-cmd's hosts skip a longer struct. */
+#define TCMD_TSYNC_TAG		"tsync-agent"
+#define TCMD_TSYNC_TAG_LEN	16u
 
 /* One PTP sample slot of PROBES. */
 struct tcmd_ptp_sample {
@@ -223,6 +233,15 @@ ssize_t tcmd_enc_trace_req(uint8_t *buf, size_t cap, uint32_t flags,
 ssize_t tcmd_enc_trace_resp(uint8_t *buf, size_t cap,
 			    const struct tcmd_trace_resp *r,
 			    const uint32_t *ports);
+/*
+ * Appends TCMD_TSYNC_TAG to the struct of the TRACE_RESP of @len bytes
+ * in @buf (from tcmd_enc_trace_resp()), moving its ports after it.
+ * Returns the new length, -ENOSPC, or -EINVAL if @buf holds no TRACE_RESP
+ * of @len bytes with a struct of trace-cmd's length.
+ */
+ssize_t tcmd_resp_tag(uint8_t *buf, size_t cap, size_t len);
+/* Returns 1 if decoded TRACE_RESP @r carries TCMD_TSYNC_TAG, else 0. */
+int tcmd_resp_tagged(const struct tcmd_trace_resp *r);
 /* TIME_SYNC of @proto (< TCMD_PNAME_LEN chars), @id, any payload. */
 ssize_t tcmd_enc_time_sync(uint8_t *buf, size_t cap, const char *proto,
 			   uint32_t id, const void *payload, size_t len);
