@@ -15,7 +15,9 @@
  *                                       instance tsync-t<id>-..., events on,
  *                                       ports opened (tcmd_ports.c)
  *                                <---   TRACE_RESP {cpus, page size, trace
- *                                       id, "ptp", tsync port, CPU ports}
+ *                                       id, "kvm" or "ptp", tsync port, the
+ *                                       tag "tsync-agent" (trace-cmd skips
+ *                                       it), CPU ports}
  *   connects the tsync port      --->   PTP server thread (tcmd_ptp.c)
  *                                <---   SEND_DATA... FIN_DATA: the trace.dat
  *                                       metadata, ending in its options
@@ -221,6 +223,7 @@ static int respond(struct tcmd_session *s)
 	struct tcmd_trace_resp r = { .cpus = (uint32_t)s->ctx->ncpus };
 	int extra, ret;
 	uint32_t *ports;
+	ssize_t n;
 
 	take_kvm(s);
 	extra = s->ptp ? 1 : 0;
@@ -245,8 +248,11 @@ static int respond(struct tcmd_session *s)
 		snprintf(r.proto, sizeof(r.proto), "%s", s->kvm ? TCMD_PROTO_KVM : TCMD_PROTO_PTP);
 		r.tsync_port = tcmd_ports_port(s->ports, 0);
 	}
-	ret = tcmd_conn_send(&s->conn, s->buf,
-			     tcmd_enc_trace_resp(s->buf, sizeof(s->buf), &r, ports), NULL, 0);
+	/* named in it, for tsync-host to speak tsync's protocol instead */
+	n = tcmd_enc_trace_resp(s->buf, sizeof(s->buf), &r, ports);
+	if (n > 0)
+		n = tcmd_resp_tag(s->buf, sizeof(s->buf), (size_t)n);
+	ret = tcmd_conn_send(&s->conn, s->buf, n, NULL, 0);
 	free(ports);
 	return ret;
 }

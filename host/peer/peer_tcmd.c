@@ -5,15 +5,26 @@
  * (host/peer/tcmd_guest.h). Its session starts recording as it opens and
  * sends the metadata before the data; its agent estimates each round
  * itself, always of 339 probes, and knows no authentication.
+ *
+ * A tsync-agent answers trace-cmd's protocol too, and names itself in its
+ * TRACE_RESP (proto/tcmd.h, TCMD_TSYNC_TAG): the session is then ended
+ * and the guest gets tsync's own protocol (tsync-host's estimate, not
+ * trace-cmd's), said in one line. TSYNC_TCMD_KEEP=1 in the environment
+ * keeps trace-cmd's protocol with it (the tests and benchmarks of that
+ * pairing).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/base/log.h"
 #include "host/peer/peer_priv.h"
 #include "host/peer/tcmd_guest.h"
 #include "proto/tcmd.h"
+
+/* Keeps trace-cmd's protocol with a tsync-agent (see above). */
+#define TCMD_KEEP_ENV "TSYNC_TCMD_KEEP"
 
 struct peer_tcmd {
 	struct peer peer;		/* first: the ops' struct peer is ours */
@@ -55,6 +66,7 @@ static int tc_open(const struct tsync_endpoint *ep, const struct peer_opts *o,
 		.argc = o->argc, .argv = o->argv,
 	};
 	struct peer_tcmd *p = calloc(1, sizeof(*p));
+	char addr[160];
 	int ret;
 
 	if (!p) {
@@ -62,7 +74,15 @@ static int tc_open(const struct tsync_endpoint *ep, const struct peer_opts *o,
 		return -ENOMEM;
 	}
 	p->peer.ops = &peer_tcmd_ops;
+	to.keep_tsync_agent = getenv(TCMD_KEEP_ENV) != NULL;
 	ret = tcmd_guest_open(ep, &to, &p->t, err, errlen);
+	if (ret == -EPROTOTYPE) {
+		free(p);
+		tsync_endpoint_format(ep, addr, sizeof(addr));
+		log_warn("%s: a tsync-agent, not a trace-cmd agent: tsync's own protocol "
+			 "instead (AGENT without tcmd:)", addr);
+		return peer_tsync_ops.open(ep, o, out, err, errlen);
+	}
 	if (ret) {
 		free(p);
 		return ret;

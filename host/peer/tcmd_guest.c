@@ -76,7 +76,7 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	struct tcmd_session_opts so = {
 		.connect_timeout_ms = o->connect_timeout_ms, .io_timeout_ms = o->io_timeout_ms,
 		.quickack = o->quickack, .host_trace_id = o->host_trace_id, .argv = argv,
-		.offer_kvm = o->kvm,
+		.offer_kvm = o->kvm, .keep_tsync_agent = o->keep_tsync_agent,
 	};
 	int ret = -ENOMEM;
 

@@ -39,12 +39,14 @@ struct tcmd_guest_opts {
 	uint64_t host_trace_id;
 	bool record;			/* false: `sync`, nothing recorded (see above) */
 	bool kvm;			/* offer kvm time sync before PTP */
+	bool keep_tsync_agent;		/* trace-cmd's protocol with a tsync-agent too */
 	int argc;			/* the guest's option words (record) */
 	char *const *argv;
 };
 
 /* Connects, requests the recording, connects time sync. Returns 0 and
- * @out, or -errno with a reason in @err. */
+ * @out, or -errno with a reason in @err (-EPROTOTYPE: the agent is a
+ * tsync-agent, see tcmd_session_open()). */
 int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opts *o,
 		    struct tcmd_guest **out, char *err, size_t errlen);
 uint32_t tcmd_guest_ncpus(const struct tcmd_guest *t);

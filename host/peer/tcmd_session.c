@@ -51,6 +51,7 @@ static int take_resp(struct tcmd_session *s, const struct tcmd_trace_resp *r, bo
 		return -EPROTONOSUPPORT;
 	}
 	s->kvm = !strcmp(r->proto, TCMD_PROTO_KVM);
+	s->tsync_agent = tcmd_resp_tagged(r);
 	s->ncpus = r->cpus;
 	s->page_size = r->page_size;
 	s->guest_trace_id = r->trace_id;
@@ -126,6 +127,10 @@ int tcmd_session_open(const struct tsync_endpoint *ep, const struct tcmd_session
 	ret = tcmd_conn_init(&s->ctl, fd, "the trace-cmd agent", o->quickack, o->io_timeout_ms);
 	if (!ret)
 		ret = request(s, o, err, errlen);
+	if (!ret && s->tsync_agent && !o->keep_tsync_agent) {
+		snprintf(err, errlen, "a tsync-agent answered in trace-cmd's protocol");
+		ret = -EPROTOTYPE;
+	}
 	if (ret)
 		goto fail;
 	/* the agent blocks in accept() on this port until the host comes */

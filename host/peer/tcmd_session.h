@@ -40,6 +40,7 @@ struct tcmd_session_opts {
 	bool quickack;			/* common/wire/tcmd_io.h */
 	uint64_t host_trace_id;
 	bool offer_kvm;			/* offer kvm before ptp (peer_opts.kvm) */
+	bool keep_tsync_agent;		/* go on with a tsync-agent (see below) */
 	int argc;			/* the guest's record options */
 	const char *const *argv;
 };
@@ -57,12 +58,16 @@ struct tcmd_session {
 	uint32_t streams;		/* CPU ports connected so far */
 	bool ended;			/* CLOSE_RESP or the agent's close seen */
 	bool kvm;			/* the agent chose kvm time sync, not ptp */
+	bool tsync_agent;		/* TRACE_RESP carried TCMD_TSYNC_TAG */
 };
 
 /*
  * Steps 1 and 2: connects to the agent at @ep, requests the recording and
  * connects time sync. Returns 0 and a session in @out, or -errno with a
- * reason in @err (-EPROTONOSUPPORT when the agent offers no PTP).
+ * reason in @err (-EPROTONOSUPPORT when the agent offers no PTP;
+ * -EPROTOTYPE when its TRACE_RESP says it is a tsync-agent, unless
+ * @o->keep_tsync_agent: the session is then ended, for the caller to
+ * speak tsync's own protocol to it).
  */
 int tcmd_session_open(const struct tsync_endpoint *ep, const struct tcmd_session_opts *o,
 		      struct tcmd_session **out, char *err, size_t errlen);

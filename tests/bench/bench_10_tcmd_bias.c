@@ -273,8 +273,10 @@ int main(void)
 	char b[PATH_MAX], dir[] = "/tmp/bench10.XXXXXX", shim[PATH_MAX + 16], pre[PATH_MAX + 32];
 	char cmd[3 * PATH_MAX];
 	static char always[] = "TSYNC_TCMD_QUICKACK=always";
+	/* tcmd: to a tsync-agent keeps trace-cmd's protocol (host/peer/peer_tcmd.c) */
+	static char keep[] = "TSYNC_TCMD_KEEP=1";
 	char *none[] = { NULL }, *al[] = { always, NULL }, *sh[] = { pre, NULL },
-	     *shal[] = { pre, always, NULL };
+	     *shal[] = { pre, always, NULL }, *kp[] = { keep, NULL }, *kpal[] = { keep, always, NULL };
 	static struct row rows[] = {
 		{ .name = "cc  trace-cmd host + trace-cmd agent (NODELAY shim)" },
 		{ .name = "ct  trace-cmd 3.1.6 host + tsync-agent" },
@@ -343,7 +345,7 @@ int main(void)
 		for (int i = 0; i < reps; i++) {
 			record_once(b, dir, false, "", port, none, &rows[1 + alw]);
 			record_once(b, dir, false, "", port, alw ? shal : sh, &rows[3 + alw]);
-			record_once(b, dir, true, "tcmd:", port, alw ? al : none, &rows[9 + alw]);
+			record_once(b, dir, true, "tcmd:", port, alw ? kpal : kp, &rows[9 + alw]);
 			if (!alw)
 				record_once(b, dir, true, "", port, none, &rows[11]);
 		}

@@ -86,7 +86,7 @@ timeout 120 "$HOST" record -A "tcp:127.0.0.1:$P1@g" -e sched:sched_switch -o "$E
 [ -s "$E2E_TMP/t-g.dat" ] || fail "no guest file: $(tail -5 "$E2E_TMP/rec")"
 pass "record -A tcp:127.0.0.1:$P1@g on the inherited socket: $(stat -c %s "$E2E_TMP/t-g.dat") bytes"
 
-timeout 120 "$HOST" record -A "tcmd:127.0.0.1:$P2@t" -e sched:sched_switch -o "$E2E_TMP/c.dat" \
+TSYNC_TCMD_KEEP=1 timeout 120 "$HOST" record -A "tcmd:127.0.0.1:$P2@t" -e sched:sched_switch -o "$E2E_TMP/c.dat" \
 	--duration 0.5 >"$E2E_TMP/crec" 2>&1 || fail "tcmd: record: $(tail -5 "$E2E_TMP/crec")"
 [ -s "$E2E_TMP/c-t.dat" ] || fail "no trace-cmd guest file: $(tail -5 "$E2E_TMP/crec")"
 pass "trace-cmd's protocol on the second inherited socket: record -A tcmd:127.0.0.1:$P2@t"

@@ -10,6 +10,9 @@ need_root_tracefs
 
 start_agent stale -- --io-timeout 5000 --idle-timeout 10000
 port=${AGENT_EP##*:}
+# tcmd: at this tsync-agent keeps trace-cmd's protocol (else tsync-host
+# would switch to tsync's own: host/peer/peer_tcmd.c)
+export TSYNC_TCMD_KEEP=1
 
 # a long run of rounds, killed with SIGKILL once its instance exists
 "$HOST" sync -C local --rounds 100000 --interval 50 "tcmd:127.0.0.1:$port" \

@@ -102,10 +102,22 @@ trace-cmd dump --summary -i v6/trace-localhost.dat >v6/summary.txt 2>&1
 grep -q '^[[:space:]]*6[[:space:]]*\[Version\]' v6/summary.txt ||
 	fail "--file-version 6: $(head -6 v6/summary.txt)"
 tcmd_check_timeshift v6/trace-localhost.dat "$ncpu" 1 v6
-timeout 60 "$HOST" sync "tcmd:127.0.0.1:$port" >tsh.out 2>&1 ||
+# trace-cmd's protocol with tsync-agent kept (TSYNC_TCMD_KEEP)
+TSYNC_TCMD_KEEP=1 timeout 60 "$HOST" sync "tcmd:127.0.0.1:$port" >tsh.out 2>&1 ||
 	fail "tsync-host sync tcmd: against tsync-agent: $(tail -3 tsh.out)"
 [ "$(grep -cE '^ +[0-9]+ +[0-9]+ ' tsh.out)" = "$ncpu" ] || fail "tsync-host sync tcmd:: $(cat tsh.out)"
+grep -q 'protocol tcmd' tsh.out || fail "TSYNC_TCMD_KEEP=1: not trace-cmd's protocol: $(cat tsh.out)"
 pass "--file-version 6 gives version 6 metadata; tsync-host's tcmd: mode syncs with tsync-agent"
+
+# tcmd: pointed at a tsync-agent: it names itself in TRACE_RESP, and
+# tsync-host switches to tsync's own protocol, saying so in one line
+timeout 60 "$HOST" sync "tcmd:127.0.0.1:$port" >tsw.out 2>tsw.err ||
+	fail "tsync-host sync tcmd: (switch) against tsync-agent: $(tail -3 tsw.err)"
+grep -q 'protocol tsync' tsw.out || fail "tcmd: to tsync-agent: not tsync's protocol: $(cat tsw.out)"
+[ "$(grep -c "127.0.0.1:$port: a tsync-agent, not a trace-cmd agent: tsync's own protocol instead" tsw.err)" = 1 ] ||
+	fail "tcmd: to tsync-agent: the switch not said once: $(cat tsw.err)"
+[ "$(grep -cE '^ +[0-9]+ +[0-9]+ ' tsw.out)" = "$ncpu" ] || fail "tcmd: switched sync: $(cat tsw.out)"
+pass "tcmd: at a tsync-agent: '$(head -1 tsw.err | sed 's/^tsync-host: //')', then tsync's protocol"
 
 # --- refusals reach trace-cmd, which prints them as a failed response ---
 rec refused -e sched -r 10 && fail "a refused session succeeded"
