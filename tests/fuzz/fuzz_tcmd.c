@@ -7,8 +7,9 @@
  * payload reach the field checks).
  *
  * Invariants: a rejection is -EBADMSG with a reason and a zeroed message;
- * an accepted message's lists and samples can be walked, it re-encodes,
- * and decoding that gives the same fields.
+ * an accepted message's lists and samples can be walked, it re-encodes
+ * (a kvm TIME_SYNC through tcmd_enc_kvm(), a tagged TRACE_RESP tagged
+ * again), and decoding that gives the same fields.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -60,11 +61,20 @@ static ssize_t reencode(const struct tcmd_msg *m, uint8_t *out)
 		return tcmd_enc_trace_req(out, TCMD_MSG_MAX, m->req.flags,
 					  m->req.trace_id, (int)n, argv,
 					  m->req.has_protos ? protos : NULL);
-	case TCMD_TRACE_RESP:
+	case TCMD_TRACE_RESP: {
+		ssize_t len;
+
 		if (tcmd_resp_ports(&m->resp, ports, MAX_STRS))
 			abort();
-		return tcmd_enc_trace_resp(out, TCMD_MSG_MAX, &m->resp, ports);
+		len = tcmd_enc_trace_resp(out, TCMD_MSG_MAX, &m->resp, ports);
+		/* tsync-agent's tag survives the round trip */
+		if (len > 0 && tcmd_resp_tagged(&m->resp))
+			len = tcmd_resp_tag(out, TCMD_MSG_MAX, (size_t)len);
+		return len == -EINVAL && tcmd_resp_tagged(&m->resp) ? 0 : len;
+	}
 	case TCMD_TIME_SYNC:
+		if (!strcmp(m->ts.proto, TCMD_PROTO_KVM))
+			return tcmd_enc_kvm(out, TCMD_MSG_MAX, m->ts.id, &m->ts.kvm);
 		return tcmd_enc_time_sync(out, TCMD_MSG_MAX, m->ts.proto,
 					  m->ts.id, m->ts.payload, m->ts.len);
 	case TCMD_SEND_DATA:
@@ -103,7 +113,8 @@ static void same(const struct tcmd_msg *a, const struct tcmd_msg *b)
 		    a->resp.page_size != b->resp.page_size ||
 		    a->resp.trace_id != b->resp.trace_id ||
 		    strcmp(a->resp.proto, b->resp.proto) ||
-		    (a->resp.proto[0] && a->resp.tsync_port != b->resp.tsync_port))
+		    (a->resp.proto[0] && a->resp.tsync_port != b->resp.tsync_port) ||
+		    tcmd_resp_tagged(&a->resp) != tcmd_resp_tagged(&b->resp))
 			abort();
 		return;	/* ports: canonical decimal may differ ("01") */
 	case TCMD_TIME_SYNC:
