@@ -110,7 +110,9 @@ pass "record -A tcmd: (no -C): x86-tsc, method kvm, TimeShift of every CPU = -ts
 # it with x86-tsc and sends its marker stamps; TimeShift exact
 start_agent a --
 aport=${AGENT_EP##*:}
-timeout 120 "$HOST" record -o "$E2E_TMP/a.dat" -A "tcmd:127.0.0.1:$aport" --name g3 --vm "$name" \
+# (TSYNC_TCMD_KEEP: else tsync-host, told it is a tsync-agent, would
+# speak tsync's own protocol to it)
+TSYNC_TCMD_KEEP=1 timeout 120 "$HOST" record -o "$E2E_TMP/a.dat" -A "tcmd:127.0.0.1:$aport" --name g3 --vm "$name" \
 	-e sched:sched_switch -- sleep 1 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||
 	fail "record -A tcmd: tsync-agent: $(cat "$E2E_TMP/rec.err")"
 grep -q '^guest g3 (.*): .* CPUs, protocol tcmd, method kvm$' "$E2E_TMP/rec.out" ||
