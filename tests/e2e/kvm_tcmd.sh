@@ -29,7 +29,7 @@ for ((i = 0; i < ncpu; i++)); do specs+=($((-100000007 * (i + 1)))); done
 kvm_fake_vm "$KVM_VM_PID" $fd "$ncpu" "${specs[@]}"
 
 port=$(free_tcp_port) || exit 1
-setsid trace-cmd agent -N 127.0.0.1 -p "$port" >"$E2E_TMP/tcagent.log" 2>&1 &
+tracecmd_agent "$E2E_TMP/tcagent.log" -N 127.0.0.1 -p "$port"
 TC_PID=$!
 E2E_PIDS+=("$TC_PID")
 trap 'kill -TERM -- -$TC_PID 2>/dev/null; e2e_cleanup' EXIT
