@@ -168,6 +168,24 @@ static int kbuf_timestamps(struct fx *f, int cpu)
 	return n;
 }
 
+
+/* Makes "local" the selected clock of the kernel's trace_clock list @c:
+ * the events are made up, so the file's clock is only a label, and
+ * trace-cmd report prints raw counts for a clock such as x86-tsc, which
+ * a test before may have left selected. */
+static void select_local(char *c)
+{
+	char *w = c;
+
+	for (char *r = c; *r; r++)
+		if (*r != '[' && *r != ']')
+			*w++ = *r;
+	*w = '\0';
+	if (!strncmp(c, "local", 5)) {
+		memmove(c + 7, c + 5, strlen(c + 5) + 1);
+		memcpy(c, "[local]", 7);
+	}
+}
 /* Group setup: instance, pages of CPU 0 (and 1), format texts. */
 static int setup(void **state)
 {
@@ -217,6 +235,7 @@ static int setup(void **state)
 	f->clock = slurp(TRACING "/trace_clock", NULL);
 	if (!f->hp || !f->he || !f->clock)
 		return -1;
+	select_local(f->clock);
 	f->meta.header_page.data = f->hp;
 	f->meta.header_page.len = f->hp_len;
 	f->meta.header_event.data = f->he;
