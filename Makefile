@@ -221,7 +221,7 @@ clean:
 # fresh machine with only what it needs (`make demo` no test tools, only
 # `make check-vm` a kernel package); others are told what is missing by
 # the compiler or the test.
-DEPS_TARGETS = $(addprefix deps-,run build doc deb test analysis vm viewer all)
+DEPS_TARGETS = $(addprefix deps-,run build doc deb test analysis vm tcmd-new viewer all)
 .PHONY: $(DEPS_TARGETS)
 $(DEPS_TARGETS):
 	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps $(@:deps-%=%); fi
@@ -252,6 +252,12 @@ static-agent: deps-build
 static: deps-build
 	$(MAKE) $(B)/static/tsync-agent $(B)/static/tsync-host
 .PHONY: static-agent static
+
+# trace-cmd 3.4 from source into $(B)/tcmd-new/prefix, for the benchmarks
+# that compare with it (optional: they fall back to Debian's 3.1.6).
+tcmd-new: deps-tcmd-new
+	B=$(B) scripts/build-tcmd-new
+.PHONY: tcmd-new
 
 # Debian packages (debian/, built with dpkg-buildpackage): $(B)/deb/*.deb.
 deb: deps-deb
