@@ -5,6 +5,9 @@
  * kernel):
  *
  *   trace-cmd host + trace-cmd agent     Debian's trace-cmd 3.1.6 alone
+ *   new trace-cmd host + its agent       trace-cmd >= 3.3 alone, when
+ *                                        scripts/build-tcmd-new built it
+ *                                        ($B/tcmd-new, or $TCMD_NEW)
  *   trace-cmd host + tsync-agent         direction 1
  *   tsync-host + trace-cmd agent         direction 2 (AGENT tcmd:...)
  *   tsync-host + trace-cmd agent, no ACK fix
@@ -14,7 +17,7 @@
  *   tsync-host + tsync-agent             the baseline of the ratios
  *
  * Table 1, a record: each host runs, in a scratch directory,
- *   HOST record -d -k --no-filter -A 127.0.0.1:PORT --name localhost
+ *   HOST record -C local -d -k --no-filter -A 127.0.0.1:PORT --name localhost
  *               -d -k --no-filter -e sched:sched_switch sleep 1
  * (trace-cmd's agent needs -d -k --no-filter on this kernel; tsync-host
  * takes the same command line; its AGENT gets tcmd: for trace-cmd's
@@ -52,7 +55,6 @@
  * without trace-cmd or tracefs. Numbers only: a benchmark never fails on
  * timing.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -76,7 +78,9 @@
 #define MAXOFF 4096
 #define NCPU_ROWS 2	/* the guests here have this machine's 2 CPUs */
 
-enum host_kind { HOST_TRACECMD, HOST_TSYNC };
+enum host_kind { HOST_TRACECMD, HOST_TCMD_NEW, HOST_TSYNC };
+
+static const char *new_tcmd(const char *b, char *path, size_t len);
 
 /* Table 1: the record runs of one host + agent pair. */
 struct rec_row {
@@ -195,15 +199,17 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 			struct rec_row *r)
 {
 	char dir[] = "/tmp/bench09.XXXXXX", ep[64], prog[PATH_MAX + 16], guest[128], log[128];
-	char *argv[] = { prog, "record", "-d", "-k", "--no-filter", "-A", ep, "--name",
-			 "localhost", "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
-			 "sleep", "1", NULL };
+	char *argv[] = { prog, "record", "-C", "local", "-d", "-k", "--no-filter", "-A", ep,
+			 "--name", "localhost", "-d", "-k", "--no-filter", "-e",
+			 "sched:sched_switch", "sleep", "1", NULL };
 	int64_t t0, first = 0;
 	struct stat st;
 	int status;
 	pid_t pid;
 
 	snprintf(prog, sizeof(prog), "trace-cmd");
+	if (host == HOST_TCMD_NEW && !new_tcmd(b, prog, sizeof(prog)))
+		return;
 	/* absolute: it runs in @dir */
 	if (host == HOST_TSYNC && !realpath(b, prog))
 		return;
@@ -220,14 +226,14 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 	if (pid < 0)
 		return;
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (!first && (host == HOST_TRACECMD ? !stat(guest, &st) :
+		if (!first && (host != HOST_TSYNC ? !stat(guest, &st) :
 			       file_has(log, "tsync-host record: recording")))
 			first = tsync_now_ns();
 		usleep(1000);
 	}
 	r->total_ns[r->n] = tsync_now_ns() - t0;
 	r->first_ns[r->n] = first ? first - t0 : -1;
-	if (host == HOST_TRACECMD)
+	if (host != HOST_TSYNC)
 		restore_tracefs();
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		char cmd[300];
@@ -371,15 +377,15 @@ static bool listening(int port)
 	return yes;
 }
 
-/* Starts `trace-cmd agent -N 127.0.0.1 -p PORT` in its own process
- * group; returns its pid with the port in @port, or -1. */
-static pid_t start_tcmd_agent(int *port)
+/* Starts `@prog agent -N 127.0.0.1 -p PORT` (@prog: a trace-cmd) in its
+ * own process group; returns its pid with the port in @port, or -1. */
+static pid_t start_tcmd_agent(const char *prog, int *port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sin);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	char ps[16];
-	char *argv[] = { "trace-cmd", "agent", "-N", "127.0.0.1", "-p", ps, NULL };
+	char *argv[] = { (char *)prog, "agent", "-N", "127.0.0.1", "-p", ps, NULL };
 	pid_t pid;
 
 	/* a free port: bind to 0, read it back, let it go */
@@ -406,39 +412,23 @@ static pid_t start_tcmd_agent(int *port)
 	return -1;
 }
 
-/* Waits (up to 10 s) until process @parent has no child: trace-cmd's
- * agent refuses a session while its child for the last one lives. */
-static void wait_idle(pid_t parent)
+/* The trace-cmd >= 3.3 scripts/build-tcmd-new built under @b (or
+ * $TCMD_NEW) into @path; NULL if there is none. */
+static const char *new_tcmd(const char *b, char *path, size_t len)
 {
-	for (int i = 0; i < 1000; i++) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-		bool busy = false;
+	int n = getenv("TCMD_NEW") ? snprintf(path, len, "%s", getenv("TCMD_NEW"))
+				   : snprintf(path, len, "%s/tcmd-new/prefix/bin/trace-cmd", b);
 
-		while (d && !busy && (e = readdir(d))) {
-			char path[300], buf[512];
-			FILE *f;
+	if (n < 0 || (size_t)n >= len || access(path, X_OK))
+		return NULL;
+	if (path[0] != '/') {	/* it runs in a scratch directory */
+		char abs[PATH_MAX];
 
-			if (e->d_name[0] < '1' || e->d_name[0] > '9')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-			f = fopen(path, "r");
-			if (f && fgets(buf, sizeof(buf), f)) {
-				const char *rp = strrchr(buf, ')');
-				int ppid = 0;
-
-				if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == parent)
-					busy = true;
-			}
-			if (f)
-				fclose(f);
-		}
-		if (d)
-			closedir(d);
-		if (!busy)
-			return;
-		usleep(10000);
+		if (!realpath(path, abs) || strlen(abs) >= len)
+			return NULL;
+		strcpy(path, abs);
 	}
+	return path;
 }
 
 /* Takes (@on) or releases the trace-cmd lock @fd. */
@@ -478,39 +468,46 @@ static int tsync_agent_rows(const char *b, int reps, int lk, struct rec_row *tt,
 
 /* The rows against one trace-cmd agent, under @lk: tsync-host with the
  * fix (@reps syncs and records), or without it (@nofix: one of each), or
- * trace-cmd's host (@ct: one record). Returns 0 or 1. */
+ * trace-cmd's host (@tracecmd_host: one record), or the new trace-cmd's
+ * host against its own agent (@newtc, new_tcmd(): @reps records).
+ * Returns 0 or 1. */
 static int tcmd_agent_rows(const char *b, int reps, int lk, struct rec_row *rec,
-			   struct sync_row *st, bool nofix, bool tracecmd_host)
+			   struct sync_row *st, bool nofix, bool tracecmd_host, const char *newtc)
 {
 	char ep[64];
 	int port;
 	pid_t tc;
 
 	lock(lk, true);
-	tc = start_tcmd_agent(&port);
+	tc = start_tcmd_agent(newtc ? newtc : "trace-cmd", &port);
 	if (tc < 0) {
 		fprintf(stderr, "bench_09_tcmd: cannot start trace-cmd agent\n");
 		lock(lk, false);
 		return 1;
 	}
 	snprintf(ep, sizeof(ep), "tcmd:127.0.0.1:%d", port);
-	if (tracecmd_host) {
+	if (newtc) {
+		for (int i = 0; i < reps; i++) {
+			bench_wait_no_child(tc);
+			record_once(b, HOST_TCMD_NEW, port, true, false, rec);
+		}
+	} else if (tracecmd_host) {
 		record_once(b, HOST_TRACECMD, port, true, false, rec);
 	} else if (nofix) {
 		sync_once(b, st, ep, 1, true);
-		wait_idle(tc);
+		bench_wait_no_child(tc);
 		record_once(b, HOST_TSYNC, port, true, true, rec);
 	} else {
 		sync_once(b, st, ep, 2, false);	/* warm-up */
 		st->nsync = st->nnext = st->nall = st->noff = 0;
 		for (int i = 0; i < reps; i++) {
-			wait_idle(tc);
+			bench_wait_no_child(tc);
 			sync_once(b, st, ep, 2, false);
-			wait_idle(tc);
+			bench_wait_no_child(tc);
 			record_once(b, HOST_TSYNC, port, true, false, rec);
 		}
 	}
-	wait_idle(tc);
+	bench_wait_no_child(tc);
 	kill(-tc, SIGTERM);
 	waitpid(tc, NULL, 0);
 	restore_tracefs();
@@ -605,10 +602,12 @@ int main(int argc, char **argv)
 {
 	const char *b = getenv("B") ? getenv("B") : "build";
 	int reps = argc > 1 ? atoi(argv[1]) : 3, lk, ret;
+	char newtc[PATH_MAX + 64];
 	bool slow = !getenv("BENCH09_SKIP_SLOW");
 	static struct rec_row cc = { .name = "trace-cmd host + trace-cmd agent" },
 			      ct = { .name = "trace-cmd host + tsync-agent" },
 			      tc = { .name = "tsync-host + trace-cmd agent" },
+			      nn = { .name = "new trace-cmd host + its agent" },
 			      tn = { .name = "tsync-host + trace-cmd agent, no ACK fix" },
 			      tt = { .name = "tsync-host + tsync-agent" };
 	static struct sync_row sc = { .name = "tsync-host + trace-cmd agent" },
@@ -624,12 +623,17 @@ int main(int argc, char **argv)
 		printf("bench_09_tcmd: skipped (no trace-cmd or no writable tracefs)\n");
 		return 0;
 	}
-	lk = open(LOCK, O_RDWR | O_CREAT, 0644);
+	lk = open(LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	ret = tsync_agent_rows(b, reps, lk, &tt, &ct, &st);
-	ret |= tcmd_agent_rows(b, reps, lk, &tc, &sc, false, false);
+	ret |= tcmd_agent_rows(b, reps, lk, &tc, &sc, false, false, NULL);
+	if (new_tcmd(b, newtc, sizeof(newtc)))
+		ret |= tcmd_agent_rows(b, reps, lk, &nn, NULL, false, true, newtc);
+	else
+		printf("  no new trace-cmd (scripts/build-tcmd-new builds one): its row left "
+		       "out\n");
 	if (slow) {
-		ret |= tcmd_agent_rows(b, reps, lk, &tn, &sn, true, false);
-		ret |= tcmd_agent_rows(b, reps, lk, &cc, NULL, false, true);
+		ret |= tcmd_agent_rows(b, reps, lk, &tn, &sn, true, false, NULL);
+		ret |= tcmd_agent_rows(b, reps, lk, &cc, NULL, false, true, NULL);
 	}
 	if (lk >= 0)
 		close(lk);
@@ -642,6 +646,7 @@ int main(int argc, char **argv)
 		double bf = median_ms(tt.first_ns, tt.n), bt = median_ms(tt.total_ns, tt.n);
 
 		print_rec(&cc, bf, bt);
+		print_rec(&nn, bf, bt);
 		print_rec(&ct, bf, bt);
 		print_rec(&tc, bf, bt);
 		print_rec(&tn, bf, bt);

@@ -2,10 +2,14 @@
 /*
  * What several benchmarks share; see bench_lib.h.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 #include "tests/bench/bench_lib.h"
@@ -68,4 +72,58 @@ pid_t bench_start_agent_ep(const char *b, long long shift_ns, struct tsync_endpo
 		return -1;
 	}
 	return pid;
+}
+
+/* Waits for @parent to have no child; see bench_lib.h. */
+void bench_wait_no_child(pid_t parent)
+{
+	for (int i = 0; i < 1000; i++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		bool busy = false;
+
+		while (d && !busy && (e = readdir(d))) {
+			char path[300], buf[512];
+			FILE *f;
+
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+			f = fopen(path, "r");
+			if (f && fgets(buf, sizeof(buf), f)) {
+				const char *rp = strrchr(buf, ')');
+				int ppid = 0;
+
+				if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == parent)
+					busy = true;
+			}
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+		if (!busy)
+			return;
+		usleep(10000);
+	}
+}
+
+/* Takes a lock with a bounded wait; see bench_lib.h. */
+int bench_lock(const char *path, int secs)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		perror(path);
+		return -1;
+	}
+	for (int i = 0; i < secs * 10; i++) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return fd;
+		usleep(100000);
+	}
+	printf("  (%s still held after %d s by a process outside this run: going on "
+	       "without it)\n", path, secs);
+	close(fd);
+	return -1;
 }

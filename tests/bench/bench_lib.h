@@ -22,4 +22,14 @@ pid_t bench_start_agent(const char *b, long long shift_ns, char *ep, size_t eple
 /* bench_start_agent() with the endpoint parsed into @ep. */
 pid_t bench_start_agent_ep(const char *b, long long shift_ns, struct tsync_endpoint *ep);
 
+/* Waits (up to 10 s) until process @parent has no child: trace-cmd's
+ * agent refuses a session while its child for the last one lives. */
+void bench_wait_no_child(pid_t parent);
+
+/* Opens the lock file @path (close-on-exec: an agent a benchmark starts,
+ * and that outlives it, must not hold the lock) and takes it, waiting up
+ * to @secs seconds; past that says so and goes on without it (a process
+ * outside the benchmark's control holds it). Returns the fd, or -1. */
+int bench_lock(const char *path, int secs);
+
 #endif
