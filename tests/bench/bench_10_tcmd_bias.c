@@ -2,31 +2,41 @@
 /*
  * Benchmark of the bias of trace-cmd's time-sync protocol, every pairing
  * side by side in one run, on one kernel (host and guest are one machine
- * over loopback, so the true offset is 0):
+ * over loopback, so the true offset is 0). Two generations of trace-cmd:
  *
- *   cc   trace-cmd host + trace-cmd agent (both under the NODELAY shim:
- *        without it a record takes minutes; the shim stands in for
- *        trace-cmd >= 3.3, which sets TCP_NODELAY itself)
- *   ct   trace-cmd host + tsync-agent                 (3.1.6, Nagle on)
- *   ctn  the same, trace-cmd under the NODELAY shim   (as >= 3.3)
- *   tc   tsync-host -A tcmd: + trace-cmd agent        (3.1.6, Nagle on)
- *   tcn  the same, trace-cmd under the NODELAY shim   (as >= 3.3)
- *   tt   tsync-host -A tcmd: + tsync-agent (tsync with tsync over
- *        trace-cmd's protocol)
- *   own  tsync-host + tsync-agent (tsync's own protocol): the reference
+ *   old  Debian's trace-cmd 3.1.6 (Nagle on: it writes a message in two
+ *        writes; against itself a record takes minutes, so its own pair
+ *        runs under an LD_PRELOAD shim setting TCP_NODELAY)
+ *   new  trace-cmd >= 3.3, which sets TCP_NODELAY itself: the one
+ *        scripts/build-tcmd-new builds ($B/tcmd-new/prefix/bin/trace-cmd,
+ *        or $TCMD_NEW); without it, 3.1.6 under the shim stands in, and
+ *        the rows say so
  *
- * Each row but cc and own runs twice: TCP_QUICKACK as tsync decides it
- * (re-armed only once the peer is seen waiting for an ACK) and
- * TSYNC_TCMD_QUICKACK=always (re-armed on every message, the old way).
- * Each run records `sleep 1` (-d -k --no-filter, sched_switch); the
- * offsets are the guest file's TIME_SHIFT (trace-cmd dump --options),
- * both CPUs, all samples. Prints per row the median and range of the
- * offsets, the median |offset| and its ratio to tsync's own protocol's.
+ * Rows (host + agent):
+ *   cc    trace-cmd + trace-cmd (old under the shim; new as it is)
+ *   ct    trace-cmd host + tsync-agent
+ *   tc    tsync-host -A tcmd: + trace-cmd agent
+ *   tt    tsync-host -A tcmd: + tsync-agent (tsync with tsync over
+ *         trace-cmd's protocol)
+ *   own   tsync-host + tsync-agent (tsync's own protocol): the reference
+ *
+ * Every row with a tsync side runs twice: TCP_QUICKACK as tsync decides
+ * it (re-armed only once the peer is seen waiting for an ACK) and
+ * TSYNC_TCMD_QUICKACK=always (re-armed on every message, the old way);
+ * the "acks" column says how many of the row's runs had tsync decide to
+ * re-arm (its debug line "waits for our ACKs", counted in the logs).
+ * Each run records `sleep 1` (-C local -d -k --no-filter, sched_switch:
+ * -C because trace-cmd's host, without it, stamps in whatever clock a
+ * clock_synch-N instance left in tracefs has; one left with x86-tsc made
+ * its offsets hours off); the
+ * offsets are the guest file's TIME_SHIFT (Debian's trace-cmd dump
+ * --options), both CPUs, all samples. Prints per row the median and range
+ * of the offsets, the median |offset| and its ratio to tsync's own
+ * protocol's, and last the mixed pairs against trace-cmd with itself.
  *
  * Environment: B (build dir, default build), BENCH10_REPS (records per
- * row, default 3). The shim is built at run time with cc into the
- * scratch directory (an LD_PRELOAD library setting TCP_NODELAY on every
- * TCP socket the process connects or accepts). Holds
+ * row, default 3), TCMD_NEW, BENCH10_KEEP (keep the scratch directory).
+ * The shim is built at run time with cc into the scratch directory. Holds
  * /run/lock/tsync-trace-cmd.lock over the run. Skips (exit 0) without
  * trace-cmd, cc or tracefs. Numbers only: it never fails on them.
  */
@@ -66,10 +76,30 @@ static const char shim_src[] =
 	"struct sockaddr*,socklen_t*,int);if(!r)r=dlsym(RTLD_NEXT,\"accept4\");"
 	"int x=r(fd,a,l,f);nd(x);return x;}\n";
 
+/* Who runs one side of a pairing. */
+enum side {
+	OLD,		/* Debian's trace-cmd 3.1.6 as it is */
+	OLD_SHIM,	/* the same under the NODELAY shim */
+	NEW,		/* trace-cmd >= 3.3 (or OLD_SHIM standing in) */
+	TS,		/* tsync, TCP_QUICKACK as it decides */
+	TS_ALWAYS,	/* tsync, TSYNC_TCMD_QUICKACK=always */
+	NSIDES
+};
+
 struct row {
 	const char *name;
+	enum side host, agent;
+	bool own;		/* tsync's own protocol (no tcmd: prefix) */
 	long long off[MAXOFF];
 	int n, fails;
+	const char *acks;	/* with a tsync side deciding: did it re-arm */
+};
+
+/* How a side runs: the trace-cmd program (NULL: tsync's) and its
+ * environment additions. */
+struct runner {
+	const char *tcmd;
+	char **env;
 };
 
 /* Runs @argv in @dir, output to @log, with @env (NULL-terminated
@@ -156,21 +186,22 @@ static bool listening(int port)
 	return ok;
 }
 
-/* Starts an agent (@tcmd: trace-cmd's, else tsync's) on a free port with
- * @env; returns the pid (its own process group) and the port, or -1. */
-static pid_t start_agent(const char *b, bool tcmd, char *const env[], const char *dir,
-			 int *port)
+/* Starts the agent @r (a trace-cmd, or @b/tsync-agent with @extra as its
+ * last argument if not NULL) on a free port, its log @dir/@log; returns
+ * the pid (its own process group) and the port, or -1. */
+static pid_t start_agent(const char *b, const struct runner *r, const char *extra,
+			 const char *dir, const char *logname, int *port)
 {
 	char ps[16], prog[PATH_MAX], log[PATH_MAX];
-	char *targv[] = { "trace-cmd", "agent", "-N", "127.0.0.1", "-p", ps, NULL };
-	char *sargv[] = { prog, "-N", "127.0.0.1", "-p", ps, NULL };
+	char *targv[] = { (char *)r->tcmd, "agent", "-N", "127.0.0.1", "-p", ps, NULL };
+	char *sargv[] = { prog, "-N", "127.0.0.1", "-p", ps, (char *)extra, NULL };
 	pid_t pid;
 
 	*port = free_port();
 	snprintf(ps, sizeof(ps), "%d", *port);
 	snprintf(prog, sizeof(prog), "%s/tsync-agent", b);
-	snprintf(log, sizeof(log), "%s/agent.log", dir);
-	pid = spawn(tcmd ? targv : sargv, "/tmp", log, env);
+	snprintf(log, sizeof(log), "%s/%s", dir, logname);
+	pid = spawn(r->tcmd ? targv : sargv, "/tmp", log, r->env);
 	for (int i = 0; pid > 0 && i < 1000; i++) {
 		if (listening(*port)) {
 			usleep(100000);	/* trace-cmd's agent forks per connection */
@@ -193,43 +224,51 @@ static void stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-/* One record by @host (trace-cmd, or @b/tsync-host) of the agent at
- * @port (@prefix before the address) with @env; offsets into @r. */
-static void record_once(const char *b, const char *dir, bool tsync_host, const char *prefix,
-			int port, char *const env[], struct row *r)
+/* One record by host @h (a trace-cmd, or @b/tsync-host with @verbose
+ * and, unless @own, tcmd: before the address) of the agent at @port; its
+ * log @dir/rec/record.log; offsets into @r (NULL: none kept). Returns 0,
+ * or -1 if it failed. */
+static int record_once(const char *b, const char *dir, const struct runner *h, bool own,
+		       bool verbose, int port, struct row *r)
 {
 	char prog[PATH_MAX], ep[64], rdir[PATH_MAX], guest[PATH_MAX + 32], log[PATH_MAX + 32];
-	char *argv[] = { prog, "record", "-d", "-k", "--no-filter", "-A", ep, "--name",
-			 "localhost", "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
-			 "sleep", "1", NULL };
+	char *argv[] = { prog, "record", verbose ? "--verbose=debug" : "-q", "-C", "local",
+			 "-d", "-k", "--no-filter", "-A", ep, "--name", "localhost", "-d", "-k",
+			 "--no-filter", "-e", "sched:sched_switch", "sleep", "1", NULL };
 	int status = 0;
 	pid_t pid;
 
-	snprintf(prog, sizeof(prog), tsync_host ? "%s/tsync-host" : "trace-cmd", b);
-	snprintf(ep, sizeof(ep), "%s127.0.0.1:%d", prefix, port);
+	if (h->tcmd)
+		snprintf(prog, sizeof(prog), "%s", h->tcmd);
+	else
+		snprintf(prog, sizeof(prog), "%s/tsync-host", b);
+	snprintf(ep, sizeof(ep), "%s127.0.0.1:%d", h->tcmd || own ? "" : "tcmd:", port);
 	snprintf(rdir, sizeof(rdir), "%s/rec", dir);
 	if (mkdir(rdir, 0755) && errno != EEXIST)
-		return;
+		return -1;
 	snprintf(guest, sizeof(guest), "%s/trace-localhost.dat", rdir);
 	snprintf(log, sizeof(log), "%s/record.log", rdir);
 	unlink(guest);
-	pid = spawn(argv, rdir, log, env);
+	pid = spawn(argv, rdir, log, h->env);
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	if (!tsync_host)
+	if (h->tcmd)
 		restore_tracefs();
 	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		char cmd[PATH_MAX + 64];
 
-		printf("  %s: a record failed:\n", r->name);
+		printf("  %s: a record failed:\n", r ? r->name : "a verbose run");
 		fflush(stdout);
 		snprintf(cmd, sizeof(cmd), "tail -3 %s", log);
 		if (system(cmd))
 			printf("  (no log)\n");
-		r->fails++;
-		return;
+		if (r)
+			r->fails++;
+		return -1;
 	}
-	read_offsets(guest, r);
+	if (r)
+		read_offsets(guest, r);
+	return 0;
 }
 
 static int cmp(const void *a, const void *b)
@@ -252,49 +291,182 @@ static double med_abs(const struct row *r)
 	return (double)a[r->n / 2];
 }
 
+/* True if the file @path has the line part @what. */
+static bool log_has(const char *path, const char *what)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static void print_row(struct row *r, double ref)
 {
 	double ma = med_abs(r);
 
 	if (!r->n) {
-		printf("  %-50s no samples (%d failed)\n", r->name, r->fails);
+		printf("  %-52s no samples (%d failed)\n", r->name, r->fails);
 		return;
 	}
 	qsort(r->off, (size_t)r->n, sizeof(r->off[0]), cmp);
-	printf("  %-50s %5d %8.2f %8.2f..%-8.2f %8.2f  %6.1fx%s\n", r->name, r->n,
+	printf("  %-52s %5d %8.2f %8.2f..%-8.2f %8.2f %6.1fx  %s%s\n", r->name, r->n,
 	       r->off[r->n / 2] / 1e3, r->off[0] / 1e3, r->off[r->n - 1] / 1e3, ma / 1e3,
-	       ref > 0 ? ma / ref : 0.0, r->fails ? " (some failed)" : "");
+	       ref > 0 ? ma / ref : 0.0, r->acks ? r->acks : "-",
+	       r->fails ? " (some failed)" : "");
+}
+
+/* The row with host @h and agent @a (not tsync's own protocol), or NULL. */
+static struct row *find_row(struct row *rows, size_t n, enum side h, enum side a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].host == h && rows[i].agent == a && !rows[i].own)
+			return &rows[i];
+	return NULL;
+}
+
+/* Runs every row whose agent is @a, @reps times interleaved. */
+static void agent_rows(const char *b, const char *dir, const struct runner *run, enum side a,
+		       struct row *rows, size_t nrows, int reps)
+{
+	bool any = false;
+	int port;
+	pid_t ag;
+
+	for (size_t i = 0; i < nrows; i++)
+		any |= rows[i].agent == a;
+	if (!any)
+		return;
+	ag = start_agent(b, &run[a], NULL, dir, "agent.log", &port);
+	if (ag < 0) {
+		printf("  cannot start the agent of side %d\n", a);
+		return;
+	}
+	for (int i = 0; i < reps; i++)
+		for (size_t k = 0; k < nrows; k++)
+			if (rows[k].agent == a) {
+				bench_wait_no_child(ag);
+				(void)record_once(b, dir, &run[rows[k].host], rows[k].own, false,
+						  port, &rows[k]);
+			}
+	stop(ag);
+}
+
+/* One run more of row @r with tsync's deciding side(s) at debug level:
+ * did they re-arm TCP_QUICKACK ("waits for our ACKs")? Into r->acks. */
+static void ack_decision(const char *b, const char *dir, const struct runner *run,
+			 struct row *r)
+{
+	char alog[PATH_MAX + 16], hlog[PATH_MAX + 32];
+	bool hv = r->host == TS, av = r->agent == TS, ha, aa;
+	int port;
+	pid_t ag;
+
+	if (r->own || (!hv && !av))
+		return;
+	ag = start_agent(b, &run[r->agent], av ? "-v" : NULL, dir, "agentv.log", &port);
+	if (ag < 0)
+		return;
+	bench_wait_no_child(ag);
+	if (record_once(b, dir, &run[r->host], false, hv, port, NULL)) {
+		stop(ag);
+		return;
+	}
+	stop(ag);
+	snprintf(alog, sizeof(alog), "%s/agentv.log", dir);
+	snprintf(hlog, sizeof(hlog), "%s/rec/record.log", dir);
+	ha = hv && log_has(hlog, "waits for our ACKs");
+	aa = av && log_has(alog, "waits for our ACKs");
+	if (hv && av)
+		r->acks = ha ? (aa ? "re-armed: host, agent" : "re-armed: host")
+			     : (aa ? "re-armed: agent" : "not re-armed");
+	else
+		r->acks = (hv ? ha : aa) ? "re-armed" : "not re-armed";
+}
+
+/* The mixed pairs of generation @gen against trace-cmd with itself. */
+static void print_mixed(struct row *rows, size_t n, enum side gen, const char *label)
+{
+	struct row *cc = find_row(rows, n, gen, gen), *ct = find_row(rows, n, gen, TS),
+		   *tc = find_row(rows, n, TS, gen);
+	double c = cc ? med_abs(cc) : -1;
+
+	if (c <= 0)
+		return;
+	printf("  %s: med|off| trace-cmd with itself %.2f us; trace-cmd host + tsync-agent "
+	       "%.2fx, tsync-host + trace-cmd agent %.2fx of it\n", label, c / 1e3,
+	       ct && ct->n ? med_abs(ct) / c : 0.0, tc && tc->n ? med_abs(tc) / c : 0.0);
+}
+
+/* The trace-cmd >= 3.3 to compare with: $TCMD_NEW, else what
+ * scripts/build-tcmd-new built under @b, else NULL. Its version into @ver. */
+static const char *new_tcmd(const char *b, char *path, size_t len, char *ver, size_t vlen)
+{
+	char cmd[2 * PATH_MAX];
+	FILE *p;
+
+	int n;
+
+	if (getenv("TCMD_NEW"))
+		n = snprintf(path, len, "%s", getenv("TCMD_NEW"));
+	else
+		n = snprintf(path, len, "%s/tcmd-new/prefix/bin/trace-cmd", b);
+	if (n < 0 || (size_t)n >= len || access(path, X_OK))
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "%s --version 2>&1", path);
+	snprintf(ver, vlen, "trace-cmd ?");
+	p = popen(cmd, "r");
+	while (p && fgets(cmd, sizeof(cmd), p)) {
+		char *v = strstr(cmd, "version ");
+
+		if (v) {
+			v[8 + strcspn(v + 8, " \n")] = 0;
+			snprintf(ver, vlen, "trace-cmd %s", v + 8);
+			break;
+		}
+	}
+	if (p)
+		pclose(p);
+	return path;
 }
 
 int main(void)
 {
-	const char *b0 = getenv("B") ? getenv("B") : "build";
+	const char *b0 = getenv("B") ? getenv("B") : "build", *nt;
 	int reps = getenv("BENCH10_REPS") ? atoi(getenv("BENCH10_REPS")) : 3;
 	char b[PATH_MAX], dir[] = "/tmp/bench10.XXXXXX", shim[PATH_MAX + 16], pre[PATH_MAX + 32];
-	char cmd[3 * PATH_MAX];
+	char cmd[3 * PATH_MAX], newpath[PATH_MAX + 64], ver[64], nl[64];
 	static char always[] = "TSYNC_TCMD_QUICKACK=always";
 	/* tcmd: to a tsync-agent keeps trace-cmd's protocol (host/peer/peer_tcmd.c) */
 	static char keep[] = "TSYNC_TCMD_KEEP=1";
-	char *none[] = { NULL }, *al[] = { always, NULL }, *sh[] = { pre, NULL },
-	     *shal[] = { pre, always, NULL }, *kp[] = { keep, NULL }, *kpal[] = { keep, always, NULL };
+	static char *none[] = { NULL }, *kp[] = { keep, NULL }, *kpal[] = { keep, always, NULL };
+	static char *sh[2];
+	static char names[16][96];
 	static struct row rows[] = {
-		{ .name = "cc  trace-cmd host + trace-cmd agent (NODELAY shim)" },
-		{ .name = "ct  trace-cmd 3.1.6 host + tsync-agent" },
-		{ .name = "ct  ... QUICKACK always" },
-		{ .name = "ctn trace-cmd host (NODELAY shim) + tsync-agent" },
-		{ .name = "ctn ... QUICKACK always" },
-		{ .name = "tc  tsync-host tcmd: + trace-cmd 3.1.6 agent" },
-		{ .name = "tc  ... QUICKACK always" },
-		{ .name = "tcn tsync-host tcmd: + trace-cmd agent (NODELAY shim)" },
-		{ .name = "tcn ... QUICKACK always" },
-		{ .name = "tt  tsync-host tcmd: + tsync-agent" },
-		{ .name = "tt  ... QUICKACK always" },
-		{ .name = "own tsync-host + tsync-agent (own protocol)" },
+		{ .host = OLD_SHIM, .agent = OLD_SHIM },
+		{ .host = NEW, .agent = NEW },
+		{ .host = OLD, .agent = TS },
+		{ .host = OLD, .agent = TS_ALWAYS },
+		{ .host = NEW, .agent = TS },
+		{ .host = NEW, .agent = TS_ALWAYS },
+		{ .host = TS, .agent = OLD },
+		{ .host = TS_ALWAYS, .agent = OLD },
+		{ .host = TS, .agent = NEW },
+		{ .host = TS_ALWAYS, .agent = NEW },
+		{ .host = TS, .agent = TS },
+		{ .host = TS_ALWAYS, .agent = TS_ALWAYS },
+		{ .host = TS, .agent = TS, .own = true },
 	};
-	int lk, port;
-	pid_t ag;
-	double ref;
+	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
+	struct runner run[NSIDES];
+	const char *who[NSIDES];
+	int lk;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (system("command -v trace-cmd >/dev/null && command -v cc >/dev/null") ||
 	    access("/sys/kernel/tracing/trace", F_OK)) {
 		printf("bench_10_tcmd_bias: skipped (needs trace-cmd, cc and tracefs)\n");
@@ -306,58 +478,52 @@ int main(void)
 	}
 	snprintf(shim, sizeof(shim), "%s/nodelay.so", dir);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
+	sh[0] = pre;
 	snprintf(cmd, sizeof(cmd), "printf '%%s' '%s' | cc -shared -fPIC -O2 -x c -o %s - -ldl",
 		 shim_src, shim);
 	if (system(cmd)) {
 		printf("bench_10_tcmd_bias: cannot build the NODELAY shim\n");
 		return 1;
 	}
-	lk = open(LOCK, O_RDWR | O_CREAT, 0644);
-	if (lk >= 0 && flock(lk, LOCK_EX))
-		perror("lock");
-	printf("bench_10_tcmd_bias: TimeShift offsets on one kernel (truth 0), %d records a "
-	       "row, us\n", reps);
-	/* rows against a trace-cmd agent: 3.1.6 as is, then under the shim */
-	for (int shimmed = 0; shimmed < 2; shimmed++) {
-		ag = start_agent(b, true, shimmed ? sh : none, dir, &port);
-		if (ag < 0) {
-			printf("  cannot start trace-cmd agent\n");
-			continue;
-		}
-		for (int i = 0; i < reps; i++) {
-			if (shimmed)
-				record_once(b, dir, false, "", port, sh, &rows[0]);
-			usleep(300000);
-			record_once(b, dir, true, "tcmd:", port, none, &rows[shimmed ? 7 : 5]);
-			usleep(300000);
-			record_once(b, dir, true, "tcmd:", port, al, &rows[shimmed ? 8 : 6]);
-			usleep(300000);
-		}
-		stop(ag);
+	nt = new_tcmd(b, newpath, sizeof(newpath), ver, sizeof(ver));
+	snprintf(nl, sizeof(nl), "%s", nt ? ver : "3.1.6+shim");
+	run[OLD] = (struct runner){ "trace-cmd", none };
+	run[OLD_SHIM] = (struct runner){ "trace-cmd", sh };
+	run[NEW] = nt ? (struct runner){ nt, none } : run[OLD_SHIM];
+	run[TS] = (struct runner){ NULL, kp };
+	run[TS_ALWAYS] = (struct runner){ NULL, kpal };
+	who[OLD] = "trace-cmd 3.1.6";
+	who[OLD_SHIM] = "3.1.6+shim";
+	who[NEW] = nl;
+	who[TS] = who[TS_ALWAYS] = "tsync";
+	for (size_t i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+
+		if (r->own)
+			snprintf(names[i], sizeof(names[i]), "own protocol: tsync + tsync");
+		else
+			snprintf(names[i], sizeof(names[i]), "%s + %s%s", who[r->host],
+				 who[r->agent], r->host == TS_ALWAYS || r->agent == TS_ALWAYS
+				 ? ", QUICKACK always" : "");
+		r->name = names[i];
 	}
-	/* rows against a tsync-agent: auto, then QUICKACK always */
-	for (int alw = 0; alw < 2; alw++) {
-		ag = start_agent(b, false, alw ? al : none, dir, &port);
-		if (ag < 0) {
-			printf("  cannot start tsync-agent\n");
-			continue;
-		}
-		for (int i = 0; i < reps; i++) {
-			record_once(b, dir, false, "", port, none, &rows[1 + alw]);
-			record_once(b, dir, false, "", port, alw ? shal : sh, &rows[3 + alw]);
-			record_once(b, dir, true, "tcmd:", port, alw ? kpal : kp, &rows[9 + alw]);
-			if (!alw)
-				record_once(b, dir, true, "", port, none, &rows[11]);
-		}
-		stop(ag);
-	}
+	lk = bench_lock(LOCK, 60);
+	printf("bench_10_tcmd_bias: TimeShift offsets on one kernel (truth 0), host + agent, "
+	       "%d records a row, us; new trace-cmd: %s\n", reps,
+	       nt ? nt : "none built (scripts/build-tcmd-new): 3.1.6 under the NODELAY shim");
+	for (int a = 0; a < NSIDES; a++)
+		agent_rows(b, dir, run, (enum side)a, rows, nrows, reps);
+	for (size_t i = 0; i < nrows; i++)
+		ack_decision(b, dir, run, &rows[i]);
 	if (lk >= 0)
 		close(lk);
-	ref = med_abs(&rows[11]);
-	printf("  %-50s %5s %8s %18s %8s  %7s\n", "pairing", "n", "median", "range",
-	       "med|off|", "/own");
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		print_row(&rows[i], ref);
+	printf("  %-52s %5s %8s %18s %8s %7s  %s\n", "pairing (host + agent)", "n", "median",
+	       "range", "med|off|", "/own", "tsync's QUICKACK (auto)");
+	for (size_t i = 0; i < nrows; i++)
+		print_row(&rows[i], med_abs(&rows[nrows - 1]));
+	print_mixed(rows, nrows, OLD_SHIM, "3.1.6 (own pair under the shim)");
+	if (nt)
+		print_mixed(rows, nrows, NEW, ver);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (!getenv("BENCH10_KEEP") && system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
