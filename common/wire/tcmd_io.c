@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "common/base/errbuf.h"
 #include "common/base/io.h"
@@ -133,16 +134,44 @@ static int wait_rest(struct tcmd_conn *c, int64_t deadline)
 }
 
 /*
+ * Waits for a message's first bytes inside recv() itself, bounded by
+ * SO_RCVTIMEO (the time left until @deadline): the arrival wakes the call
+ * that reads it, one system call less between a probe's arrival and its
+ * stamp than poll() and then recv() (tcmd_io.h). The timeout stays set:
+ * every other read of the connection is MSG_DONTWAIT, after poll().
+ * Returns recv()'s answer (-1 with EAGAIN once the deadline has passed).
+ */
+static ssize_t recv_blocking(const struct tcmd_conn *c, uint8_t *p, size_t len,
+			     int64_t deadline)
+{
+	int64_t left = deadline - tsync_now_ns(), us = left / 1000 + 1;
+	struct timeval tv = { .tv_sec = us / 1000000, .tv_usec = us % 1000000 };
+
+	if (left <= 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -1;
+	return recv(c->fd, p, len, 0);
+}
+
+/*
  * Reads @len bytes into @p before @deadline; @in: bytes of this message
  * already read. Tries the socket first and waits only when it is empty,
- * so a message that is in costs no poll(). Re-arms the quick ACK after
- * every read but the last (the caller does, after its stamp). Returns 0
- * or -errno.
+ * so a message that is in costs no poll(); with @block, the wait for the
+ * first bytes is recv_blocking()'s. Re-arms the quick ACK after every
+ * read but the last (the caller does, after its stamp). Returns 0 or
+ * -errno.
  */
-static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int64_t deadline)
+static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int64_t deadline,
+		     bool block)
 {
+	bool waited = false;
+
 	while (len) {
-		ssize_t n = recv(c->fd, p, len, MSG_DONTWAIT);
+		ssize_t n = block && !in && waited ? recv_blocking(c, p, len, deadline)
+						   : recv(c->fd, p, len, MSG_DONTWAIT);
 		int ret;
 
 		if (n > 0) {
@@ -159,6 +188,13 @@ static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
+		if (block && !in && !waited) {
+			waited = true;
+			continue;
+		}
+		if (block && !in && tsync_now_ns() >= deadline)
+			return -ETIMEDOUT;	/* SO_RCVTIMEO ran out */
+		block = false;	/* a non-blocking socket: recv() cannot wait, poll() does */
 		ret = in ? wait_rest(c, deadline) : tsync_wait_readable(c->fd, deadline);
 		if (ret < 0)
 			return ret;
@@ -195,7 +231,8 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	struct tcmd_hdr h;
 	int ret;
 
-	ret = read_part(c, c->buf, TCMD_HDR_LEN, 0, deadline);
+	/* a stamped message (a probe) is waited for in recv() */
+	ret = read_part(c, c->buf, TCMD_HDR_LEN, 0, deadline, stamp != NULL);
 	if (!ret && ((uint32_t)c->buf[0] << 24 | (uint32_t)c->buf[1] << 16 |
 		     (uint32_t)c->buf[2] << 8 | c->buf[3]) == TSYNC_MAGIC) {
 		tsync_set_err(err, errlen, "%s speaks tsync's protocol, not trace-cmd's: "
@@ -208,7 +245,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	}
 	if (!ret)
 		ret = read_part(c, c->buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, TCMD_HDR_LEN,
-				deadline);
+				deadline, false);
 	if (ret) {
 		read_err(c, ret, started, err, errlen);
 		return ret;

@@ -39,7 +39,10 @@
  * Stamps: tcmd_conn_recv_stamped() calls a stamp function right after the
  * read that completes a message returns, before anything else (re-arming,
  * decoding), so a time-sync probe is stamped as close to its arrival as
- * the socket allows. A sender stamps just before tcmd_conn_send(), with
+ * the socket allows; it waits for the message's first bytes inside recv()
+ * (bounded by SO_RCVTIMEO), not in poll() and then recv(): the arrival
+ * wakes the read itself, one system call less before the stamp, as in
+ * trace-cmd's own blocking read. A sender stamps just before tcmd_conn_send(), with
  * the message already encoded.
  *
  * Errors: 0, or -errno with a reason in @err naming the peer: -ETIMEDOUT

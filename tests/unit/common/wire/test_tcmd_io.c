@@ -8,7 +8,8 @@
  * wait ends: a silent peer, one that stalls after the first byte, an idle
  * deadline, a close; TIME_SYNC of the wrong kind is refused; an encoder's
  * error is passed on. A stamped receive stamps once the last byte is in
- * and passes the stamp's error on; TCP_QUICKACK is re-armed only once a
+ * and passes the stamp's error on, and waits for a probe inside recv()
+ * (SO_RCVTIMEO, the same timeout); TCP_QUICKACK is re-armed only once a
  * message's rest lagged its first part (a peer waiting for our ACK), never
  * for peers whose messages come whole.
  */
@@ -25,6 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <cmocka.h>
 
 #include "common/base/log.h"
@@ -336,6 +338,49 @@ static void *write_late(void *arg)
 	return NULL;
 }
 
+/* A stamped receive (a probe) waits for its first bytes inside recv(),
+ * bounded by SO_RCVTIMEO (one system call less before the stamp than
+ * poll() and recv()): a message that comes later is read and stamped
+ * after it was written; none within the timeout is -ETIMEDOUT as before,
+ * in about the timeout; an unstamped receive after it still waits. */
+static void test_stamped_waits_in_recv(void **state)
+{
+	struct fx *f = *state;
+	struct stamp_rec r = { 0 };
+	uint8_t msg[64];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 9);
+	struct late l = { .fd = f->fd[1], .p = msg, .len = (size_t)len };
+	struct timeval tv = { 0 };
+	socklen_t tl = sizeof(tv);
+	struct tcmd_msg m;
+	pthread_t th;
+	int64_t t0 = tsync_now_ns();
+
+	assert_true(len > TCMD_HDR_LEN);
+	assert_int_equal(pthread_create(&th, NULL, write_late, &l), 0);
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(r.calls, 1);
+	assert_true(r.at - t0 >= 3000000LL * TCMD_ACK_STALL_MS);
+	assert_int_equal(m.ts.count, 9);
+	assert_int_equal(getsockopt(f->fd[0], SOL_SOCKET, SO_RCVTIMEO, &tv, &tl), 0);
+	assert_true(tv.tv_sec > 0 || tv.tv_usec > 0);
+	assert_true(tv.tv_sec * 1000 + tv.tv_usec / 1000 <= TIMEOUT_MS);
+
+	t0 = tsync_now_ns();
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)),
+			 -ETIMEDOUT);
+	assert_string_equal(f->err, "the peer sent nothing for 200 ms");
+	assert_true(tsync_now_ns() - t0 >= (TIMEOUT_MS - 10) * 1000000LL);
+	assert_true(tsync_now_ns() - t0 < 5 * NSEC_PER_SEC);
+	assert_int_equal(r.calls, 1);
+
+	assert_int_equal(pthread_create(&th, NULL, write_late, &l), 0);
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(m.ts.count, 9);
+}
+
 /* Over TCP, a message whose rest lags its first part (as a Nagle-on
  * peer's second write waiting for our delayed ACK): quick ACKs from then
  * on. */
@@ -393,6 +438,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recv_tsync, setup, teardown),
 		cmocka_unit_test(test_tcp),
 		cmocka_unit_test_setup_teardown(test_stamped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamped_waits_in_recv, setup, teardown),
 		cmocka_unit_test(test_tcp_stall),
 	};
 
