@@ -51,7 +51,7 @@
  * the slow rows (trace-cmd + trace-cmd, no ACK fix: minutes each), which
  * run once. BENCH09_SKIP_SLOW=1 leaves the slow rows out; BENCH09_KEEP=1
  * keeps the scratch directories. Holds /run/lock/tsync-trace-cmd.lock
- * over each row that runs trace-cmd, one row at a time. Skips (exit 0)
+ * over the run (waiting for it 60 s at most). Skips (exit 0)
  * without trace-cmd or tracefs. Numbers only: a benchmark never fails on
  * timing.
  */
@@ -431,16 +431,9 @@ static const char *new_tcmd(const char *b, char *path, size_t len)
 	return path;
 }
 
-/* Takes (@on) or releases the trace-cmd lock @fd. */
-static void lock(int fd, bool on)
-{
-	if (fd >= 0 && flock(fd, on ? LOCK_EX : LOCK_UN))
-		perror("bench_09_tcmd: trace-cmd lock");
-}
-
 /* The rows against tsync-agent: tsync-host (record and sync) and
- * trace-cmd's host (record, under @lk). Returns 0 or 1. */
-static int tsync_agent_rows(const char *b, int reps, int lk, struct rec_row *tt,
+ * trace-cmd's host (record). Returns 0 or 1. */
+static int tsync_agent_rows(const char *b, int reps, struct rec_row *tt,
 			    struct rec_row *ct, struct sync_row *st)
 {
 	char ep[128];
@@ -457,32 +450,28 @@ static int tsync_agent_rows(const char *b, int reps, int lk, struct rec_row *tt,
 		sync_once(b, st, ep, 2, false);
 		record_once(b, HOST_TSYNC, atoi(colon + 1), false, false, tt);
 	}
-	lock(lk, true);
 	for (int i = 0; i < reps; i++)
 		record_once(b, HOST_TRACECMD, atoi(colon + 1), false, false, ct);
-	lock(lk, false);
 	kill(ag, SIGTERM);
 	waitpid(ag, NULL, 0);
 	return 0;
 }
 
-/* The rows against one trace-cmd agent, under @lk: tsync-host with the
+/* The rows against one trace-cmd agent: tsync-host with the
  * fix (@reps syncs and records), or without it (@nofix: one of each), or
  * trace-cmd's host (@tracecmd_host: one record), or the new trace-cmd's
  * host against its own agent (@newtc, new_tcmd(): @reps records).
  * Returns 0 or 1. */
-static int tcmd_agent_rows(const char *b, int reps, int lk, struct rec_row *rec,
+static int tcmd_agent_rows(const char *b, int reps, struct rec_row *rec,
 			   struct sync_row *st, bool nofix, bool tracecmd_host, const char *newtc)
 {
 	char ep[64];
 	int port;
 	pid_t tc;
 
-	lock(lk, true);
 	tc = start_tcmd_agent(newtc ? newtc : "trace-cmd", &port);
 	if (tc < 0) {
 		fprintf(stderr, "bench_09_tcmd: cannot start trace-cmd agent\n");
-		lock(lk, false);
 		return 1;
 	}
 	snprintf(ep, sizeof(ep), "tcmd:127.0.0.1:%d", port);
@@ -511,7 +500,6 @@ static int tcmd_agent_rows(const char *b, int reps, int lk, struct rec_row *rec,
 	kill(-tc, SIGTERM);
 	waitpid(tc, NULL, 0);
 	restore_tracefs();
-	lock(lk, false);
 	return 0;
 }
 
@@ -623,17 +611,17 @@ int main(int argc, char **argv)
 		printf("bench_09_tcmd: skipped (no trace-cmd or no writable tracefs)\n");
 		return 0;
 	}
-	lk = open(LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	ret = tsync_agent_rows(b, reps, lk, &tt, &ct, &st);
-	ret |= tcmd_agent_rows(b, reps, lk, &tc, &sc, false, false, NULL);
+	lk = bench_lock(LOCK, 60);	/* the whole run, bounded: see bench_lib.h */
+	ret = tsync_agent_rows(b, reps, &tt, &ct, &st);
+	ret |= tcmd_agent_rows(b, reps, &tc, &sc, false, false, NULL);
 	if (new_tcmd(b, newtc, sizeof(newtc)))
-		ret |= tcmd_agent_rows(b, reps, lk, &nn, NULL, false, true, newtc);
+		ret |= tcmd_agent_rows(b, reps, &nn, NULL, false, true, newtc);
 	else
 		printf("  no new trace-cmd (scripts/build-tcmd-new builds one): its row left "
 		       "out\n");
 	if (slow) {
-		ret |= tcmd_agent_rows(b, reps, lk, &tn, &sn, true, false, NULL);
-		ret |= tcmd_agent_rows(b, reps, lk, &cc, NULL, false, true, NULL);
+		ret |= tcmd_agent_rows(b, reps, &tn, &sn, true, false, NULL);
+		ret |= tcmd_agent_rows(b, reps, &cc, NULL, false, true, NULL);
 	}
 	if (lk >= 0)
 		close(lk);
