@@ -45,6 +45,9 @@ TEST_LIBS   := $(shell pkg-config --libs cmocka libtracecmd 2>/dev/null)
 CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 # trace.dat version 7 compression (common/tracedat/tracedat_zip.c), as trace-cmd's
 ZIP_LIBS    := $(shell pkg-config --libs libzstd zlib 2>/dev/null)
+# tsync-host's JSON output (host/cmd/json_out.c); the agent does not link it
+JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
 
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
@@ -62,8 +65,10 @@ endif
 PIE_CFLAGS  = -fPIE
 PIE_LDFLAGS = -pie
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -D_GNU_SOURCE -pthread -MMD -MP \
-	     -I. $(PKG_CFLAGS)
+	     -I. $(PKG_CFLAGS) $(JSON_CFLAGS)
 LIBS     = $(PKG_LIBS) $(CRYPTO_LIBS) $(ZIP_LIBS) -pthread -lm
+# what links libhost.a: tsync-host and the tests' programs
+HOST_LIBS = $(JSON_LIBS) $(LIBS)
 
 # srcs DIRS PATTERN: the files under DIRS (sub-folders too) named PATTERN
 srcs = $(sort $(shell find $(1) -name '$(2)' -type f 2>/dev/null))
@@ -123,7 +128,7 @@ $(LIBAGENT): $(call obj,$(AGENT_SRC))
 # Each program links its own layer and the shared one, never the other
 # program's: tsync-host does not link libagent.a nor the reverse.
 $(B)/tsync-host: $(call obj,host/main.c) $(LIBHOST) $(LIBTSYNC)
-	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(LIBHOST) $(LIBTSYNC) $(LIBS)
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(LIBHOST) $(LIBTSYNC) $(HOST_LIBS)
 $(B)/tsync-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBTSYNC)
 	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(LIBAGENT) $(LIBTSYNC) $(LIBS)
 
@@ -136,24 +141,24 @@ $(B)/%.so: $(B)/obj/plugin/%.o
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(HOST_LIBS) -ldl
 $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(LIBS) -ldl
+	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(HOST_LIBS) -ldl
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(call obj,$(BENCH_LIB)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(call obj,$(BENCH_LIB)) $(ALL_LIBS) \
-		$(TEST_LIBS) $(LIBS) -ldl
+		$(TEST_LIBS) $(HOST_LIBS) -ldl
 
 # libFuzzer targets: the pure code (common/ proto/ and the pure host/plugin
 # parsers a target names) rebuilt with clang and the fuzzer sanitizers.
 FUZZ_CC     = clang
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	      -fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+	      -fno-sanitize-recover=all -std=gnu11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) $(JSON_CFLAGS)
 $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) $(PLUGIN_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HOST_SRC) $(AGENT_SRC) \
-		$(PKG_LIBS) $(CRYPTO_LIBS) $(ZIP_LIBS) -pthread -lm
+		$(PKG_LIBS) $(CRYPTO_LIBS) $(ZIP_LIBS) $(JSON_LIBS) -pthread -lm
 
 build-tests: all $(UNITS) $(HELPERS)
 
@@ -237,12 +242,12 @@ install-plugin: $(PLUGINS)
 
 # Self-contained programs for guests that have none of the libraries
 # (README "A static agent for guests without a compiler"): linked with -static against the .a files that
-# Debian's libtracefs-dev, libtraceevent-dev and libssl-dev ship. The
+# Debian's libtracefs-dev, libtraceevent-dev, libssl-dev and libjson-c-dev ship. The
 # linker warns that getaddrinfo and dlopen in a static program need glibc's
 # own NSS modules at run time: numeric addresses need none, and neither
 # program loads plugins. `make static-agent` builds the agent;
 # $(B)/static/tsync-host is for the VM tests, whose guest has no libraries.
-STATIC_LIBS := $(shell pkg-config --static --libs libtracefs libtraceevent libcrypto libzstd zlib 2>/dev/null)
+STATIC_LIBS := $(shell pkg-config --static --libs libtracefs libtraceevent libcrypto libzstd zlib json-c 2>/dev/null)
 $(B)/static/tsync-%: $(B)/obj/%/main.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -static -o $@ $< $(ALL_LIBS) $(STATIC_LIBS) -pthread -lm

@@ -17,6 +17,7 @@
  *   par.c, par.h                  one job per guest at once
  *   cpu_locks.c, cpu_locks.h      one lock per host CPU for sync rounds
  *   phases.c, phases.h            where a record's time goes (--verbose)
+ *   json_out.c, json_out.h        the JSON writer (json-c) of sync and doctor
  */
 #ifndef TSYNC_HOST_COMMANDS_H
 #define TSYNC_HOST_COMMANDS_H

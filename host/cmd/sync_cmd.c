@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 #include "common/base/cpu.h"
 #include "common/clock/clock.h"
@@ -31,6 +32,7 @@
 #include "host/sync/sync.h"
 #include "host/cmd/commands.h"
 #include "host/cmd/cpu_locks.h"
+#include "host/cmd/json_out.h"
 #include "host/cmd/preflight.h"
 
 struct sync_cfg {
@@ -227,22 +229,6 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	cfg->round.ns_clock = cfg->stamp_forced && cfg->round.source == TSYNC_STAMP_CLOCK;
 }
 
-/* Prints @s as a JSON string, or null when it is empty. */
-static void print_json_str(FILE *out, const char *s)
-{
-	if (!s[0]) {
-		fprintf(out, "null");
-		return;
-	}
-	fputc('"', out);
-	for (const char *q = s; *q; q++)
-		if (*q == '"' || *q == '\\')
-			fprintf(out, "\\%c", *q);
-		else if ((unsigned char)*q >= 0x20)
-			fputc(*q, out);
-	fputc('"', out);
-}
-
 /* Prints the bound or delay @v in @width columns, "-" when the protocol
  * does not learn it (ROUND_UNKNOWN). */
 static void print_ns(FILE *out, int width, int64_t v)
@@ -251,27 +237,6 @@ static void print_ns(FILE *out, int width, int64_t v)
 		fprintf(out, "%*s", width, "-");
 	else
 		fprintf(out, "%*lld", width, (long long)v);
-}
-
-/* Formats @v for JSON into @buf: the number, or null when unknown. */
-static const char *json_ns(char *buf, size_t len, int64_t v)
-{
-	if (v < 0)
-		snprintf(buf, len, "null");
-	else
-		snprintf(buf, len, "%lld", (long long)v);
-	return buf;
-}
-
-/* Formats the probes used for JSON into @buf: 0 used is unknown (a round
- * that succeeds uses at least one). */
-static const char *json_used(char *buf, size_t len, uint32_t used)
-{
-	if (!used)
-		snprintf(buf, len, "null");
-	else
-		snprintf(buf, len, "%u", used);
-	return buf;
 }
 
 /* Prints one table row. */
@@ -292,34 +257,6 @@ static void print_row(FILE *out, const struct sync_result *r)
 	fputc(' ', out);
 	print_ns(out, 10, r->probes.sent ? r->probes.delay_ns : SYNC_UNKNOWN);
 	fprintf(out, " %5s/%-5s %9.3f\n", used, sent, r->round_ns / 1e6);
-}
-
-/* Prints one round as a JSON object. */
-static void print_json_round(FILE *out, const struct sync_result *r, bool last)
-{
-	char e[32], d[32], u[16], v[16];
-
-	fprintf(out, "      {\"round\": %u, \"cpu\": %u, \"host_cpu\": %d, ", r->round, r->cpu,
-	       r->host_cpu);
-	if (r->status) {
-		fprintf(out, "\"ok\": false, \"error\": \"");
-		for (const char *p = r->error; *p; p++)
-			if (*p == '"' || *p == '\\')
-				fprintf(out, "\\%c", *p);
-			else if ((unsigned char)*p >= 0x20)
-				fputc(*p, out);
-		fprintf(out, "\"}%s\n", last ? "" : ",");
-		return;
-	}
-	fprintf(out, "\"ok\": true, \"offset_ns\": %lld, \"scaling\": %llu, \"frac\": %u, "
-	       "\"error_ns\": %s, \"delay_ns\": %s, \"used\": %s, \"valid\": %s, \"sent\": %u, "
-	       "\"stop\": \"%s\", \"guest_ts\": %lld, \"round_ms\": %.3f}%s\n",
-	       (long long)r->offset_ns, (unsigned long long)r->scaling, r->frac,
-	       json_ns(e, sizeof(e), r->error_ns),
-	       json_ns(d, sizeof(d), r->probes.sent ? r->probes.delay_ns : SYNC_UNKNOWN),
-	       json_used(u, sizeof(u), r->probes.used), json_used(v, sizeof(v), r->probes.valid),
-	       r->probes.sent, r->probes.sent ? tsync_stop_reason_name(r->probes.stop) : "none",
-	       (long long)r->guest_ts, r->round_ns / 1e6, last ? "" : ",");
 }
 
 /*
@@ -411,17 +348,58 @@ static int run_rounds(FILE *out, const struct sync_cfg *cfg, const struct peer *
 	return 0;
 }
 
-/* Prints CPU @cpu's result over the rounds @res (one per round, @stride
- * apart): its JSON object, or with several rounds its drift line. */
-static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
-		      const struct sync_result *res, size_t stride, bool last_cpu)
+/* The JSON object of CPU @cpu: its last good sample @last (NULL: none),
+ * the drift @ppm when @have_drift, and its rounds @res (@stride apart);
+ * NULL when it cannot be allocated. */
+static struct json_object *json_cpu(const struct sync_cfg *cfg, uint32_t cpu,
+				    const struct sync_result *last, bool have_drift, double ppm,
+				    const struct sync_result *res, size_t stride)
+{
+	struct json_object *rounds = json_object_new_array();
+	struct host_json_kv kv[10];
+	size_t n = 0;
+
+	for (int r = 0; r < cfg->rounds; r++)
+		if (host_json_append(rounds, host_json_sync_round(&res[(size_t)r * stride])))
+			break;
+	if (!rounds || json_object_array_length(rounds) != (size_t)cfg->rounds) {
+		json_object_put(rounds);
+		return NULL;
+	}
+	kv[n++] = (struct host_json_kv){ "cpu", host_json_int(cpu) };
+	if (last) {
+		const struct sync_probes *p = &last->probes;
+
+		kv[n++] = (struct host_json_kv){ "offset_ns", host_json_int(last->offset_ns) };
+		kv[n++] = (struct host_json_kv){ "error_ns", host_json_ns(last->error_ns) };
+		kv[n++] = (struct host_json_kv){ "delay_ns",
+			host_json_ns(p->sent ? p->delay_ns : SYNC_UNKNOWN) };
+		kv[n++] = (struct host_json_kv){ "used", host_json_count(p->used) };
+		kv[n++] = (struct host_json_kv){ "sent", host_json_int(p->sent) };
+		kv[n++] = (struct host_json_kv){ "round_ms",
+			host_json_fixed((double)last->round_ns / 1e6, 3) };
+	}
+	if (have_drift)
+		kv[n++] = (struct host_json_kv){ "drift_ppm", host_json_fixed(ppm, 4) };
+	kv[n++] = (struct host_json_kv){ "ok", host_json_bool(last != NULL) };
+	kv[n++] = (struct host_json_kv){ "rounds", rounds };
+	return host_json_object(kv, n);
+}
+
+/* CPU @cpu's result over the rounds @res (one per round, @stride apart):
+ * appended to @cpus as its JSON object (with --json), or its drift line
+ * printed with several rounds. Returns 0 or -ENOMEM. */
+static int print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
+		     const struct sync_result *res, size_t stride, struct json_object *cpus)
 {
 	struct tsync_shift_sample *s = calloc((size_t)cfg->rounds, sizeof(*s));
 	const struct sync_result *last = NULL;
 	double ppm = 0;
-	int n = 0, have_drift = 0;
+	int n = 0, have_drift = 0, ret = 0;
 
-	for (int r = 0; s && r < cfg->rounds; r++) {
+	if (!s)
+		return -ENOMEM;
+	for (int r = 0; r < cfg->rounds; r++) {
 		const struct sync_result *rr = &res[(size_t)r * stride];
 
 		if (rr->status)
@@ -432,24 +410,8 @@ static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
 	if (n >= 2 && !tsync_drift_fit(s, (size_t)n, &ppm, NULL, NULL))
 		have_drift = 1;
 	if (cfg->json) {
-		char e[32], d[32], u[16];
-
-		fprintf(out, "    {\"cpu\": %u, ", cpu);
-		if (last)
-			fprintf(out, "\"offset_ns\": %lld, \"error_ns\": %s, \"delay_ns\": %s, "
-			       "\"used\": %s, \"sent\": %u, \"round_ms\": %.3f, ",
-			       (long long)last->offset_ns,
-			       json_ns(e, sizeof(e), last->error_ns),
-			       json_ns(d, sizeof(d), last->probes.sent ? last->probes.delay_ns :
-				       SYNC_UNKNOWN),
-			       json_used(u, sizeof(u), last->probes.used), last->probes.sent,
-			       last->round_ns / 1e6);
-		if (have_drift)
-			fprintf(out, "\"drift_ppm\": %.4f, ", ppm);
-		fprintf(out, "\"ok\": %s,\n     \"rounds\": [\n", last ? "true" : "false");
-		for (int r = 0; r < cfg->rounds; r++)
-			print_json_round(out, &res[(size_t)r * stride], r == cfg->rounds - 1);
-		fprintf(out, "    ]}%s\n", last_cpu ? "" : ",");
+		ret = host_json_append(cpus, json_cpu(cfg, cpu, last, have_drift, ppm, res,
+						      stride));
 	} else if (cfg->rounds > 1) {
 		if (have_drift)
 			fprintf(out, "  cpu %u: %.4f ppm (%d rounds)\n", cpu, ppm, n);
@@ -457,54 +419,74 @@ static void print_cpu(FILE *out, const struct sync_cfg *cfg, uint32_t cpu,
 			fprintf(out, "  cpu %u: not enough successful rounds\n", cpu);
 	}
 	free(s);
+	return ret;
 }
 
-/* Prints agent @name's JSON object or the drift per CPU, fitted over the
- * rounds. */
-static void print_results(FILE *out, const struct sync_cfg *cfg, const char *name,
-			  const struct peer *p, const struct sync_method *m,
-			  const uint32_t *cpulist, uint32_t nlist, const struct sync_result *res)
+/* The JSON object of agent @name, synced by @m, without its CPUs. */
+static struct json_object *json_agent(const struct sync_cfg *cfg, const char *name,
+				      const struct peer *p, const struct sync_method *m)
 {
-	const char *detail = sync_method_detail(m);
+	struct sync_info in;
+
+	sync_method_info(m, &cfg->round, &in);
+	const struct host_json_kv kv[] = {
+		{ "name", host_json_str(name) },
+		{ "agent", host_json_str(peer_addr(p)) },
+		{ "protocol", host_json_str(peer_name(p)) },
+		{ "method", host_json_str(sync_method_name(m)) },
+		{ "ncpus", host_json_int(peer_ncpus(p)) },
+		{ "clock", host_json_str(cfg->round.clock) },
+		{ "stamp", host_json_str(in.stamp) },
+		{ "estimator", host_json_str(in.estimator) },
+		{ "probes", host_json_int(in.probes) },
+		{ "adaptive", host_json_bool(in.adaptive) },
+		{ "fallback", host_json_str(sync_method_fallback(m)) },
+		{ "clocks", host_json_str(sync_method_detail(m)) },
+	};
+	return host_json_object(kv, sizeof(kv) / sizeof(kv[0]));
+}
+
+/* Agent @name's results: its JSON object in *@obj (with --json), or the
+ * drift per CPU fitted over the rounds printed. Returns 0 or -ENOMEM. */
+static int print_results(FILE *out, const struct sync_cfg *cfg, const char *name,
+			 const struct peer *p, const struct sync_method *m,
+			 const uint32_t *cpulist, uint32_t nlist, const struct sync_result *res,
+			 struct json_object **obj)
+{
+	struct json_object *cpus = NULL;
+	int ret = 0;
 
 	if (cfg->json) {
-		struct sync_info in;
-		char stamp[48] = "null", est[48] = "null";
-		const char *fb = sync_method_fallback(m);
-
-		sync_method_info(m, &cfg->round, &in);
-		if (in.stamp)
-			snprintf(stamp, sizeof(stamp), "\"%s\"", in.stamp);
-		if (in.estimator)
-			snprintf(est, sizeof(est), "\"%s\"", in.estimator);
-		fprintf(out, "{\n  \"name\": \"%s\", \"agent\": \"%s\", \"protocol\": \"%s\", "
-		       "\"method\": \"%s\", \"ncpus\": %u, \"clock\": \"%s\", \"stamp\": %s, "
-		       "\"estimator\": %s, \"probes\": %u, \"adaptive\": %s, \"fallback\": ",
-		       name, peer_addr(p), peer_name(p), sync_method_name(m), peer_ncpus(p),
-		       cfg->round.clock, stamp, est, in.probes, in.adaptive ? "true" : "false");
-		print_json_str(out, fb);
-		fprintf(out, ", \"clocks\": ");
-		print_json_str(out, detail);
-		fprintf(out, ",\n  \"cpus\": [\n");
+		cpus = json_object_new_array();
+		*obj = json_agent(cfg, name, p, m);
+		if (!cpus || !*obj)
+			ret = -ENOMEM;
 	} else if (cfg->rounds > 1) {
 		fprintf(out, "drift over %d rounds:\n", cfg->rounds);
 	}
-	for (uint32_t i = 0; i < nlist; i++)
-		print_cpu(out, cfg, cpulist[i], &res[i], nlist, i + 1 == nlist);
-	if (cfg->json)
-		fprintf(out, "  ]\n}\n");
-	else if (detail[0])
-		fprintf(out, "clocks: %s\n", detail);
+	for (uint32_t i = 0; !ret && i < nlist; i++)
+		ret = print_cpu(out, cfg, cpulist[i], &res[i], nlist, cpus);
+	if (!ret && cfg->json) {
+		ret = host_json_add(*obj, "cpus", cpus);
+		cpus = NULL;
+	} else if (!ret && sync_method_detail(m)[0]) {
+		fprintf(out, "clocks: %s\n", sync_method_detail(m));
+	}
+	json_object_put(cpus);
+	if (ret && cfg->json) {
+		json_object_put(*obj);
+		*obj = NULL;
+	}
+	return ret;
 }
 
 /*
  * Syncs the guest of session @c (agent @a): chooses its method, runs the
- * rounds, prints the table or its JSON object to @out (*@object says
- * whether it printed the object), ends the session. Returns as
- * sync_agent().
+ * rounds, prints the table to @out or makes its JSON object in *@obj,
+ * ends the session. Returns as sync_agent().
  */
 static int sync_session(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
-			struct peer *c, bool *object)
+			struct peer *c, struct json_object **obj)
 {
 	struct sync_method *m = NULL;
 	struct sync_result *res = NULL;
@@ -537,8 +519,11 @@ static int sync_session(FILE *out, const struct sync_cfg *cfg, const struct host
 	ret = run_rounds(out, cfg, c, m, cpulist, nlist, res, &failed);
 	if (ret)
 		goto out;
-	print_results(out, cfg, a->name, c, m, cpulist, nlist, res);
-	*object = true;
+	if (print_results(out, cfg, a->name, c, m, cpulist, nlist, res, obj)) {
+		fprintf(stderr, "tsync-host sync: %s: out of memory\n", a->name);
+		ret = 1;
+		goto out;
+	}
 	ret = peer_finish(c, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "tsync-host sync: %s: ending the session: %s\n", a->name, err);
@@ -559,7 +544,7 @@ out:
  * honour.
  */
 static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_agent_arg *a,
-		      const struct peer_opts *copts, bool *object)
+		      const struct peer_opts *copts, struct json_object **obj)
 {
 	struct peer_opts po = *copts;
 	struct sync_target t;
@@ -586,13 +571,14 @@ static int sync_agent(FILE *out, const struct sync_cfg *cfg, const struct host_a
 		fprintf(stderr, "tsync-host sync: %s: %s\n", a->name, err);
 		ret = 1;
 	} else {
-		ret = sync_session(out, cfg, a, c, object);
+		ret = sync_session(out, cfg, a, c, obj);
 	}
 	peer_free(c);
 	return ret;
 }
 
-/* One agent's sync in its own thread; its output waits in a buffer. */
+/* One agent's sync in its own thread; its table waits in a buffer, its
+ * JSON object in obj. */
 struct agent_job {
 	const struct sync_cfg *cfg;
 	const struct host_agent_arg *a;
@@ -602,7 +588,7 @@ struct agent_job {
 	size_t len;
 	int ret;			/* sync_agent()'s */
 	bool started;
-	bool object;			/* its JSON object is in buf */
+	struct json_object *obj;	/* its JSON object; NULL: none */
 };
 
 /* Thread body: syncs one agent into its buffer. */
@@ -616,7 +602,7 @@ static void *agent_thread(void *arg)
 		j->ret = 1;
 		return NULL;
 	}
-	j->ret = sync_agent(out, j->cfg, j->a, j->copts, &j->object);
+	j->ret = sync_agent(out, j->cfg, j->a, j->copts, &j->obj);
 	if (fclose(out))
 		j->ret = 1;
 	return NULL;
@@ -625,12 +611,14 @@ static void *agent_thread(void *arg)
 /*
  * Syncs all agents at once, a thread each (rounds that share a host CPU
  * take turns, round_opts.cpu_locks), then prints their output in the
- * order given. Returns the worst exit code.
+ * order given: their tables, or one JSON document {"agents": [...]} of
+ * the agents that have an object. Returns the worst exit code.
  */
 static int sync_agents(const struct sync_cfg *cfg, const struct peer_opts *copts)
 {
 	struct agent_job jobs[HOST_MAX_AGENTS] = { 0 };
-	int ret = 0, nprinted = 0;
+	struct json_object *list = cfg->json ? json_object_new_array() : NULL;
+	int ret = 0;
 
 	for (int i = 0; i < cfg->nagents; i++) {
 		jobs[i] = (struct agent_job){ .cfg = cfg, .a = &cfg->agents[i], .copts = copts };
@@ -645,13 +633,19 @@ static int sync_agents(const struct sync_cfg *cfg, const struct peer_opts *copts
 	for (int i = 0; i < cfg->nagents; i++) {
 		if (jobs[i].started)
 			pthread_join(jobs[i].th, NULL);
-		if (cfg->json && jobs[i].object && nprinted++)
-			printf(",\n");
+		if (jobs[i].obj && host_json_append(list, jobs[i].obj))
+			ret = 1;
 		if (jobs[i].buf)
 			fwrite(jobs[i].buf, 1, jobs[i].len, stdout);
 		free(jobs[i].buf);
 		if (jobs[i].ret > ret)
 			ret = jobs[i].ret;
+	}
+	if (cfg->json) {
+		const struct host_json_kv kv[] = { { "agents", list } };
+
+		if (!list || host_json_print(stdout, host_json_object(kv, 1)))
+			ret = 1;
 	}
 	return ret;
 }
@@ -661,8 +655,8 @@ int host_cmd_sync(int argc, char **argv)
 	struct sync_cfg cfg = { 0 };	/* defaults: sync_opts[] */
 	struct peer_opts copts = { .connect_timeout_ms = 5000, .io_timeout_ms = 5000 };
 	pthread_mutex_t *locks = NULL;
+	struct json_object *obj = NULL;
 	int ret = 0, nlocks;
-	bool object = false;
 	char err[600];
 
 	parse_args(argc, argv, &cfg);
@@ -680,19 +674,19 @@ int host_cmd_sync(int argc, char **argv)
 	copts.host_trace_id = ((uint64_t)getpid() << 32) ^ (uint64_t)tsync_now_ns();
 
 	/* one agent: its rows as they come, its object alone */
-	if (cfg.nagents == 1)
-		return sync_agent(stdout, &cfg, &cfg.agents[0], &copts, &object);
+	if (cfg.nagents == 1) {
+		ret = sync_agent(stdout, &cfg, &cfg.agents[0], &copts, &obj);
+		if (obj && host_json_print(stdout, obj))
+			ret = 1;
+		return ret;
+	}
 	nlocks = host_cpu_locks_new(&locks);
 	if (nlocks < 0) {
 		fprintf(stderr, "tsync-host sync: out of memory\n");
 		return 1;
 	}
 	cfg.round.cpu_locks = locks;
-	if (cfg.json)
-		printf("{\"agents\": [\n");
 	ret = sync_agents(&cfg, &copts);
-	if (cfg.json)
-		printf("]}\n");
 	host_cpu_locks_free(locks, nlocks);
 	return ret;
 }

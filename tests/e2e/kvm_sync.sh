@@ -55,7 +55,7 @@ for vm in "$name" "$KVM_VM_PID"; do
 	echo "$out" | grep -q '"method": "kvm"' || fail "sync --vm $vm: not kvm: $out"
 	echo "$out" | grep -q '"fallback": null' || fail "sync --vm $vm: a fallback: $out"
 	[ -s "$E2E_TMP/sync.err" ] && fail "sync --vm $vm said: $(cat "$E2E_TMP/sync.err")"
-	rounds=$(echo "$out" | grep '"round":')
+	rounds=$(echo "$out" | json_objects | grep '"round":')
 	n0=$(echo "$rounds" | grep -c "\"cpu\": 0, .*\"offset_ns\": $((-OFF0)), \"scaling\": 1, \"frac\": 0, \"error_ns\": 0,")
 	[ "$n0" = 3 ] || fail "sync --vm $vm: CPU 0 not 3 rounds of offset $((-OFF0)): $rounds"
 	n1=0
@@ -186,7 +186,7 @@ else
 	out=$(timeout 60 "$HOST" sync -C x86-tsc --json -A "$AGENT_EP" --vm "$KVM_VM_PID" \
 		2>"$E2E_TMP/sync.err") || fail "sync of the real VM: $(cat "$E2E_TMP/sync.err")"
 	echo "$out" | grep -q '"method": "kvm"' || fail "real VM: not kvm: $out $(cat "$E2E_TMP/sync.err")"
-	[ "$(echo "$out" | grep -c '"round":.*"offset_ns": 0, "scaling": 1, "frac": 0, "error_ns": 0,')" = "$ncpu" ] ||
+	[ "$(echo "$out" | json_objects | grep -c '"round":.*"offset_ns": 0, "scaling": 1, "frac": 0, "error_ns": 0,')" = "$ncpu" ] ||
 		fail "real VM: not offset 0 on every CPU: $out"
 	pass "real KVM VM (pid $KVM_VM_PID, $KVM_DEBUGFS/kvm/$KVM_VM_PID-$KVM_VM_FD): method kvm, offset 0 on $ncpu CPUs"
 fi

@@ -9,7 +9,7 @@ start_agent m --
 offsets() { # ARGS... -> offsets on stdout
 	local out
 	out=$(timeout 60 "$HOST" sync --json "$@" "$AGENT_EP") || fail "sync $* failed: $out"
-	echo "$out" | grep -o '"offset_ns": -\?[0-9]*' | awk '{print $2}'
+	echo "$out" | json_objects | grep -o '"offset_ns": -\?[0-9]*' | awk '{print $2}'
 }
 for args in "-C local" "-C mono --stamp marker"; do
 	n=0

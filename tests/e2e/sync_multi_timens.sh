@@ -26,7 +26,7 @@ check_agents() {
 		local want=$((-${SHIFTS[$i]})) n=0 off d
 		# the agent's object runs from its "name" line to the next one
 		local offs
-		offs=$(echo "$out" | awk -v n="\"name\": \"$name\"" '
+		offs=$(echo "$out" | json_objects | awk -v n="\"name\": \"$name\"" '
 			index($0, "\"name\": ") { on = index($0, n) > 0 }
 			on' | grep -o '"offset_ns": -\?[0-9]*' | awk '{print $2}')
 		for off in $offs; do

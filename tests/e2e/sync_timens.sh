@@ -16,7 +16,7 @@ check() { # CLOCK EXPECTED [SYNC ARGS...]
 	out=$(timeout 60 "$HOST" sync -C "$clock" "$@" --json "$AGENT_EP") ||
 		fail "sync -C $clock $* failed: $out"
 	local n=0
-	for off in $(echo "$out" | grep -o '"offset_ns": -\?[0-9]*' | awk '{print $2}'); do
+	for off in $(echo "$out" | json_objects | grep -o '"offset_ns": -\?[0-9]*' | awk '{print $2}'); do
 		local d=$((off - want)); d=${d#-}
 		[ "$d" -le 5000 ] || fail "-C $clock $*: offset $off is $d ns from $want"
 		n=$((n + 1))

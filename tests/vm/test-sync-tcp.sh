@@ -32,8 +32,13 @@ check() {
 		cat "$tmp/$clock.err" "$out" >&2
 		return 1
 	fi
-	# one line per round and per CPU summary; fields to "name value" pairs
-	sed -n 's/^ *{"\(round\|cpu\)": /&/p' "$out" | sed 's/[{}",:]/ /g' |
+	python3 -c 'import json,sys; json.load(sys.stdin)' <"$out" || {
+		echo "FAIL -C $clock: not JSON: $(cat "$out")" >&2
+		return 1
+	}
+	# one line per round and per CPU summary (each object from its "{");
+	# fields to "name value" pairs
+	tr '{' '\n' <"$out" | sed -n 's/^ *"\(round\|cpu\)": /&/p' | sed 's/[{}",:]/ /g' |
 	awk -v clock="$clock" -v want="$(vm_guest_cpus)" '
 	{ delete v; for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
 	$1 == "cpu" {          # a CPU summary line

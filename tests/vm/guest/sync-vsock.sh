@@ -26,12 +26,13 @@ sync_clock() {
 	echo "$out"
 	cat /tmp/host.err
 	[ $rc = 0 ] || { echo "tsync-host sync -C $1 exited $rc"; return 1; }
-	n=$(echo "$out" | grep -c '^ *{"cpu": [0-9]*, "offset_ns": -\{0,1\}[0-9]*, .*"ok": true')
+	# one object a line, each from its "{" (the document is one line)
+	n=$(echo "$out" | tr '{' '\n' | grep -c '^ *"cpu": [0-9]*, "offset_ns": -\{0,1\}[0-9]*, .*"ok": true')
 	echo "-C $1: $n of $(nproc) CPUs synced over vsock"
 	[ "$n" = "$(nproc)" ] || return 1
 	# Both ends run on this one kernel and each host thread is pinned to
 	# the CPU it syncs: the true offset is 0 and must lie in the bound.
-	echo "$out" | grep '^ *{"cpu": ' | sed 's/[{}",:]/ /g' | awk -v c="$1" '
+	echo "$out" | tr '{' '\n' | grep '^ *"cpu": ' | sed 's/[{}",:]/ /g' | awk -v c="$1" '
 		{ for (i = 1; i < NF; i++) v[$i] = $(i + 1)
 		  d = v["offset_ns"] < 0 ? -v["offset_ns"] : v["offset_ns"]
 		  ok = d <= v["error_ns"]
