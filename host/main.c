@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * tsync-host: the host side of tsync. Subcommands: sync, record.
+ * tsync-host: the host side of tsync. Subcommands: sync, record, doctor.
  *
  * The folder's map (scripts/check-includes checks that it names every
  * file): host/
  *   main.c  tsync-host's subcommand dispatch
- *   cmd/    the sync and record commands
+ *   cmd/    the sync, record and doctor commands
  *   guest/  one guest during a recording
  *   kvm/    KVM's per-vCPU TSC files (the kvm sync method)
  *   sync/   sync methods: how a guest's clock offset is learned
@@ -26,6 +26,7 @@ static void usage(FILE *f)
 "commands:\n"
 "  sync     measure the offsets between host and guest trace clocks\n"
 "  record   record host and guest traces into trace.dat files\n"
+"  doctor   check the host and guests for what would stop a recording\n"
 "  help     this text\n"
 "run 'tsync-host COMMAND --help' for the options of a command,\n"
 "'tsync-host --version' for the version\n");
@@ -42,6 +43,8 @@ int main(int argc, char **argv)
 		return host_cmd_sync(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "record"))
 		return host_cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "doctor"))
+		return host_cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("tsync-host %s\n", TSYNC_VERSION);
 		return 0;

@@ -18,6 +18,10 @@
  *   cpu_locks.c, cpu_locks.h      one lock per host CPU for sync rounds
  *   phases.c, phases.h            where a record's time goes (--verbose)
  *   json_out.c, json_out.h        the JSON writer (json-c) of sync and doctor
+ *   doctor_cmd.c                  tsync-host doctor: options and output
+ *   doctor.h, doctor_judge.c      the doctor's findings; the host's judged from facts (pure)
+ *   doctor_host.c                 the host's facts, from this machine
+ *   doctor_guest.c                a guest's checks, through peer, preflight and sync
  */
 #ifndef TSYNC_HOST_COMMANDS_H
 #define TSYNC_HOST_COMMANDS_H
@@ -25,5 +29,6 @@
 /* Exit codes: 0 ok, 1 failure during the run, 2 usage error. */
 int host_cmd_sync(int argc, char **argv);
 int host_cmd_record(int argc, char **argv);
+int host_cmd_doctor(int argc, char **argv);
 
 #endif

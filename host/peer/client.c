@@ -44,6 +44,11 @@ int client_method(const struct tsync_client *c, uint8_t *method)
 	return 0;
 }
 
+unsigned int client_version(const struct tsync_client *c)
+{
+	return c->dctx.version;
+}
+
 const char *client_peer(const struct tsync_client *c)
 {
 	return c->peer.name;

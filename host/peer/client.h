@@ -75,6 +75,8 @@ const struct tsync_session_reply *client_session(const struct tsync_client *c);
  * TSYNC_METHOD_* id in @method, or -ENOENT when its HELLO_REPLY did not
  * answer the offer (an agent older than the field: probes). */
 int client_method(const struct tsync_client *c, uint8_t *method);
+/* Returns the protocol version negotiated with the agent. */
+unsigned int client_version(const struct tsync_client *c);
 /* Returns the agent's name for logs ("tcp:127.0.0.1:8823"). */
 const char *client_peer(const struct tsync_client *c);
 

@@ -63,6 +63,7 @@ int peer_open(const struct peer_ops *d, const struct tsync_endpoint *ep,
 const char *peer_name(const struct peer *p) { return p->ops->name; }
 const char *peer_addr(const struct peer *p) { return p->ops->addr(p); }
 const char *peer_host(const struct peer *p) { return p->ops->host(p); }
+void peer_version(const struct peer *p, char *buf, size_t len) { p->ops->version(p, buf, len); }
 uint32_t peer_ncpus(const struct peer *p) { return p->ops->ncpus(p); }
 uint32_t peer_page_size(const struct peer *p) { return p->ops->page_size(p); }
 uint64_t peer_trace_id(const struct peer *p) { return p->ops->trace_id(p); }

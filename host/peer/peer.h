@@ -119,6 +119,9 @@ const char *peer_addr(const struct peer *p);
 /* Returns what the agent says it is: its machine's name, or the kind
  * of agent when the protocol does not tell ("trace-cmd agent"). */
 const char *peer_host(const struct peer *p);
+/* Writes the protocol version the session speaks to @buf ("2" for tsync's
+ * negotiated version; "v3, ptp" for trace-cmd's messages and time sync). */
+void peer_version(const struct peer *p, char *buf, size_t len);
 /* The guest's CPU count (>= 1), ring-buffer page size and trace id. */
 uint32_t peer_ncpus(const struct peer *p);
 uint32_t peer_page_size(const struct peer *p);

@@ -31,6 +31,7 @@ struct peer_ops {
 		    struct peer **out, char *err, size_t errlen);
 	const char *(*addr)(const struct peer *p);
 	const char *(*host)(const struct peer *p);
+	void (*version)(const struct peer *p, char *buf, size_t len);
 	uint32_t (*ncpus)(const struct peer *p);
 	uint32_t (*page_size)(const struct peer *p);
 	uint64_t (*trace_id)(const struct peer *p);

@@ -94,6 +94,12 @@ static int tc_open(const struct tsync_endpoint *ep, const struct peer_opts *o,
 /* What TRACE_RESP said; see peer.h. */
 static const char *tc_addr(const struct peer *p) { return tcmd_guest_addr(tc(p)->t); }
 static const char *tc_host(const struct peer *p) { (void)p; return "trace-cmd agent"; }
+/* tsync speaks trace-cmd's v3 messages and only its ptp time sync */
+static void tc_version(const struct peer *p, char *buf, size_t len)
+{
+	(void)p;
+	snprintf(buf, len, "v3, %s", TCMD_PROTO_PTP);
+}
 static uint32_t tc_ncpus(const struct peer *p) { return tcmd_guest_ncpus(tc(p)->t); }
 static uint32_t tc_page_size(const struct peer *p) { return tcmd_guest_page_size(tc(p)->t); }
 static uint64_t tc_trace_id(const struct peer *p) { return tcmd_guest_trace_id(tc(p)->t); }
@@ -208,6 +214,7 @@ const struct peer_ops peer_tcmd_ops = {
 	.open = tc_open,
 	.addr = tc_addr,
 	.host = tc_host,
+	.version = tc_version,
 	.ncpus = tc_ncpus,
 	.page_size = tc_page_size,
 	.trace_id = tc_trace_id,

@@ -52,6 +52,10 @@ static int ts_open(const struct tsync_endpoint *ep, const struct peer_opts *o,
 /* What the session reply says; see peer.h. */
 static const char *ts_addr(const struct peer *p) { return client_peer(ts(p)->c); }
 static const char *ts_host(const struct peer *p) { return client_session(ts(p)->c)->name; }
+static void ts_version(const struct peer *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", client_version(ts(p)->c));
+}
 static uint32_t ts_ncpus(const struct peer *p) { return client_session(ts(p)->c)->ncpus; }
 static uint32_t ts_page_size(const struct peer *p) { return client_session(ts(p)->c)->page_size; }
 static uint64_t ts_trace_id(const struct peer *p) { return client_session(ts(p)->c)->trace_id; }
@@ -182,6 +186,7 @@ const struct peer_ops peer_tsync_ops = {
 	.open = ts_open,
 	.addr = ts_addr,
 	.host = ts_host,
+	.version = ts_version,
 	.ncpus = ts_ncpus,
 	.page_size = ts_page_size,
 	.trace_id = ts_trace_id,

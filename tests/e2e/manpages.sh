@@ -3,10 +3,10 @@
 # the page states the same default as the program.
 #
 # Options are the -x and --long-name words of the --help text of
-# tsync-agent, `tsync-host sync` and `tsync-host record`. An entry is a
+# tsync-agent, `tsync-host sync`, `tsync-host record` and `tsync-host doctor`. An entry is a
 # definition-list term (a line ending in "::") in the page's section for
 # that command: OPTIONS of tsync-agent.8.txt, SYNC OPTIONS and RECORD
-# OPTIONS of tsync-host.1.txt. The test fails listing every missing one.
+# OPTIONS and DOCTOR OPTIONS of tsync-host.1.txt. The test fails listing every missing one.
 # Then, where asciidoc and xsltproc are installed, the pages are built
 # (offline) and rendered with man, which must succeed.
 #
@@ -76,6 +76,7 @@ check() {
 check tsync-agent "$DOC_DIR/tsync-agent.8.txt" "OPTIONS" "$B/tsync-agent"
 check "tsync-host sync" "$DOC_DIR/tsync-host.1.txt" "SYNC OPTIONS" "$B/tsync-host" sync
 check "tsync-host record" "$DOC_DIR/tsync-host.1.txt" "RECORD OPTIONS" "$B/tsync-host" record
+check "tsync-host doctor" "$DOC_DIR/tsync-host.1.txt" "DOCTOR OPTIONS" "$B/tsync-host" doctor
 
 # help_defaults CMD...: prints "OPTION<TAB>DEFAULT" for every option of
 # CMD's --help (DEFAULT empty when the option has none). An option's text
@@ -176,6 +177,7 @@ baddef=()
 check_defaults tsync-agent "$DOC_DIR/tsync-agent.8.txt" "OPTIONS" "$B/tsync-agent"
 check_defaults "tsync-host sync" "$DOC_DIR/tsync-host.1.txt" "SYNC OPTIONS" "$B/tsync-host" sync
 check_defaults "tsync-host record" "$DOC_DIR/tsync-host.1.txt" "RECORD OPTIONS" "$B/tsync-host" record
+check_defaults "tsync-host doctor" "$DOC_DIR/tsync-host.1.txt" "DOCTOR OPTIONS" "$B/tsync-host" doctor
 if [ ${#baddef[@]} -gt 0 ]; then
 	echo "defaults that differ between --help and the man pages:" >&2
 	printf '  %s\n' "${baddef[@]}" >&2

@@ -71,6 +71,22 @@ msg "hvsock: no VMM socket there" 1 \
 msg "hvsock: the agent cannot listen on it" 2 \
 	"tsync-agent: invalid value 'hvsock:$T/v.sock:8823' for --listen: cannot listen on 'hvsock:$T/v.sock:8823': hvsock is how a host reaches a Firecracker or cloud-hypervisor guest; in the guest, listen on vsock:any:PORT" \
 	"$AGENT" -l "hvsock:$T/v.sock:8823"
+msg "doctor: a malformed guest" 2 \
+	"tsync-host doctor: GUEST 'udp:1.2.3.4:80': unknown scheme 'udp' in 'udp:1.2.3.4:80': use $FORMS" \
+	"$HOST" doctor udp:1.2.3.4:80
+# an unreachable CID, as this machine's vsock answers it: no vsock at all,
+# or (a guest's transport only) no answer within the connect deadline
+if [ ! -e /sys/module/vsock ]; then
+	msg "unreachable CID (no vsock)" 1 \
+		"tsync-host sync: guest0: cannot connect to vsock:12345:8823: Address family not supported by protocol: this host has no vsock transport (modprobe vhost_vsock), or this guest has no vsock device" \
+		"$HOST" sync vsock:12345:8823
+elif [ ! -e /sys/module/vhost_vsock ]; then
+	msg "unreachable CID (no answer)" 1 \
+		"tsync-host sync: guest0: cannot connect to vsock:12345:8823: timed out: no answer from that CID: is the guest running, with that CID?" \
+		"$HOST" sync vsock:12345:8823
+else
+	echo "  (unreachable CID: not checked where vhost_vsock is loaded)"
+fi
 
 # msg_last NAME RC TEXT CMD...: as msg, for the last line of stderr (an
 # agent says what it starts with first).
