@@ -122,10 +122,16 @@ static void check_rounds(struct peer *p, struct sync_method *m, const struct rou
 		if (res->error_ns > g->error_ns)
 			g->error_ns = res->error_ns;
 	}
-	if (ok == n)
+	if (ok == n) {
+		char floor[64] = "unknown (the agent estimates)", bound[64] = "unknown";
+
+		if (g->delay_ns >= 0)
+			snprintf(floor, sizeof(floor), "%lld ns", (long long)g->delay_ns);
+		if (g->error_ns >= 0)
+			snprintf(bound, sizeof(bound), "at most %lld ns", (long long)g->error_ns);
 		doctor_add(r, "sync", DOCTOR_OK, NULL, "%u CPUs synced by %s: round-trip floor "
-			   "%lld ns, error bound at most %lld ns", n, sync_method_name(m),
-			   (long long)g->delay_ns, (long long)g->error_ns);
+			   "%s, error bound %s", n, sync_method_name(m), floor, bound);
+	}
 	free(res);
 }
 
