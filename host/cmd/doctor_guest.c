@@ -58,7 +58,8 @@ static void open_failed(const struct host_agent_arg *a, int ret, const char *err
 		return;
 	}
 	doctor_add(r, "reach", DOCTOR_OK, NULL, "connected over %s", transport_name(&a->ep));
-	if (ret == TSYNC_PERR_BAD_MAGIC)
+	/* bytes of another protocol, or a reset at HELLO (host/peer/client.c) */
+	if (ret == TSYNC_PERR_BAD_MAGIC || ret == -ECONNRESET || ret == -EPIPE)
 		snprintf(fix, sizeof(fix), "if trace-cmd's agent (trace-cmd agent) listens "
 			 "there, give the guest as tcmd:%s; else check the port", ep);
 	else if (ret == TSYNC_PERR_NO_COMMON_VERSION || ret == -EPROTONOSUPPORT)

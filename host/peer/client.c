@@ -122,6 +122,13 @@ static void not_an_agent(const struct tsync_client *c, int ret, char *err, size_
 		tsync_set_err(err, errlen, "%s: not a tsync-agent: it answered HELLO with bytes "
 			      "of another protocol: check the port (tsync-agent's default is %d)",
 			      c->peer.name, TSYNC_DEFAULT_PORT);
+	else if (ret == -ECONNRESET || ret == -EPIPE)
+		/* a tsync-agent that refuses says why before it closes; trace-cmd's
+		 * agent resets the connection on a HELLO it cannot parse */
+		tsync_set_err(err, errlen, "%s: not a tsync-agent, it seems: it closed the "
+			      "connection at HELLO without a word (a trace-cmd agent does): "
+			      "check the port (tsync-agent's default is %d)", c->peer.name,
+			      TSYNC_DEFAULT_PORT);
 }
 
 /*
