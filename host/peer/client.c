@@ -164,6 +164,16 @@ static int say_hello(struct tsync_client *c, int fd, const uint32_t *data,
 	ret = send_msg(c, fd, &m, err, errlen);
 	if (!ret)
 		ret = recv_msg(c, fd, TSYNC_MSG_HELLO_REPLY, &m, client_io_deadline(c), err, errlen);
+	if (ret == TSYNC_PERR_PEER_ERROR && m.type == TSYNC_MSG_ERROR &&
+	    m.error.code == TSYNC_ERR_VERSION) {
+		/* version skew: the agent's reason speaks from its side */
+		tsync_set_err(err, errlen, "%s: the agent and this tsync-host (protocol "
+			      "versions %u..%u) share no protocol version (the agent says: %s); "
+			      "fix: install the same tsync version on host and guest",
+			      c->peer.name, TSYNC_PROTO_VERSION_MIN, TSYNC_PROTO_VERSION_MAX,
+			      m.error.reason);
+		return TSYNC_PERR_NO_COMMON_VERSION;
+	}
 	if (ret && !data)
 		not_an_agent(c, ret, err, errlen);
 	if (ret)

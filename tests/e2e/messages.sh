@@ -194,6 +194,15 @@ msg "clock the guest lacks" 1 \
 	"tsync-host sync: guest0: the guest has no trace clock 'mono': choose one both offer with -C; the guest offers local, global" \
 	"$HOST" sync -C mono "${line#listening on }"
 grep -q "round started" "$T/fake.log" && fail "a round ran with a clock the guest lacks"
+# version skew: an agent of protocol versions 2..3 (a newer tsync), as a
+# real one answers a HELLO of 1..1
+mkfifo "$T/skew.ready"
+"$FAKE" --versions 2,3 >"$T/skew.ready" 2>"$T/skew.log" &
+E2E_PIDS+=($!)
+read -r -t 10 line <"$T/skew.ready" || fail "fake agent not ready: $(cat "$T/skew.log")"
+msg "version skew" 1 \
+	"tsync-host sync: guest0: ${line#listening on }: the agent and this tsync-host (protocol versions 1..1) share no protocol version (the agent says: no common protocol version: we speak 2..3, peer speaks 1..1); fix: install the same tsync version on host and guest" \
+	"$HOST" sync -C local "${line#listening on }"
 # the agent's own check (a host that skips the one above)
 out=$("$RAW" "$AGENT_EP" "hello control" session "trace_start nosuch 64" "expect ERROR" 2>&1) ||
 	fail "rawclient: $out"

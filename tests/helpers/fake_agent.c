@@ -25,6 +25,9 @@
  *                  jumped by NS ns" at that round
  *   --jump-ms T,NS the same from the first round T ms after its first one
  *                  (a host that retries rounds does not move the step)
+ *   --versions MIN,MAX  speaks protocol versions MIN..MAX (default 1,1) and
+ *                  answers the HELLO as an agent of that range does: an
+ *                  ERROR (VERSION) when the host's range does not meet it
  *
  * It listens on tcp:127.0.0.1 (an ephemeral port), prints "listening on
  * ENDPOINT" on stdout when ready, serves one host, and logs each step on
@@ -62,6 +65,7 @@ struct fake {
 	const char *stream;
 	const char *meta;
 	const char *clocks;
+	unsigned int ver_min, ver_max;	/* --versions */
 	uint32_t rounds;		/* rounds answered */
 	uint32_t jump_round;		/* --jump: from this round on ... */
 	int64_t jump_ns;		/* ... the clock reads this much later */
@@ -318,15 +322,25 @@ static void do_trace_stop(struct fake *f)
 static void open_session(struct fake *f)
 {
 	struct tsync_msg m;
+	uint8_t hmin, hmax;
 	char why[256];
 
 	if (tsync_msg_recv_expect(f->ctl, TSYNC_MSG_HELLO, &m, NULL, tsync_deadline_ms(10000),
-				  why, sizeof(why)) ||
-	    (tsync_msg_init(&m, TSYNC_MSG_HELLO_REPLY), 0)) {
+				  why, sizeof(why))) {
 		say("hello: %s", why);
 		exit(1);
 	}
-	m.hello_reply.version = m.hello_reply.ver_min = m.hello_reply.ver_max = 1;
+	hmin = m.hello.ver_min;
+	hmax = m.hello.ver_max;
+	tsync_msg_init(&m, TSYNC_MSG_HELLO_REPLY);
+	if (tsync_proto_negotiate((uint8_t)f->ver_min, (uint8_t)f->ver_max, hmin, hmax,
+				  &m.hello_reply.version, &m)) {
+		say("refused: %s", m.error.reason);
+		send_or_die(f->ctl, &m);
+		exit(0);
+	}
+	m.hello_reply.ver_min = (uint8_t)f->ver_min;
+	m.hello_reply.ver_max = (uint8_t)f->ver_max;
 	send_or_die(f->ctl, &m);
 	if (tsync_msg_recv_expect(f->ctl, TSYNC_MSG_SESSION_REQ, &m, NULL,
 				  tsync_deadline_ms(10000), why, sizeof(why))) {
@@ -402,7 +416,7 @@ static void serve(struct fake *f)
 
 int main(int argc, char **argv)
 {
-	struct fake f = { .ncpus = 2, .stream = "good" };
+	struct fake f = { .ncpus = 2, .stream = "good", .ver_min = 1, .ver_max = 1 };
 	struct tsync_endpoint ep;
 	char err[256];
 
@@ -419,6 +433,10 @@ int main(int argc, char **argv)
 			f.meta = argv[i + 1];
 		else if (!strcmp(argv[i], "--clocks"))
 			f.clocks = argv[i + 1];
+		else if (!strcmp(argv[i], "--versions") &&
+			 sscanf(argv[i + 1], "%u,%u", &f.ver_min, &f.ver_max) == 2 &&
+			 f.ver_min >= 1 && f.ver_min <= f.ver_max && f.ver_max <= 255)
+			;
 		else if (!strcmp(argv[i], "--jump") &&
 			 sscanf(argv[i + 1], "%u,%" SCNd64, &f.jump_round, &f.jump_ns) == 2)
 			;
