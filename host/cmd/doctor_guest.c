@@ -67,7 +67,10 @@ static void open_failed(const struct host_agent_arg *a, int ret, const char *err
 			 "host and guest (or a trace-cmd agent that offers ptp time sync)");
 	else
 		snprintf(fix, sizeof(fix), "see the agent's log");
-	doctor_add(r, "protocol", DOCTOR_FAIL, fix, "%s", err);
+	/* the finding's own fix replaces one the message carries */
+	doctor_add(r, "protocol", DOCTOR_FAIL, fix, "%.*s",
+		   strstr(err, "; fix: ") ? (int)(strstr(err, "; fix: ") - err) : (int)strlen(err),
+		   err);
 }
 
 /* The guest's clocks: as a JSON array into @g, and the clock check. */

@@ -4,7 +4,8 @@
 # namespace with tracefs and debugfs unmounted, CAP_SYS_ADMIN dropped so
 # that nothing mounts them again); an agent as nobody (uid 65534), which
 # cannot use tracefs; no route (a network namespace with no interface up)
-# and a closed port; a guest that lacks the clock (fake_agent --clocks)
+# and a closed port; a guest that lacks the clock (fake_agent --clocks);
+# version skew (fake_agent --versions)
 # and a clock the host's kernel lacks. (Debian's trace-cmd agent on the
 # port: doctor_tcmd.sh.) Every finding is checked twice: in the text (one
 # line "SCOPE: CHECK: STATUS: ...") and in the JSON document (parsed by
@@ -95,3 +96,25 @@ doc hostclock -C tsync-no-such-clock
 finding hostclock host clock fail "this host has no trace clock 'tsync-no-such-clock'"
 pass "clocks: $(grep ': clocks:' "$E2E_TMP/noclock.txt" | cut -c1-100)..."
 
+
+# --- version skew: an agent of protocol versions 2..3 (a newer tsync) ----
+mkfifo "$E2E_TMP/skew.ready"
+"$B/helpers/fake_agent" --versions 2,3 >"$E2E_TMP/skew.ready" 2>"$E2E_TMP/skew.log" &
+E2E_PIDS+=($!)
+read -r -t 10 line <"$E2E_TMP/skew.ready" || fail "fake agent not ready: $(cat "$E2E_TMP/skew.log")"
+timeout 60 "$HOST" doctor -o "$OUT" --json -A "${line#listening on }@skew" \
+	>"$E2E_TMP/skew.json" 2>"$E2E_TMP/skew.err" && fail "version skew: exit 0"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for g in d["guests"]:
+    for c in g["checks"]:
+        print("%s: %s: %s: %s; fix: %s" % (g["name"], c["check"],
+              "FAIL" if c["status"] == "fail" else c["status"], c["detail"], c["fix"]))
+' "$E2E_TMP/skew.json" >"$E2E_TMP/skew.txt"
+finding skew skew protocol fail "share no protocol version"
+grep -qF "fix: version skew: install the same tsync version on host and guest" "$E2E_TMP/skew.txt" ||
+	fail "version skew: no fix: $(cat "$E2E_TMP/skew.txt")"
+grep -c "fix:" <<<"$(grep ': protocol:' "$E2E_TMP/skew.txt")" | grep -qx 1 ||
+	fail "version skew: the fix said twice: $(grep ': protocol:' "$E2E_TMP/skew.txt")"
+pass "version skew: $(grep ': protocol:' "$E2E_TMP/skew.txt" | cut -c1-100)..."
