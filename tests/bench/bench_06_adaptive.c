@@ -48,7 +48,6 @@
 #define SHIFT_NS 12345678901LL
 #define MAXP 339
 #define NRULES 5
-#define MAX_BUSY 64
 
 struct rule {
 	const char *name;
@@ -88,62 +87,6 @@ struct tally {
 	int n;
 	int64_t *probes, *err, *bound, *ms_us;
 };
-
-/* Sort helper. */
-static int cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Returns the @q-quantile (0..1) of @n values (sorts them). */
-static int64_t quant(int64_t *v, int n, double q)
-{
-	int i = (int)(q * (n - 1) + 0.5);
-
-	qsort(v, (size_t)n, sizeof(*v), cmp64);
-	return n ? v[i] : 0;
-}
-
-/* Returns the mean of @n values. */
-static double mean(const int64_t *v, int n)
-{
-	double s = 0;
-
-	for (int i = 0; i < n; i++)
-		s += (double)v[i];
-	return n ? s / n : 0;
-}
-
-/* Starts one busy loop per CPU (up to MAX_BUSY); returns how many. */
-static int start_busy(pid_t *pids, int ncpu)
-{
-	int n = 0;
-
-	for (int i = 0; i < ncpu && i < MAX_BUSY; i++) {
-		pid_t p = fork();
-
-		if (p == 0) {
-			volatile unsigned long x = 0;
-
-			for (;;)
-				x++;
-		}
-		if (p > 0)
-			pids[n++] = p;
-	}
-	return n;
-}
-
-/* Kills and reaps the busy loops. */
-static void stop_busy(pid_t *pids, int n)
-{
-	for (int i = 0; i < n; i++)
-		kill(pids[i], SIGKILL);
-	for (int i = 0; i < n; i++)
-		waitpid(pids[i], NULL, 0);
-}
 
 /* Runs @rounds rounds of every rule on every CPU, interleaved, into @t;
  * the adaptive rule is @sc (NULL: the default). */
@@ -195,15 +138,15 @@ static void report(const char *phase, const char *src, struct tally *t)
 	for (int k = 0; k < NRULES; k++) {
 		struct tally *x = &t[k];
 
-		pmean[k] = mean(x->probes, x->n);
-		pm[k] = quant(x->probes, x->n, 0.5);
-		em[k] = quant(x->err, x->n, 0.5);
-		e90[k] = quant(x->err, x->n, 0.9);
-		ew[k] = quant(x->err, x->n, 1.0);
+		pmean[k] = bench_mean(x->probes, x->n);
+		pm[k] = bench_quant(x->probes, x->n, 0.5);
+		em[k] = bench_quant(x->err, x->n, 0.5);
+		e90[k] = bench_quant(x->err, x->n, 0.9);
+		ew[k] = bench_quant(x->err, x->n, 1.0);
 		printf("  %-12s %7lld %7.1f %8lld %8lld %8lld %9lld %9lld %7d\n", rule_name(k),
 		       (long long)pm[k], pmean[k], (long long)em[k], (long long)e90[k],
-		       (long long)ew[k], (long long)quant(x->bound, x->n, 0.5),
-		       (long long)quant(x->ms_us, x->n, 0.5), x->n);
+		       (long long)ew[k], (long long)bench_quant(x->bound, x->n, 0.5),
+		       (long long)bench_quant(x->ms_us, x->n, 0.5), x->n);
 	}
 	for (int k = 1; k < NRULES; k++) {
 		/* the adaptive rule at normal priority against fixed 339 at
@@ -261,7 +204,7 @@ int main(int argc, char **argv)
 	struct tsync_client *c;
 	struct tsync_endpoint ep;
 	struct tally t[NRULES];
-	pid_t agent, busy[MAX_BUSY];
+	pid_t agent, busy[BENCH_MAX_BUSY];
 	struct tsync_stop_cfg rule, *sc = NULL;
 	const char *env = getenv("BENCH06_RULE");
 	char err[256];
@@ -319,9 +262,9 @@ int main(int argc, char **argv)
 				/* warm-up (a marker instance is created once) */
 				client_sync_round(c, 0, &w, &r);
 				if (phase)
-					nb = start_busy(busy, tsync_cpu_count());
+					nb = bench_start_busy(busy, tsync_cpu_count());
 				run_phase(c, src[s].source, src[s].truth, rounds, sc, t);
-				stop_busy(busy, nb);
+				bench_stop_busy(busy, nb);
 				report(phase ? "busy loop on every CPU" : "quiet machine",
 				       src[s].name, t);
 			}

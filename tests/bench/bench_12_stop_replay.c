@@ -51,7 +51,6 @@
 
 #define SHIFT_NS 12345678901LL
 #define MAXP 339
-#define MAX_BUSY 64
 #define MAX_RULES 12
 #define NPHASES 3
 #define READER_WORK_NS 200000
@@ -74,62 +73,6 @@ struct rule {
 	uint32_t nprobes;
 	struct tsync_stop_cfg cfg;
 };
-
-/* Sort helper. */
-static int cmp64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Returns the @q-quantile (0..1) of @n values (sorts them). */
-static int64_t quant(int64_t *v, int n, double q)
-{
-	int i = (int)(q * (n - 1) + 0.5);
-
-	qsort(v, (size_t)n, sizeof(*v), cmp64);
-	return n ? v[i] : 0;
-}
-
-/* Returns the mean of @n values. */
-static double mean(const int64_t *v, int n)
-{
-	double s = 0;
-
-	for (int i = 0; i < n; i++)
-		s += (double)v[i];
-	return n ? s / n : 0;
-}
-
-/* Starts one busy loop per CPU (up to MAX_BUSY); returns how many. */
-static int start_busy(pid_t *pids, int ncpu)
-{
-	int n = 0;
-
-	for (int i = 0; i < ncpu && i < MAX_BUSY; i++) {
-		pid_t p = fork();
-
-		if (p == 0) {
-			volatile unsigned long x = 0;
-
-			for (;;)
-				x++;
-		}
-		if (p > 0)
-			pids[n++] = p;
-	}
-	return n;
-}
-
-/* Kills and reaps the busy loops. */
-static void stop_busy(pid_t *pids, int n)
-{
-	for (int i = 0; i < n; i++)
-		kill(pids[i], SIGKILL);
-	for (int i = 0; i < n; i++)
-		waitpid(pids[i], NULL, 0);
-}
 
 /* Starts a child that reads lines from a pipe, as a terminal or `| grep`
  * reads sync's rows; returns its pid with the pipe's write end in *@fd. */
@@ -265,12 +208,12 @@ static void report(const char *phase, const char *src, const struct rule *rules,
 			conv += why == TSYNC_STOP_CONVERGED;
 			atmax += why == TSYNC_STOP_MAX;
 		}
-		pm = mean(probes, m);
-		p10 = quant(probes, m, 0.1);
-		p50 = quant(probes, m, 0.5);
-		p90 = quant(probes, m, 0.9);
-		emed = quant(err, m, 0.5);
-		ep90 = quant(err, m, 0.9);
+		pm = bench_mean(probes, m);
+		p10 = bench_quant(probes, m, 0.1);
+		p50 = bench_quant(probes, m, 0.5);
+		p90 = bench_quant(probes, m, 0.9);
+		emed = bench_quant(err, m, 0.5);
+		ep90 = bench_quant(err, m, 0.9);
 		if (k == 0) {
 			base_mean = pm;
 			base_med = emed;
@@ -315,15 +258,15 @@ static void report_live(const struct rec_round *y, int n, int64_t *err,
 		replay(base, &x[i], truth, &w, &berr[m]);
 		m += berr[m] >= 0;
 	}
-	pm = mean(probes, n);
-	emed = quant(err, n, 0.5);
-	ep90 = quant(err, n, 0.9);
-	bmed = quant(berr, m, 0.5);
-	bp90 = quant(berr, m, 0.9);
+	pm = bench_mean(probes, n);
+	emed = bench_quant(err, n, 0.5);
+	ep90 = bench_quant(err, n, 0.9);
+	bmed = bench_quant(berr, m, 0.5);
+	bp90 = bench_quant(berr, m, 0.9);
 	printf("  %-22s %5lld %5lld %5lld %6.1f %5d %5d %8lld %8lld   probes %.3fx, "
 	       "err med %.2fx, p90 %.2fx (not paired)\n", "adaptive (default) live",
-	       (long long)quant(probes, n, 0.1), (long long)quant(probes, n, 0.5),
-	       (long long)quant(probes, n, 0.9), pm, conv, atmax, (long long)emed,
+	       (long long)bench_quant(probes, n, 0.1), (long long)bench_quant(probes, n, 0.5),
+	       (long long)bench_quant(probes, n, 0.9), pm, conv, atmax, (long long)emed,
 	       (long long)ep90, pm / MAXP, bmed ? (double)emed / (double)bmed : 0,
 	       bp90 ? (double)ep90 / (double)bp90 : 0);
 	free(probes);
@@ -447,23 +390,23 @@ static void report_cmd(const char *b, const char *ep, int rounds)
 		printf("  tsync-host sync did not run\n");
 		return;
 	}
-	fm = mean(fx.probes, fx.n);
-	am = mean(ad.probes, ad.n);
-	fmed = quant(fx.err, fx.n, 0.5);
-	amed = quant(ad.err, ad.n, 0.5);
+	fm = bench_mean(fx.probes, fx.n);
+	am = bench_mean(ad.probes, ad.n);
+	fmed = bench_quant(fx.err, fx.n, 0.5);
+	amed = bench_quant(ad.err, ad.n, 0.5);
 	printf("tsync-host sync -v --json -C mono --stamp clock --rounds %d, its log read\n"
 	       "through a pipe (as a terminal reads it), %d and %d rounds:\n", rounds, fx.n, ad.n);
 	printf("  %-22s %5s %5s %5s %6s %5s %5s %8s %8s\n", "rule", "p10", "p50", "p90",
 	       "mean", "conv", "max", "err med", "err p90");
 	printf("  %-22s %5lld %5lld %5lld %6.1f %5d %5d %8lld %8lld\n", "fixed 339 (--loops)",
-	       (long long)quant(fx.probes, fx.n, 0.1), (long long)quant(fx.probes, fx.n, 0.5),
-	       (long long)quant(fx.probes, fx.n, 0.9), fm, fx.conv, fx.atmax, (long long)fmed,
-	       (long long)quant(fx.err, fx.n, 0.9));
+	       (long long)bench_quant(fx.probes, fx.n, 0.1), (long long)bench_quant(fx.probes, fx.n, 0.5),
+	       (long long)bench_quant(fx.probes, fx.n, 0.9), fm, fx.conv, fx.atmax, (long long)fmed,
+	       (long long)bench_quant(fx.err, fx.n, 0.9));
 	printf("  %-22s %5lld %5lld %5lld %6.1f %5d %5d %8lld %8lld   probes %.3fx, err med "
 	       "%.2fx (not paired)\n", "adaptive (default)",
-	       (long long)quant(ad.probes, ad.n, 0.1), (long long)quant(ad.probes, ad.n, 0.5),
-	       (long long)quant(ad.probes, ad.n, 0.9), am, ad.conv, ad.atmax, (long long)amed,
-	       (long long)quant(ad.err, ad.n, 0.9), fm > 0 ? am / fm : 0,
+	       (long long)bench_quant(ad.probes, ad.n, 0.1), (long long)bench_quant(ad.probes, ad.n, 0.5),
+	       (long long)bench_quant(ad.probes, ad.n, 0.9), am, ad.conv, ad.atmax, (long long)amed,
+	       (long long)bench_quant(ad.err, ad.n, 0.9), fm > 0 ? am / fm : 0,
 	       fmed ? (double)amed / (double)fmed : 0);
 }
 
@@ -534,7 +477,7 @@ int main(int argc, char **argv)
 	struct rec_round *x, *y;
 	int64_t *lerr;
 	enum tsync_stop_reason *lwhy;
-	pid_t agent, busy[MAX_BUSY];
+	pid_t agent, busy[BENCH_MAX_BUSY];
 	FILE *df = NULL;
 	char err[256], ep_text[128];
 	int nrules, ret = 0;
@@ -581,13 +524,13 @@ int main(int argc, char **argv)
 			/* warm-up */
 			record_rounds(c, src[s].source, 1, NULL, t, x, NULL, NULL, -1);
 			if (phase == 1)
-				nb = start_busy(busy, tsync_cpu_count());
+				nb = bench_start_busy(busy, tsync_cpu_count());
 			if (phase == 2)
 				reader = start_reader(&lfd);
 			n = record_rounds(c, src[s].source, rounds, NULL, t, x, NULL, NULL, lfd);
 			nl = record_rounds(c, src[s].source, rounds, &rules[1].cfg, t, y, lerr, lwhy,
 					   lfd);
-			stop_busy(busy, nb);
+			bench_stop_busy(busy, nb);
 			if (reader > 0) {
 				close(lfd);
 				waitpid(reader, NULL, 0);

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,4 +128,62 @@ int bench_lock(const char *path, int secs)
 	       "without it)\n", path, secs);
 	close(fd);
 	return -1;
+}
+
+/* Sort helper. */
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The @q-quantile; see bench_lib.h. */
+int64_t bench_quant(int64_t *v, int n, double q)
+{
+	int i = (int)(q * (n - 1) + 0.5);
+
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp64);
+	return v[i];
+}
+
+/* The mean; see bench_lib.h. */
+double bench_mean(const int64_t *v, int n)
+{
+	double s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += (double)v[i];
+	return n > 0 ? s / n : 0;
+}
+
+/* Busy loops; see bench_lib.h. */
+int bench_start_busy(pid_t *pids, int ncpu)
+{
+	int n = 0;
+
+	for (int i = 0; i < ncpu && i < BENCH_MAX_BUSY; i++) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			volatile unsigned long x = 0;
+
+			for (;;)
+				x++;
+		}
+		if (p > 0)
+			pids[n++] = p;
+	}
+	return n;
+}
+
+/* Stops the busy loops; see bench_lib.h. */
+void bench_stop_busy(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (int i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
 }

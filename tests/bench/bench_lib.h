@@ -2,12 +2,14 @@
 /*
  * What several benchmarks share: starting a real tsync-agent in a time
  * namespace of its own, so that its CLOCK_MONOTONIC is off the host's by a
- * known shift (the truth a sync is checked against).
+ * known shift (the truth a sync is checked against); quantiles and means;
+ * busy loops that load every CPU.
  */
 #ifndef TSYNC_BENCH_LIB_H
 #define TSYNC_BENCH_LIB_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/net/endpoint.h"
@@ -31,5 +33,21 @@ void bench_wait_no_child(pid_t parent);
  * to @secs seconds; past that says so and goes on without it (a process
  * outside the benchmark's control holds it). Returns the fd, or -1. */
 int bench_lock(const char *path, int secs);
+
+/* Most busy loops bench_start_busy() starts. */
+#define BENCH_MAX_BUSY 64
+
+/* Returns the @q-quantile (0..1) of @n values (sorts them; 0 for none). */
+int64_t bench_quant(int64_t *v, int n, double q);
+
+/* Returns the mean of @n values (0 for none). */
+double bench_mean(const int64_t *v, int n);
+
+/* Starts one busy loop per CPU, @ncpu of them (up to BENCH_MAX_BUSY),
+ * their pids into @pids; returns how many. */
+int bench_start_busy(pid_t *pids, int ncpu);
+
+/* Kills and reaps the @n busy loops @pids. */
+void bench_stop_busy(const pid_t *pids, int n);
 
 #endif
