@@ -81,14 +81,7 @@ read -r -t 10 line <"$fifo" || fail "fake agent not ready: $(cat "$E2E_TMP/fake.
 timeout 60 "$HOST" doctor -o "$OUT" --json -A "${line#listening on }@noclock" \
 	>"$E2E_TMP/noclock.json" 2>"$E2E_TMP/noclock.err" && fail "a clock the guest lacks: exit 0"
 # (fake_agent serves one host: the text form from the JSON's detail)
-python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-for g in d["guests"]:
-    for c in g["checks"]:
-        print("%s: %s: %s: %s; fix: %s" % (g["name"], c["check"],
-              "FAIL" if c["status"] == "fail" else c["status"], c["detail"], c["fix"]))
-' "$E2E_TMP/noclock.json" >"$E2E_TMP/noclock.txt"
+json_text noclock
 finding noclock noclock clocks fail "the guest has no trace clock 'local'"
 field noclock noclock 'g["clocks"] == ["mono", "global"]'
 doc hostclock -C tsync-no-such-clock
@@ -104,14 +97,7 @@ E2E_PIDS+=($!)
 read -r -t 10 line <"$E2E_TMP/skew.ready" || fail "fake agent not ready: $(cat "$E2E_TMP/skew.log")"
 timeout 60 "$HOST" doctor -o "$OUT" --json -A "${line#listening on }@skew" \
 	>"$E2E_TMP/skew.json" 2>"$E2E_TMP/skew.err" && fail "version skew: exit 0"
-python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-for g in d["guests"]:
-    for c in g["checks"]:
-        print("%s: %s: %s: %s; fix: %s" % (g["name"], c["check"],
-              "FAIL" if c["status"] == "fail" else c["status"], c["detail"], c["fix"]))
-' "$E2E_TMP/skew.json" >"$E2E_TMP/skew.txt"
+json_text skew
 finding skew skew protocol fail "share no protocol version"
 grep -qF "fix: version skew: install the same tsync version on host and guest" "$E2E_TMP/skew.txt" ||
 	fail "version skew: no fix: $(cat "$E2E_TMP/skew.txt")"
