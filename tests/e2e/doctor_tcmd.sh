@@ -10,25 +10,7 @@ need_root_tracefs
 
 tracecmd_lock
 port=$(free_tcp_port)
-# (without the lock's fd: an agent left behind must not hold the lock)
-setsid trace-cmd agent -N 127.0.0.1 -p "$port" >"$E2E_TMP/tcagent.log" 2>&1 \
-	{TRACECMD_LOCK_FD}>&- &
-TC_PID=$!
-E2E_PIDS+=("$TC_PID")
-trap 'kill -TERM -- -$TC_PID 2>/dev/null; e2e_cleanup' EXIT
-deadline=$((SECONDS + 20))
-until ss -ltnH "sport = :$port" | grep -q .; do
-	[ $SECONDS -lt $deadline ] || fail "trace-cmd agent not listening: $(cat "$E2E_TMP/tcagent.log")"
-	sleep 0.05
-done
-# it serves one session at a time: wait for its child between sessions
-tc_idle() {
-	local deadline=$((SECONDS + 20))
-	while pgrep -P "$TC_PID" >/dev/null; do
-		[ $SECONDS -lt $deadline ] || fail "trace-cmd agent still busy"
-		sleep 0.05
-	done
-}
+tracecmd_agent "$port"
 timeout 60 "$HOST" doctor -o "$OUT" -A "127.0.0.1:$port@tc" >"$E2E_TMP/tc.txt" 2>&1 &&
 	fail "tsync's protocol to trace-cmd's agent: exit 0"
 tc_idle

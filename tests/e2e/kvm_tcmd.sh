@@ -29,22 +29,7 @@ for ((i = 0; i < ncpu; i++)); do specs+=($((-100000007 * (i + 1)))); done
 kvm_fake_vm "$KVM_VM_PID" $fd "$ncpu" "${specs[@]}"
 
 port=$(free_tcp_port) || exit 1
-tracecmd_agent "$E2E_TMP/tcagent.log" -N 127.0.0.1 -p "$port"
-TC_PID=$!
-E2E_PIDS+=("$TC_PID")
-trap 'kill -TERM -- -$TC_PID 2>/dev/null; e2e_cleanup' EXIT
-deadline=$((SECONDS + 20))
-until ss -ltnH "sport = :$port" | grep -q .; do
-	[ $SECONDS -lt $deadline ] || fail "trace-cmd agent not listening: $(cat "$E2E_TMP/tcagent.log")"
-	sleep 0.05
-done
-tc_idle() {
-	local deadline=$((SECONDS + 20))
-	while pgrep -P "$TC_PID" >/dev/null; do
-		[ $SECONDS -lt $deadline ] || fail "trace-cmd agent still busy"
-		sleep 0.05
-	done
-}
+tracecmd_agent "$port"
 
 # timeshift FILE: "CPU OFFSET SCALING FRACTION TIME" lines into $E2E_TMP/ts
 timeshift() {

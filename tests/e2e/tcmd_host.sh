@@ -20,27 +20,8 @@ need_root_tracefs
 tracecmd_lock
 
 port=$(free_tcp_port) || exit 1
-# its own process group: the agent forks one child per session
-tracecmd_agent "$E2E_TMP/tcagent.log" -N 127.0.0.1 -p "$port"
-TC_PID=$!
-E2E_PIDS+=("$TC_PID")
-trap 'kill -TERM -- -$TC_PID 2>/dev/null; e2e_cleanup' EXIT
-deadline=$((SECONDS + 20))
-until ss -ltnH "sport = :$port" | grep -q .; do
-	[ $SECONDS -lt $deadline ] || fail "trace-cmd agent not listening: $(cat "$E2E_TMP/tcagent.log")"
-	kill -0 "$TC_PID" 2>/dev/null || fail "trace-cmd agent died: $(cat "$E2E_TMP/tcagent.log")"
-	sleep 0.05
-done
+tracecmd_agent "$port"
 EP=tcmd:127.0.0.1:$port
-# trace-cmd's agent serves one session at a time and refuses others until
-# its child for the last one has exited: wait for that between sessions
-tc_idle() {
-	local deadline=$((SECONDS + 20))
-	while pgrep -P "$TC_PID" >/dev/null; do
-		[ $SECONDS -lt $deadline ] || fail "trace-cmd agent still busy: $(pgrep -a -P "$TC_PID")"
-		sleep 0.05
-	done
-}
 
 # --- tsync's protocol to trace-cmd's agent: a clear error, no hang ---
 timeout 30 "$HOST" sync "127.0.0.1:$port" > "$E2E_TMP/wrong2.out" 2>&1 &&
