@@ -8,9 +8,10 @@
  *
  * While it waits for those connections the session's control connection
  * is watched too: a host that closed or reset it (or whose transport
- * declared it gone) ends the session at once, freeing its slot, instance,
+ * declared it gone), or sent CLOSE on it before the time sync began
+ * (tsync-host does, abandoning a session), ends the session at once, freeing its slot, instance,
  * buffers and metadata, instead of holding them until the idle timeout.
- * Bytes that arrive there meanwhile are left for the session to read.
+ * Other bytes that arrive there meanwhile are left for the session to read.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include "agent/tcmd/tcmd_ports.h"
 #include "common/base/log.h"
 #include "common/base/timeutil.h"
+#include "proto/tcmd.h"
 
 struct tcmd_port {
 	struct tsync_listener *l;
@@ -176,17 +178,28 @@ static void ctl_watch(const struct tcmd_ports *p, struct pollfd *pfd)
 }
 
 /* Checks what poll() said of the control connection: -ECONNRESET when
- * the host closed or reset it (logged), else 0 (bytes waiting: left for
- * the session, the connection no longer watched). */
-static int ctl_check(struct tcmd_ports *p, short revents)
+ * the host closed or reset it, or, with @close_ends (a session whose
+ * time sync never began), sent CLOSE (logged); else 0 (other bytes
+ * waiting: left for the session, the connection no longer watched). A
+ * sync-only host sends CLOSE after its time sync, before it connects and
+ * closes the CPU ports: the session reads that CLOSE itself. */
+static int ctl_check(struct tcmd_ports *p, short revents, bool close_ends)
 {
-	char c;
+	uint8_t buf[TCMD_HDR_LEN];
+	struct tcmd_hdr h;
+	struct tcmd_err e;
 	ssize_t n;
 
 	if (!revents)
 		return 0;
 	if (!(revents & (POLLHUP | POLLERR | POLLRDHUP))) {
-		n = recv(p->ctl_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+		n = recv(p->ctl_fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+		if (close_ends && n == (ssize_t)sizeof(buf) && !tcmd_hdr_decode(buf, &h, &e) &&
+		    h.cmd == TCMD_CLOSE) {
+			log_warn("%s: trace-cmd host sent CLOSE before it connected its time "
+				 "sync port: session ended", p->host.name);
+			return -ECONNRESET;
+		}
 		if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) {
 			p->ctl_quiet = n > 0;
 			return 0;
@@ -217,7 +230,7 @@ int tcmd_ports_accept(struct tcmd_ports *p, int i, int64_t deadline)
 		}
 		if (ret < 0)
 			return -errno;
-		ret = ctl_check(p, pfd[1].revents);
+		ret = ctl_check(p, pfd[1].revents, true);
 		if (!ret && (pfd[0].revents & POLLIN))
 			ret = take_one(p, i);
 		if (ret < 0)
@@ -251,7 +264,7 @@ int tcmd_ports_accept_each(struct tcmd_ports *p, int first, int64_t deadline,
 				 p->host.name, p->n - first - left, p->n - first);
 			return ret ? -errno : -ETIMEDOUT;
 		}
-		ret = ctl_check(p, pfd[k].revents);
+		ret = ctl_check(p, pfd[k].revents, false);
 		if (ret)
 			return ret;
 		for (int j = 0; j < k; j++) {
