@@ -65,7 +65,8 @@ out=$(timeout 60 "$HOST" sync -C x86-tsc --json --rounds 2 -A "tcmd:127.0.0.1:$p
 	--vm "$name" 2>"$E2E_TMP/sync.err") || fail "sync: $(cat "$E2E_TMP/sync.err") $out"
 echo "$out" | grep -q '"method": "kvm"' || fail "sync: not kvm: $out $(cat "$E2E_TMP/sync.err")"
 for ((i = 0; i < ncpu; i++)); do
-	[ "$(echo "$out" | grep -c "\"cpu\": $i, .*\"offset_ns\": $((100000007 * (i + 1))), \"scaling\": 1, \"frac\": 0, \"error_ns\": 0,")" = 2 ] ||
+	[ "$(echo "$out" | json_objects | grep '"round":' |
+		grep -c "\"cpu\": $i, .*\"offset_ns\": $((100000007 * (i + 1))), \"scaling\": 1, \"frac\": 0, \"error_ns\": 0,")" = 2 ] ||
 		fail "sync: CPU $i not 2 rounds of offset $((100000007 * (i + 1))): $out"
 done
 tc_idle
