@@ -481,9 +481,10 @@ void agent_rec_unclaim(struct agent_rec *r, uint32_t cpu)
 int agent_rec_stream(struct agent_rec *r, uint32_t cpu, int fd, const char *peer,
 		     bool wait)
 {
-	/* no timer: the kernel wakes the streamer at buffer_percent */
+	/* the kernel wakes the streamer at buffer_percent; it also looks
+	 * once a second, so that a lightly loaded CPU's data still flows */
 	struct tsync_streamer_opts opts = {
-		.poll_ms = TSYNC_STREAMER_NO_POLL,
+		.poll_ms = TSYNC_STREAMER_LOOK_MS,
 		.stop_timeout_ms = r->ctx->cfg->io_timeout_ms,
 	};
 	struct tsync_streamer *st = NULL;

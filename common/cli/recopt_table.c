@@ -122,7 +122,8 @@ const struct rec_opt rec_opts[] = {
 		 .help = "saved_cmdlines entries (pid to comm; 0: the kernel's)" },
 	  .scope = SC_INST, .kind = K_INT, .off = F(inst.cmdlines_size), .pass = true },
 	{ .o = { .short_name = 's', .type = TSYNC_OPT_INT, .arg = "USECS", .min = 0,
-		 .max = INT_MAX, .def = "0",
+		 /* TSYNC_STREAMER_LOOK_MS, in microseconds */
+		 .max = INT_MAX, .def = "1000000",
 		 .help = "the recorders also look for new data every USECS "
 			 "(0: only when woken at 10% fill)" },
 	  .scope = SC_HOST, .kind = K_INT, .off = F(sleep_us), .unset = -1 },

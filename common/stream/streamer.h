@@ -22,6 +22,11 @@ struct tracefs_instance;
 struct tsync_streamer;
 
 #define TSYNC_STREAMER_NO_POLL	(-1)
+/* How often the recorders look for data besides the kernel's wake-up at
+ * buffer_percent, when not told (tsync-host's -s, the agent's streams):
+ * a quiet CPU costs one wake-up a second, and the live status line and
+ * -m's trimming lag by at most that (a light load never fills 10%). */
+#define TSYNC_STREAMER_LOOK_MS	1000
 
 struct tsync_streamer_opts {
 	size_t pipe_size;	/* 0: TSYNC_PIPE_DEFAULT_SIZE */

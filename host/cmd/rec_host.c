@@ -59,8 +59,9 @@ static void *meta_main(void *arg)
 int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		      char *err, size_t errlen)
 {
-	/* -s: how often the streamers also look for data, at least every ms;
-	 * by default never: the kernel wakes them at buffer_percent */
+	/* -s: how often the streamers also look for data, at least every ms
+	 * (default TSYNC_STREAMER_LOOK_MS); 0: never, only when the kernel
+	 * wakes them at buffer_percent */
 	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us <= 0 ?
 						     TSYNC_STREAMER_NO_POLL :
 						     cfg->opt.sleep_us < 1000 ? 1 :

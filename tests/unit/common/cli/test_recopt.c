@@ -242,7 +242,7 @@ static void test_host_defaults_and_globals(void **state)
 	assert_string_equal(r.clock, "local");
 	assert_string_equal(r.output, "trace.dat");
 	assert_int_equal(r.guest_max_mb, 4096);
-	assert_int_equal(r.sleep_us, 0);
+	assert_int_equal(r.sleep_us, 1000000);
 	assert_false(r.has_tsync_interval);
 	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_UNSET);
 	assert_int_equal(r.stamp, -1);
