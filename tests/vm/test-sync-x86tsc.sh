@@ -44,10 +44,19 @@ probes() {
 	}
 	grep -q '"method": "probes"' "$tmp/$1.json" ||
 		{ echo "FAIL $1: not method probes" >&2; return 1; }
-	sed -n 's/^ *{"round": .*"cpu": \([0-9]*\),.*"offset_ns": \(-\?[0-9]*\),.*"error_ns": \([0-9]*\),.*/\1 \2 \3/p' \
-		"$tmp/$1.json" >"$tmp/$1.rounds"
-	sed -n 's/^ *{"cpu": \([0-9]*\),.*"drift_ppm": \(-\?[0-9.e+-]*\).*/\1 \2/p' \
-		"$tmp/$1.json" >"$tmp/$1.drift"
+	# sync --json through python's parser (json-c prints it on one line)
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as r, open(sys.argv[3], "w") as f:
+    for c in d["cpus"]:
+        if c.get("drift_ppm") is not None:
+            f.write("%d %s\n" % (c["cpu"], c["drift_ppm"]))
+        for x in c.get("rounds", []):
+            if x.get("ok"):
+                r.write("%d %d %d\n" % (x["cpu"], x["offset_ns"], x["error_ns"]))
+' "$tmp/$1.json" "$tmp/$1.rounds" "$tmp/$1.drift" ||
+		{ echo "FAIL $1: sync --json unreadable: $(cat "$tmp/$1.json")" >&2; return 1; }
 	[ "$(wc -l <"$tmp/$1.rounds")" = $((ncpu * ROUNDS)) ] ||
 		{ echo "FAIL $1: not $ROUNDS rounds on $ncpu CPUs: $(cat "$tmp/$1.json")" >&2; return 1; }
 }
@@ -102,7 +111,13 @@ elif [ $fail = 0 ]; then
 	if [ $fail = 0 ]; then
 		grep -q '"method": "kvm"' "$tmp/kvm.json" || {
 			echo "FAIL kvm: not method kvm: $(cat "$tmp/kvm.json" "$tmp/kvm.err")" >&2; fail=1; }
-		n=$(grep -c "\"round\":.*\"offset_ns\": $off, \"scaling\": 1, \"frac\": 0, \"error_ns\": 0," "$tmp/kvm.json")
+		n=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for c in d["cpus"] for x in c.get("rounds", [])
+          if x.get("offset_ns") == int(sys.argv[2]) and x.get("scaling") == 1
+          and x.get("frac") == 0 and x.get("error_ns") == 0))
+' "$tmp/kvm.json" "$off")
 		[ "$n" = $((2 * ncpu)) ] || {
 			echo "FAIL kvm: not offset $off on every round: $(cat "$tmp/kvm.json")" >&2; fail=1; }
 	fi
