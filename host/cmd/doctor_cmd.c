@@ -69,17 +69,6 @@ static const struct tsync_opt_cmd doctor_cmd = {
 	.opts = doctor_opts,
 };
 
-/* Adds guest @arg to @cfg; 0 or -1 with @err set. */
-static int add_agent(struct doctor_cfg *cfg, const char *arg, char *err, size_t errlen)
-{
-	if (cfg->nagents >= HOST_MAX_AGENTS)
-		return snprintf(err, errlen, "more than %d guests", HOST_MAX_AGENTS), -1;
-	if (host_agent_arg_parse(arg, cfg->nagents, &cfg->agents[cfg->nagents], err, errlen))
-		return -1;
-	cfg->nagents++;
-	return 0;
-}
-
 /* Stores one option value into the struct doctor_cfg @ctx. */
 static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
 		   char *err, size_t errlen)
@@ -87,7 +76,9 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	struct doctor_cfg *cfg = ctx;
 
 	switch (o->id) {
-	case O_AGENT: return add_agent(cfg, v->str, err, errlen);
+	case O_AGENT:
+		return host_agent_list_add(cfg->agents, &cfg->nagents, v->str, "guests", err,
+					   errlen);
 	case O_VM:
 		if (!cfg->nagents)
 			return snprintf(err, errlen, "--vm follows the -A it is for"), -1;
@@ -113,7 +104,8 @@ static void parse_args(int argc, char **argv, struct doctor_cfg *cfg)
 	int first = tsync_opt_parse_or_exit(&doctor_cmd, argc, argv, set_opt, cfg);
 
 	for (; first < argc; first++) {
-		if (add_agent(cfg, argv[first], err, sizeof(err))) {
+		if (host_agent_list_add(cfg->agents, &cfg->nagents, argv[first], "guests", err,
+					sizeof(err))) {
 			fprintf(stderr, "tsync-host doctor: GUEST '%s': %s\n", argv[first], err);
 			exit(2);
 		}

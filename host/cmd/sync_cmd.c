@@ -129,22 +129,6 @@ static const struct tsync_opt_cmd sync_cmd = {
 	.opts = sync_opts,
 };
 
-/* Adds the agent @arg (AGENT[@NAME]) to @cfg; 0 or -1 with @err set. */
-static int add_agent(struct sync_cfg *cfg, const char *arg, char *err, size_t errlen)
-{
-	struct host_agent_arg *a = &cfg->agents[cfg->nagents];
-
-	if (cfg->nagents >= HOST_MAX_AGENTS)
-		return snprintf(err, errlen, "more than %d agents", HOST_MAX_AGENTS), -1;
-	if (host_agent_arg_parse(arg, cfg->nagents, a, err, errlen))
-		return -1;
-	for (int i = 0; i < cfg->nagents; i++)
-		if (!strcmp(cfg->agents[i].name, a->name))
-			return snprintf(err, errlen, "two agents named '%s'", a->name), -1;
-	cfg->nagents++;
-	return 0;
-}
-
 /* Stores one option value into the struct sync_cfg @ctx (tsync_opt_fn). */
 static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_val *v,
 		   char *err, size_t errlen)
@@ -152,7 +136,9 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	struct sync_cfg *cfg = ctx;
 
 	switch (o->id) {
-	case O_AGENT: return add_agent(cfg, v->str, err, errlen);
+	case O_AGENT:
+		return host_agent_list_add(cfg->agents, &cfg->nagents, v->str, "agents", err,
+					   errlen);
 	case O_VM:
 		if (!cfg->nagents)
 			return snprintf(err, errlen, "--vm follows the -A it is for"), -1;
@@ -212,7 +198,8 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	cfg->round.host_clock = &cfg->host_clock;
 	first = tsync_opt_parse_or_exit(&sync_cmd, argc, argv, set_opt, cfg);
 	for (; first < argc; first++) {
-		if (add_agent(cfg, argv[first], err, sizeof(err))) {
+		if (host_agent_list_add(cfg->agents, &cfg->nagents, argv[first], "agents", err,
+					sizeof(err))) {
 			fprintf(stderr, "tsync-host sync: AGENT '%s': %s\n", argv[first], err);
 			exit(2);
 		}

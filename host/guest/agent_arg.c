@@ -254,3 +254,20 @@ void host_agent_target(struct sync_target *t, const char *proc_root, struct peer
 		free(g);
 	}
 }
+
+/* Adds one agent to a command line's list; see agent_arg.h. */
+int host_agent_list_add(struct host_agent_arg *agents, int *n, const char *arg,
+			const char *what, char *err, size_t errlen)
+{
+	struct host_agent_arg *a = &agents[*n];
+
+	if (*n >= HOST_MAX_AGENTS)
+		return snprintf(err, errlen, "more than %d %s", HOST_MAX_AGENTS, what), -1;
+	if (host_agent_arg_parse(arg, *n, a, err, errlen))
+		return -1;
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(agents[i].name, a->name))
+			return snprintf(err, errlen, "two agents named '%s'", a->name), -1;
+	(*n)++;
+	return 0;
+}

@@ -52,7 +52,7 @@ struct host_agent_arg {
 /*
  * Parses @arg into @out (see above); @index numbers the default name
  * "guestN"; local QEMU guests are looked up under @proc_root (NULL:
- * /proc). The caller checks that names are unique. Returns 0 or -EINVAL
+ * /proc). The caller checks that names are unique (host_agent_list_add()). Returns 0 or -EINVAL
  * with the reason in @err.
  */
 int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
@@ -61,6 +61,14 @@ int host_agent_arg_parse_in(const char *proc_root, const char *arg, int index,
 /* host_agent_arg_parse_in() with /proc. */
 int host_agent_arg_parse(const char *arg, int index, struct host_agent_arg *out,
 			 char *err, size_t errlen);
+
+/*
+ * Parses @arg (as host_agent_arg_parse()) into @agents[*@n] and counts it:
+ * at most HOST_MAX_AGENTS, each name once. Returns 0, or -1 with @err set
+ * ("more than N @what", "two agents named 'NAME'", the parser's reason).
+ */
+int host_agent_list_add(struct host_agent_arg *agents, int *n, const char *arg,
+			const char *what, char *err, size_t errlen);
 
 /*
  * Resolves --vm's @vm (a PID, or the -name of a local QEMU guest under
