@@ -192,16 +192,11 @@ static int refused_without_tracefs(struct agent_session *s, const struct tsync_m
 static int on_clock_req(struct agent_session *s, const struct tsync_clock_req *req)
 {
 	const struct agent_cfg *c = s->ctx->cfg;
-	const struct agent_clock_cfg cc = {
-		.daemon = c->clock_daemon ? c->clock_daemon : "auto",
-		.ptp4l_socket = c->ptp4l_socket ? c->ptp4l_socket : "/var/run/ptp4l",
-		.chrony_server = c->chrony_socket ? c->chrony_socket :
-				 "/var/run/chrony/chronyd.sock",
-		.chronyc = "chronyc",
-		.timeout_ms = c->clock_timeout_ms > 0 ? c->clock_timeout_ms : 1000,
-	};
+	struct agent_clock_cfg cc;
 	struct tsync_msg m;
 
+	agent_clock_cfg_init(&cc, c->clock_daemon, c->ptp4l_socket, c->chrony_socket,
+			     c->clock_timeout_ms);
 	tsync_msg_init(&m, TSYNC_MSG_CLOCK_STATE);
 	agent_clock_state(&cc, req->clock, &m.clock_state);
 	log_info("%s: clock %s: %s %s, offset %lld ns, bound %lld ns: %s", s->peer->name,

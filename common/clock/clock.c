@@ -12,6 +12,19 @@
 
 const char *const agent_clock_daemons[] = { "auto", "ptp4l", "chrony", "none", NULL };
 
+/* Fills a configuration from the defaults and what was given; see clock.h. */
+void agent_clock_cfg_init(struct agent_clock_cfg *c, const char *daemon, const char *ptp4l_socket,
+			  const char *chrony_socket, int timeout_ms)
+{
+	*c = (struct agent_clock_cfg){
+		.daemon = daemon ? daemon : CLOCK_DEF_DAEMON,
+		.ptp4l_socket = ptp4l_socket ? ptp4l_socket : CLOCK_DEF_PTP4L_SOCKET,
+		.chrony_server = chrony_socket ? chrony_socket : CLOCK_DEF_CHRONY_SOCKET,
+		.chronyc = CLOCK_DEF_CHRONYC,
+		.timeout_ms = timeout_ms > 0 ? timeout_ms : CLOCK_DEF_TIMEOUT_MS,
+	};
+}
+
 static const struct clock_daemon_ops *const daemons[] = {
 	&clock_ptp4l_ops,
 	&clock_chrony_ops,

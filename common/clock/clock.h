@@ -30,6 +30,19 @@ struct agent_clock_cfg {
 	int timeout_ms;			/* one read's deadline */
 };
 
+/* The defaults of the options that fill it, on the agent and the host:
+ * where Debian's ptp4l and chronyd listen unless configured otherwise. */
+#define CLOCK_DEF_DAEMON	"auto"
+#define CLOCK_DEF_PTP4L_SOCKET	"/var/run/ptp4l"
+#define CLOCK_DEF_CHRONY_SOCKET	"/var/run/chrony/chronyd.sock"
+#define CLOCK_DEF_CHRONYC	"chronyc"
+#define CLOCK_DEF_TIMEOUT_MS	1000
+
+/* Fills @c with the defaults above, then takes each of @daemon,
+ * @ptp4l_socket, @chrony_socket that is not NULL and @timeout_ms if > 0. */
+void agent_clock_cfg_init(struct agent_clock_cfg *c, const char *daemon, const char *ptp4l_socket,
+			  const char *chrony_socket, int timeout_ms);
+
 /* The choices of --clock-daemon, NULL-terminated. */
 extern const char *const agent_clock_daemons[];
 

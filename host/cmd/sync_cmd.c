@@ -111,9 +111,9 @@ static const struct tsync_opt sync_opts[] = {
 	  .choices = agent_clock_daemons, .def = "auto",
 	  .help = "the host's time daemon, for the external method" },
 	{ .id = O_PTP4L, .name = "ptp4l-socket", .type = TSYNC_OPT_STRING, .arg = "PATH",
-	  .def = "/var/run/ptp4l", .help = "the host's ptp4l management socket" },
+	  .def = CLOCK_DEF_PTP4L_SOCKET, .help = "the host's ptp4l management socket" },
 	{ .id = O_CHRONY, .name = "chrony-socket", .type = TSYNC_OPT_STRING, .arg = "PATH",
-	  .def = "/var/run/chrony/chronyd.sock", .help = "the host's chronyd command socket" },
+	  .def = CLOCK_DEF_CHRONY_SOCKET, .help = "the host's chronyd command socket" },
 	{ .id = O_VERBOSE, .name = "verbose", .short_name = 'v', .type = TSYNC_OPT_FLAG,
 	  .help = "debug logging" },
 	{ .id = O_HELP, .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP,
@@ -193,8 +193,7 @@ static void parse_args(int argc, char **argv, struct sync_cfg *cfg)
 	/* the defaults that are not values of an option */
 	cfg->round.host_cpu = -1;			/* O_HOSTCPU */
 	cfg->round.nprobes = ROUND_DEFAULT_PROBES;	/* O_LOOPS */
-	cfg->host_clock.chronyc = "chronyc";
-	cfg->host_clock.timeout_ms = 1000;
+	agent_clock_cfg_init(&cfg->host_clock, NULL, NULL, NULL, 0);
 	cfg->round.host_clock = &cfg->host_clock;
 	first = tsync_opt_parse_or_exit(&sync_cmd, argc, argv, set_opt, cfg);
 	for (; first < argc; first++) {

@@ -44,9 +44,7 @@ static void host_cfg(const struct round_opts *o, struct agent_clock_cfg *c)
 		*c = *o->host_clock;
 		return;
 	}
-	*c = (struct agent_clock_cfg){ .daemon = "auto", .ptp4l_socket = "/var/run/ptp4l",
-				       .chrony_server = "/var/run/chrony/chronyd.sock",
-				       .chronyc = "chronyc", .timeout_ms = 1000 };
+	agent_clock_cfg_init(c, NULL, NULL, NULL, 0);
 }
 
 /* Returns true for a trace clock the daemons discipline (with its
