@@ -125,8 +125,18 @@ static int check_event(const uint8_t *data, size_t *off, size_t end, uint64_t *t
 		next = *ts + ((uint64_t)arg << TS_SHIFT) + delta;
 		break;
 	case TYPE_TIME_STAMP:
+		/* A page past 2^59 ns is common (tai and other clocks of the
+		 * calendar: 2^59 ns is 18 years), but readers differ in how
+		 * they merge its top bits into an absolute timestamp, which
+		 * holds only 59 bits: such an event cannot be read alike. */
+		if (*ts & TS_MSB) {
+			tsync_set_err(why, whylen, "event at %zu: an absolute timestamp in a page "
+				      "past 2^59 ns (%#llx), which readers merge differently",
+				      *off, (unsigned long long)*ts);
+			return -EBADMSG;
+		}
 		len = 8;
-		next = (((uint64_t)arg << TS_SHIFT) | delta) | (*ts & TS_MSB);
+		next = ((uint64_t)arg << TS_SHIFT) | delta;
 		break;
 	default:
 		len = 4 + (size_t)type * 4;
@@ -193,13 +203,6 @@ int page_check_count(const uint8_t *page, const struct page_format *f, struct pa
 	if (raw & ~(COMMIT_MASK | MISSED_EVENTS | MISSED_STORED)) {
 		tsync_set_err(why, whylen, "commit field %#llx has unknown flag bits",
 			      (unsigned long long)raw);
-		return -EBADMSG;
-	}
-	/* 2^59 ns is 18 years of uptime; readers differ in how they merge
-	 * these bits into absolute timestamps */
-	if (ts & TS_MSB) {
-		tsync_set_err(why, whylen, "page timestamp %#llx out of range",
-			      (unsigned long long)ts);
 		return -EBADMSG;
 	}
 	commit = (size_t)(raw & COMMIT_MASK);

@@ -123,6 +123,16 @@ static void test_good(void **state)
 		pg_ev(&p, 4, 1, d, 16);
 	pg_commit(&p, (1ULL << 31) | (1ULL << 30));
 	assert_int_equal(check(&p, why, sizeof(why)), 0);
+	/* a page of a calendar clock (tai in 2026: past 2^59 ns), with a
+	 * time extend: read as kbuffer reads it */
+	pg_init(&p, 0x18ed53af569fd80bULL, 8);
+	pg_ev(&p, 4, 10, d, 16);
+	pg_ev32(&p, 30, 5, 3, 0);
+	pg_ev(&p, 4, 1, d, 16);
+	pg_commit(&p, 0);
+	if (check(&p, why, sizeof(why)))
+		fail_msg("a tai page: %s", why);
+	assert_int_equal(kbuffer_count(&p), 2);
 	/* the kernel's end-of-page padding: to the end of the page */
 	pg_init(&p, 5, 8);
 	pg_ev(&p, 4, 1, d, 16);
@@ -244,10 +254,13 @@ static void test_bad(void **state)
 	pg_ev32(&p, 31, 0, 1, 0);
 	pg_commit(&p, 0);
 	BAD("time goes back");
-	/* a page timestamp no reader agrees on */
-	pg_init(&p, 0xf800000000000000ULL, 8);
+	/* an absolute timestamp in a page past 2^59 ns, which readers
+	 * merge differently */
+	pg_init(&p, 0x18ed53af569fd80bULL, 8);
+	pg_ev(&p, 4, 1, d, 16);
+	pg_ev32(&p, 31, 0, 1, 0);
 	pg_commit(&p, 0);
-	BAD("out of range");
+	BAD("absolute timestamp in a page past 2^59 ns");
 	/* a padding without its length field, or with a length that would
 	 * send kbuffer backwards (fuzz_pagecheck found kbuffer reads it even
 	 * with delta 0) */
