@@ -123,8 +123,15 @@ struct tsync_recopt {
 	char *key_file;			/* --key-file */
 	uint32_t guest_max_mb;		/* --guest-max-mb, default 4096 */
 	char *tsync_method;		/* --tsync-method, or NULL: auto */
+	char *clock_daemon;		/* --clock-daemon, or NULL: auto */
+	char *ptp4l_socket;		/* --ptp4l-socket, or NULL: the default */
+	char *chrony_socket;		/* --chrony-socket, or NULL: the default */
 	bool has_guest_max_mb;		/* given (0 is a value: no cap) */
 };
+
+/* The choices of --tsync-method, NULL-terminated: "auto", then the names
+ * of host/sync's methods (its unit test checks that they agree). */
+extern const char *const tsync_method_choices[];
 
 /* Results of tsync_recopt_parse() other than an index. */
 #define TSYNC_RECOPT_ERROR	(-1)	/* @err says why */

@@ -18,6 +18,7 @@
 #include "common/cli/opt.h"
 #include "common/cli/recopt.h"
 #include "common/cli/recopt_priv.h"
+#include "common/clock/clock.h"
 #include "proto/proto.h"
 
 const struct rec_scope_info rec_scopes[] = {
@@ -33,8 +34,7 @@ const struct rec_scope_info rec_scopes[] = {
 };
 
 static const char *const compressions[] = { "any", "none", "zstd", "zlib", NULL };
-/* --tsync-method: host/sync/sync.c's methods, and auto */
-static const char *const tsync_methods[] = { "auto", "probes", "kvm", "external", NULL };
+const char *const tsync_method_choices[] = { "auto", "probes", "kvm", "external", NULL };
 
 static rec_check_fn check_tracer, check_module, check_option, check_cpumask,
 		    check_name, check_clock, check_output, check_ts_offset;
@@ -207,10 +207,20 @@ const struct rec_opt rec_opts[] = {
 	  .scope = SC_RUN, .kind = K_U32, .off = F(guest_max_mb),
 	  .given = GIVEN(has_guest_max_mb) },
 	{ .o = { .name = "tsync-method", .type = TSYNC_OPT_CHOICE, .arg = "METHOD",
-		 .choices = tsync_methods, .def_text = "auto",
+		 .choices = tsync_method_choices, .def_text = "auto",
 		 .help = "the sync method: auto (the best usable), probes, kvm or external "
 			 "(the time daemons' bound)" },
 	  .scope = SC_RUN, .kind = K_STR, .off = F(tsync_method) },
+	{ .o = { .name = "clock-daemon", .type = TSYNC_OPT_CHOICE, .arg = "DAEMON",
+		 .choices = agent_clock_daemons, .def_text = CLOCK_DEF_DAEMON,
+		 .help = "the host's time daemon, for the external method" },
+	  .scope = SC_HOST, .kind = K_STR, .off = F(clock_daemon) },
+	{ .o = { .name = "ptp4l-socket", .type = STRV, .arg = "PATH",
+		 .def_text = CLOCK_DEF_PTP4L_SOCKET, .help = "the host's ptp4l management socket" },
+	  .scope = SC_HOST, .kind = K_STR, .off = F(ptp4l_socket) },
+	{ .o = { .name = "chrony-socket", .type = STRV, .arg = "PATH",
+		 .def_text = CLOCK_DEF_CHRONY_SOCKET, .help = "the host's chronyd command socket" },
+	  .scope = SC_HOST, .kind = K_STR, .off = F(chrony_socket) },
 	{ .o = { .name = "help", .short_name = 'h', .type = TSYNC_OPT_HELP, .help = "this text" },
 	  .scope = SC_SYNTAX, .set = set_not_agent },
 	/* trace-cmd's options that tsync does not have */

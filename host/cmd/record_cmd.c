@@ -37,6 +37,7 @@
 #include "common/base/cpu.h"
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
+#include "common/clock/clock.h"
 #include "common/cli/recopt.h"
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
@@ -65,6 +66,7 @@ struct recorder {
 	struct rec_cfg cfg;
 	struct peer_opts po;		/* how every guest's session opens */
 	struct round_opts ro;
+	struct agent_clock_cfg host_clock;	/* the host's time daemon (external) */
 	struct host_rec h;
 	char dir[PATH_MAX];		/* where the output and temporary files go */
 	uint64_t trace_id;
@@ -96,7 +98,10 @@ static void rec_init(struct recorder *r)
 				     .nprobes = ROUND_DEFAULT_PROBES, .estimator = TSYNC_EST_ROBUST,
 				     .host_cpu = -1, .busy = -1, .method = r->cfg.opt.tsync_method,
 				     .ns_clock = r->cfg.stamp_forced &&
-						 r->cfg.source == TSYNC_STAMP_CLOCK };
+						 r->cfg.source == TSYNC_STAMP_CLOCK,
+				     .host_clock = &r->host_clock };
+	agent_clock_cfg_init(&r->host_clock, r->cfg.opt.clock_daemon, r->cfg.opt.ptp4l_socket,
+			     r->cfg.opt.chrony_socket, 0);
 	if (slash)
 		snprintf(r->dir, sizeof(r->dir), "%.*s", (int)(slash - r->cfg.opt.output), r->cfg.opt.output);
 	else

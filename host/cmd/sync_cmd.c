@@ -25,6 +25,7 @@
 #include "common/clock/clock.h"
 #include "common/base/log.h"
 #include "common/cli/opt.h"
+#include "common/cli/recopt.h"
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
 #include "host/guest/agent_arg.h"
@@ -59,7 +60,6 @@ enum { O_AGENT = 1, O_VM, O_CLOCK, O_LOOPS, O_CPUS, O_ROUNDS, O_INTERVAL, O_EST,
 
 static const char *const estimators[] = { "robust", "fastest", "histogram", NULL };
 static const char *const polls[] = { "sleep", "busy", "auto", NULL };
-static const char *const methods[] = { "auto", "probes", "kvm", "external", NULL };
 
 /* The options of `tsync-host sync`; tsync-host(1) documents each
  * (tests/e2e/manpages.sh checks the defaults agree). */
@@ -104,7 +104,7 @@ static const struct tsync_opt sync_opts[] = {
 	  .help = "trace-cmd agents (tcmd:): do not re-arm TCP_QUICKACK; only to measure what "
 		  "it saves" },
 	{ .id = O_METHOD, .name = "tsync-method", .type = TSYNC_OPT_CHOICE, .arg = "METHOD",
-	  .choices = methods, .def = "auto",
+	  .choices = tsync_method_choices, .def = "auto",
 	  .help = "the sync method: auto (the best usable), probes, kvm or external (the "
 		  "time daemons' bound)" },
 	{ .id = O_CLOCKD, .name = "clock-daemon", .type = TSYNC_OPT_CHOICE, .arg = "DAEMON",
@@ -175,7 +175,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 	case O_JSON: cfg->json = true; return 0;
 	case O_KEYFILE: cfg->key_file = v->str; return 0;
 	case O_NOQUICKACK: cfg->no_quickack = true; return 0;
-	case O_METHOD: cfg->round.method = methods[v->num]; return 0;
+	case O_METHOD: cfg->round.method = tsync_method_choices[v->num]; return 0;
 	case O_CLOCKD: cfg->host_clock.daemon = agent_clock_daemons[v->num]; return 0;
 	case O_PTP4L: cfg->host_clock.ptp4l_socket = v->str; return 0;
 	case O_CHRONY: cfg->host_clock.chrony_server = v->str; return 0;

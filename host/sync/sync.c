@@ -82,6 +82,15 @@ int sync_pick(const struct sync_method_ops *const *list, size_t n, const struct 
 	return 0;
 }
 
+/* Looks a method up by name; see sync.h. */
+bool sync_method_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(methods[i]->name, name))
+			return true;
+	return false;
+}
+
 /* Opens the best usable method; see sync.h. */
 int sync_method_open(const struct sync_target *t, const struct round_opts *o,
 		     struct sync_method **out, char *err, size_t errlen)

@@ -162,6 +162,10 @@ uint32_t sync_method_changes(const struct sync_method *m);
  * time daemons' state on both sides), or "". */
 const char *sync_method_detail(const struct sync_method *m);
 
+/* Returns true if @name is one of the methods (--tsync-method's choices
+ * other than auto). */
+bool sync_method_named(const char *name);
+
 /* Returns the longest wait between two samples of a CPU with which @m's
  * samples stay exact (kvm: a scaled vCPU's, kvm_tsc_max_interval_ns()),
  * INT64_MAX for no limit: a recording's sync interval, adaptive or

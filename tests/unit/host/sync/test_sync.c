@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/cli/recopt.h"
 #include "host/sync/sync.h"
 #include "host/sync/sync_priv.h"
 
@@ -311,6 +312,30 @@ static void test_method_clock(void **state)
 			    "NAME@CID, CID, or --vm after a TCP -A)");
 }
 
+/* --tsync-method's choices (common/cli) are "auto" and exactly the
+ * methods of the table. */
+static void test_method_choices(void **state)
+{
+	const struct sync_method_ops *const table[] = { &sync_kvm_ops, &sync_probes_ops,
+							 &sync_external_ops };
+	size_t n = 0;
+
+	(void)state;
+	assert_string_equal(tsync_method_choices[0], "auto");
+	for (const char *const *c = tsync_method_choices + 1; *c; c++, n++)
+		assert_true(sync_method_named(*c));
+	assert_int_equal(n, sizeof(table) / sizeof(table[0]));
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+
+		for (const char *const *c = tsync_method_choices + 1; *c; c++)
+			found |= !strcmp(*c, table[i]->name);
+		assert_true(found);
+	}
+	assert_false(sync_method_named("auto"));
+	assert_false(sync_method_named("ptp"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_probes_tsync),
 		cmocka_unit_test(test_probes_tcmd),
 		cmocka_unit_test(test_probes_failed),
+		cmocka_unit_test(test_method_choices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
