@@ -47,6 +47,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -170,23 +171,31 @@ static void print_probe(struct trace_seq *s, const struct raw_view *v)
 }
 
 /*
- * Prints the NUL-padded peer name at @off (TSYNC_REC_PEER_MAX bytes, maybe
- * without a NUL): printable non-space ASCII as is, anything else as '?',
+ * Prints the NUL-padded text at @off (@size bytes, maybe without a NUL):
+ * printable ASCII as is (a space only if @spaces), anything else as '?',
  * "-" if empty.
  */
-static void print_peer(struct trace_seq *s, const struct raw_view *v,
-		       size_t off)
+static void print_text(struct trace_seq *s, const struct raw_view *v, size_t off, size_t size,
+		       bool spaces)
 {
-	char name[TSYNC_REC_PEER_MAX + 1];
+	char text[TSYNC_REC_TEXT_MAX + 1];
 	size_t i;
 
-	for (i = 0; i < TSYNC_REC_PEER_MAX && v->p[off + i]; i++) {
+	if (size > TSYNC_REC_TEXT_MAX)
+		size = TSYNC_REC_TEXT_MAX;
+	for (i = 0; i < size && v->p[off + i]; i++) {
 		unsigned char c = v->p[off + i];
 
-		name[i] = (c > 0x20 && c < 0x7f) ? (char)c : '?';
+		text[i] = ((c > 0x20 || (spaces && c == 0x20)) && c < 0x7f) ? (char)c : '?';
 	}
-	name[i] = '\0';
-	trace_seq_puts(s, i ? name : "-");
+	text[i] = '\0';
+	trace_seq_puts(s, i ? text : "-");
+}
+
+/* Prints the NUL-padded peer name at @off (TSYNC_REC_PEER_MAX bytes). */
+static void print_peer(struct trace_seq *s, const struct raw_view *v, size_t off)
+{
+	print_text(s, v, off, TSYNC_REC_PEER_MAX, false);
 }
 
 /* Prints a round record (already validated, @v->len >= its size). */
@@ -211,6 +220,39 @@ static void print_round(struct trace_seq *s, const struct raw_view *v)
 			 offset, err, delay, used, sent);
 }
 
+/* Prints a clock record (already validated, @v->len >= its size). */
+static void print_clock(struct trace_seq *s, const struct raw_view *v)
+{
+	unsigned long long bound;
+	unsigned int synced, stratum;
+	long long offset;
+	int status;
+
+	synced = view_num(v, offsetof(struct tsync_rec_clock, synced), 1);
+	stratum = view_num(v, offsetof(struct tsync_rec_clock, stratum), 2);
+	status = (int)(uint32_t)view_num(v, offsetof(struct tsync_rec_clock, status), 4);
+	offset = (long long)view_num(v, offsetof(struct tsync_rec_clock, offset_ns), 8);
+	bound = view_num(v, offsetof(struct tsync_rec_clock, bound_ns), 8);
+
+	trace_seq_puts(s, "tsync clock peer ");
+	print_peer(s, v, offsetof(struct tsync_rec_clock, peer));
+	trace_seq_putc(s, ' ');
+	print_text(s, v, offsetof(struct tsync_rec_clock, daemon), TSYNC_REC_DAEMON_MAX, false);
+	trace_seq_printf(s, " %s", synced ? "synchronized" : "not synchronized");
+	if (status)
+		trace_seq_printf(s, " (not read: error %d)", -status);
+	trace_seq_printf(s, " offset %lld ns bound ", offset);
+	if (bound == TSYNC_REC_BOUND_UNKNOWN)
+		trace_seq_puts(s, "unknown");
+	else
+		trace_seq_printf(s, "%llu ns", bound);
+	trace_seq_printf(s, " stratum %u master ", stratum);
+	print_text(s, v, offsetof(struct tsync_rec_clock, master), TSYNC_REC_TEXT_MAX, false);
+	trace_seq_puts(s, " (");
+	print_text(s, v, offsetof(struct tsync_rec_clock, detail), TSYNC_REC_TEXT_MAX, true);
+	trace_seq_putc(s, ')');
+}
+
 /*
  * Prints the record in @v in words if it is one of tsync's. Returns 0 if it
  * printed, -1 (having printed nothing) if the record is not tsync's.
@@ -231,6 +273,8 @@ static int print_tsync(struct trace_seq *s, const struct raw_view *v)
 		want = sizeof(struct tsync_rec_probe);
 	else if (type == TSYNC_REC_ROUND)
 		want = sizeof(struct tsync_rec_round);
+	else if (type == TSYNC_REC_CLOCK)
+		want = sizeof(struct tsync_rec_clock);
 	else
 		return -1;
 	/* The ring buffer pads events to 4 bytes: the event may be longer. */
@@ -240,8 +284,10 @@ static int print_tsync(struct trace_seq *s, const struct raw_view *v)
 
 	if (type == TSYNC_REC_PROBE)
 		print_probe(s, v);
-	else
+	else if (type == TSYNC_REC_ROUND)
 		print_round(s, v);
+	else
+		print_clock(s, v);
 	return 0;
 }
 

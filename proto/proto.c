@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/tsync_record.h"
 
 struct msg_desc {
 	const char *name;
@@ -186,6 +187,32 @@ const char *tsync_clock_source_name(unsigned int source)
 	if (source < sizeof(names) / sizeof(names[0]))
 		return names[source];
 	return "unknown";
+}
+
+/* Copies string @src into the NUL-padded field @dst of @size bytes,
+ * cut to fit; the field is not terminated when @src fills it. */
+static void pad_copy(char *dst, size_t size, const char *src)
+{
+	memset(dst, 0, size);
+	memcpy(dst, src, strnlen(src, size));
+}
+
+/* Fills a clock record from a daemon's state; see proto.h. */
+void tsync_rec_clock_init(struct tsync_rec_clock *rec, const struct tsync_clock_state *st,
+			  const char *peer)
+{
+	memset(rec, 0, sizeof(*rec));
+	tsync_rec_hdr_init(&rec->hdr, TSYNC_REC_CLOCK, sizeof(*rec));
+	rec->synced = st->synced ? 1 : 0;
+	rec->stratum = st->stratum;
+	rec->status = st->status;
+	rec->offset_ns = st->offset_ns;
+	rec->bound_ns = st->bound_ns == TSYNC_CLOCK_BOUND_UNKNOWN ? TSYNC_REC_BOUND_UNKNOWN :
+		       st->bound_ns;
+	pad_copy(rec->daemon, sizeof(rec->daemon), tsync_clock_source_name(st->source));
+	pad_copy(rec->peer, sizeof(rec->peer), peer);
+	pad_copy(rec->master, sizeof(rec->master), st->master);
+	pad_copy(rec->detail, sizeof(rec->detail), st->detail);
 }
 
 /* Zeroes @m and sets its type. */

@@ -462,6 +462,12 @@ struct tsync_clock_state {
 /* Returns the name of a CLOCK_STATE source ("ptp4l"), or "unknown". */
 const char *tsync_clock_source_name(unsigned int source);
 
+struct tsync_rec_clock;		/* proto/tsync_record.h */
+/* Fills clock record @rec (proto/tsync_record.h) from @st, a time
+ * daemon's state, read for a round with @peer; texts cut to fit. */
+void tsync_rec_clock_init(struct tsync_rec_clock *rec, const struct tsync_clock_state *st,
+			  const char *peer);
+
 struct tsync_msg {
 	uint8_t type;			/* enum tsync_msg_type */
 	uint8_t version;		/* header version; 0 encodes as MIN */

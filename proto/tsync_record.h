@@ -13,6 +13,11 @@
  *   round record   one per sync round per CPU, written into the recorded
  *                  instances so users see in their timeline where and how
  *                  well the clocks were aligned.
+ *   clock record   the writer's own time daemon as it was read for a
+ *                  round of the external method (ptp4l or chrony: is it
+ *                  synchronized, its offset and bound), so that each file
+ *                  says what its clock's discipline was while it was
+ *                  recorded.
  *
  * Records are recognized by id == TSYNC_RAW_ID *and* magic == TSYNC_REC_MAGIC
  * *and* a known version and type with the exact expected length; anything
@@ -30,6 +35,7 @@
 enum tsync_rec_type {
 	TSYNC_REC_PROBE = 1,
 	TSYNC_REC_ROUND = 2,
+	TSYNC_REC_CLOCK = 3,
 };
 
 /* Directions of a probe timestamp (t1..t4 of the sync round). */
@@ -70,6 +76,25 @@ struct tsync_rec_round {
 	uint32_t sent;		/* probes sent */
 	char peer[TSYNC_REC_PEER_MAX];	/* the other side's name, NUL-padded */
 } __attribute__((packed));
+
+#define TSYNC_REC_DAEMON_MAX 8
+#define TSYNC_REC_TEXT_MAX 64
+/* CLOCK's bound_ns when the daemon reports none. */
+#define TSYNC_REC_BOUND_UNKNOWN UINT64_MAX
+
+struct tsync_rec_clock {
+	struct tsync_rec_hdr hdr;
+	uint8_t synced;		/* 1: the daemon says it is synchronized */
+	uint8_t pad;
+	uint16_t stratum;	/* chrony: stratum; ptp4l: steps removed */
+	int32_t status;		/* 0, or -errno why the daemon was not read */
+	int64_t offset_ns;	/* the daemon's last offset from its reference */
+	uint64_t bound_ns;	/* its bound, or TSYNC_REC_BOUND_UNKNOWN */
+	char daemon[TSYNC_REC_DAEMON_MAX];	/* "ptp4l", "chrony", "none" */
+	char peer[TSYNC_REC_PEER_MAX];		/* the round's other side */
+	char master[TSYNC_REC_TEXT_MAX];	/* grandmaster / reference */
+	char detail[TSYNC_REC_TEXT_MAX];	/* port state / leap status */
+} __attribute__((packed));	/* every text NUL-padded, maybe unterminated */
 
 /* Fills @h for a tsync record of @type that is @len bytes long. */
 static inline void tsync_rec_hdr_init(struct tsync_rec_hdr *h,

@@ -199,6 +199,7 @@ static int on_clock_req(struct agent_session *s, const struct tsync_clock_req *r
 			     c->clock_timeout_ms);
 	tsync_msg_init(&m, TSYNC_MSG_CLOCK_STATE);
 	agent_clock_state(&cc, req->clock, &m.clock_state);
+	agent_record_clock(s, &m.clock_state);
 	log_info("%s: clock %s: %s %s, offset %lld ns, bound %lld ns: %s", s->peer->name,
 		 req->clock, tsync_clock_source_name(m.clock_state.source),
 		 m.clock_state.synced ? "synchronized" : "not synchronized",

@@ -286,6 +286,26 @@ int agent_record_round(struct agent_session *s, const struct tsync_sync_result *
 	return 0;
 }
 
+/* Writes a clock record into the recorded instance; see trace.h. */
+void agent_record_clock(struct agent_session *s, const struct tsync_clock_state *st)
+{
+	struct agent_rec *r = rec_of(s);
+	struct tsync_rec_clock rec;
+	ssize_t n;
+	int fd;
+
+	if (!r || !agent_rec_active(r))
+		return;
+	fd = agent_rec_marker(r);
+	if (fd < 0)
+		return;
+	tsync_rec_clock_init(&rec, st, s->host_name);
+	n = write(fd, &rec, sizeof(rec));
+	if (n != (ssize_t)sizeof(rec))
+		log_warn("%s: clock record not written to %s: %s", s->peer->name,
+			 agent_rec_name(r), n < 0 ? strerror(errno) : "short write");
+}
+
 /* Stops the streams and removes the instance; see trace.h. */
 void agent_trace_destroy(struct agent_session *s)
 {

@@ -11,6 +11,8 @@
  *                   TRACE_STARTED {ncpus}.
  *   SYNC_RESULT  -> agent_record_round(): a struct tsync_rec_round goes into
  *                   the instance's trace_marker_raw while it records.
+ *   CLOCK_REQ    -> agent_record_clock(): likewise a struct tsync_rec_clock,
+ *                   the time daemon's state as the answer says it.
  *   TRACE_STOP   -> agent_trace_stop(): tracing off, every stream flushes
  *                   its last pages and ends with EOF on its socket, then
  *                   TRACE_STOPPED {per CPU: bytes sent, entries recorded
@@ -48,6 +50,9 @@ int agent_trace_stop(struct agent_session *s);
 int agent_trace_send_meta(struct agent_session *s);
 /* Writes the round record of @r into the recorded instance (if any). */
 int agent_record_round(struct agent_session *s, const struct tsync_sync_result *r);
+/* Writes the clock record of @st (the answer to a CLOCK_REQ) into the
+ * recorded instance, if one records; a failed write is logged. */
+void agent_record_clock(struct agent_session *s, const struct tsync_clock_state *st);
 /*
  * Stops the streams (waiting for their final flush) and removes the
  * recorded instance. The recording stays allocated for data connections

@@ -115,6 +115,20 @@ static void write_round_record(const struct guest *g, const struct sync_result *
 		log_debug("round record: %s", strerror(errno));
 }
 
+/* Writes the host's time daemon state that @r was taken with (the
+ * external method) into the host's recorded instance, so the host file
+ * says what its clock's discipline was. */
+static void write_clock_record(const struct guest *g, const struct sync_result *r)
+{
+	struct tsync_rec_clock rec;
+
+	if (g->host_marker_fd < 0 || !r->has_host_clock)
+		return;
+	tsync_rec_clock_init(&rec, &r->host_clock, g->name);
+	if (write(g->host_marker_fd, &rec, sizeof(rec)) != sizeof(rec))
+		log_debug("clock record: %s", strerror(errno));
+}
+
 /* Appends the TIME_SHIFT sample of @r to @g's samples of its CPU. Returns
  * 0, or -ENOMEM, said: the file then lacks that sample, not the others. */
 static int samples_push(struct guest *g, const struct sync_result *r)
@@ -165,6 +179,7 @@ static void add_sample(struct guest *g, const struct sync_result *r)
 	bool bounded = r->error_ns >= 0;
 	int64_t bound = bounded ? r->error_ns : 0;
 
+	write_clock_record(g, r);	/* synchronized or not: what it was */
 	if (r->status) {
 		gs->failed++;
 		return;

@@ -183,6 +183,10 @@ static int external_sample(void *state, uint32_t cpu, const struct round_opts *o
 	int ret;
 
 	ret = read_both(x, o, res->error, sizeof(res->error));
+	if (x->host.source != TSYNC_CLOCK_SRC_NONE) {
+		res->has_host_clock = true;
+		res->host_clock = x->host;
+	}
 	if (ret == -EAGAIN || ret == -EOPNOTSUPP || ret == -ENODEV) {
 		res->status = ret;
 		return 0;

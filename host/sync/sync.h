@@ -98,6 +98,10 @@ struct sync_result {
 	bool cut;
 	int64_t cut_guest_ts;
 	int64_t cut_offset_ns;
+	/* The host's time daemon as this sample read it (external), for the
+	 * host file's clock record; has_host_clock false: not read. */
+	bool has_host_clock;
+	struct tsync_clock_state host_clock;
 };
 
 /* What a method says of itself for `sync`'s header and JSON; NULL or 0

@@ -147,6 +147,35 @@ err=$(grep -o '"error_ns": [0-9]*' <<<"$out" | awk '{print $2}' | head -1)
 [ -n "$off" ] && [ "${off#-}" -le "$err" ] || fail "offset $off not within its bound $err: $out"
 pass "auto with chrony on both sides: external, offset $off ns within its bound $err ns"
 
+# record with chrony on both sides: external, and each file holds its
+# own machine's daemon state, as chronyc prints it, in clock records
+# printed by the plugin; the host's daemon named by record's options
+R=$E2E_TMP/rec
+mkdir "$R"
+out=$(ip netns exec "$NA" timeout 120 "$HOST" record -C tai -o "$R/t.dat" \
+	--chrony-socket "$C/chronyd.sock" --ptp4l-socket "$E2E_TMP/none" -e sched:sched_switch \
+	-A "$EP_C@g" -e sched:sched_switch -- sleep 0.5 2>&1) || fail "record -C tai with chrony: $out"
+grep -q 'method external' <<<"$out" || fail "record did not take external: $out"
+grep -q 'clocks: guest: chrony synchronized' <<<"$out" || fail "no daemon state in the summary: $out"
+want="chrony synchronized offset $want_off ns bound [0-9]+ ns stratum $stratum master [^ ]+ \\($leap\\)"
+for f in t.dat:g t-g.dat:host; do	# the peer: the round's other side
+	file=${f%%:*} peer=${f#*:}
+	recs=$(env TRACEEVENT_PLUGIN_DIR=$B "${SAN_ENV[@]}" trace-cmd report -i "$R/$file" 2>/dev/null |
+		report_parse | awk -F'\t' '$6 == "raw_data"' | cut -f7- | grep '^tsync clock')
+	[ -n "$recs" ] || fail "$file: no clock record in words"
+	bad=$(grep -vE "^tsync clock peer $peer $want\$" <<<"$recs" | head -1)
+	[ -z "$bad" ] || fail "$file: clock record not as chronyc prints it ($want): $bad"
+	pass "$file: $(wc -l <<<"$recs") clock record(s): $(head -1 <<<"$recs")"
+done
+# without the external method there are none
+out=$(ip netns exec "$NA" timeout 120 "$HOST" record -C tai -o "$R/p.dat" --tsync-method probes \
+	--chrony-socket "$C/chronyd.sock" -e sched:sched_switch \
+	-A "$EP_C@g" -e sched:sched_switch -- sleep 0.2 2>&1) || fail "record --tsync-method probes: $out"
+n=$(env TRACEEVENT_PLUGIN_DIR=$B "${SAN_ENV[@]}" trace-cmd report -i "$R/p.dat" 2>/dev/null |
+	report_parse | report_count raw_data '^tsync clock')
+[ "$n" = 0 ] || fail "clock records with --tsync-method probes: $n"
+pass "no clock record with the probes"
+
 # the agreement check: the probes see the time namespace's 5 s
 start_agent chrns ip netns exec "$NA" "$B/helpers/timens_exec" 5000000000 0 -- \
 	--chrony-socket "$C/chronyd.sock" --ptp4l-socket "$E2E_TMP/none"

@@ -266,6 +266,30 @@ static void put_round(const struct th *h, unsigned char *p, uint32_t round,
 	memcpy(p + offsetof(struct tsync_rec_round, peer), peer, peer_len);
 }
 
+/* Writes a valid clock record at @p (sizeof(struct tsync_rec_clock)):
+ * texts as given (NUL-padded; a full-length one unterminated). */
+static void put_clock(const struct th *h, unsigned char *p, const char *peer, const char *daemon,
+		      uint8_t synced, int32_t status, int64_t off, uint64_t bound,
+		      uint16_t stratum, const char *master, const char *detail)
+{
+	memset(p, 0, sizeof(struct tsync_rec_clock));
+	put_hdr(h, p, TSYNC_REC_MAGIC, TSYNC_REC_VERSION, TSYNC_REC_CLOCK,
+		sizeof(struct tsync_rec_clock));
+	put(h, p + offsetof(struct tsync_rec_clock, synced), synced, 1);
+	put(h, p + offsetof(struct tsync_rec_clock, stratum), stratum, 2);
+	put(h, p + offsetof(struct tsync_rec_clock, status), (uint32_t)status, 4);
+	put(h, p + offsetof(struct tsync_rec_clock, offset_ns), (uint64_t)off, 8);
+	put(h, p + offsetof(struct tsync_rec_clock, bound_ns), bound, 8);
+	memcpy(p + offsetof(struct tsync_rec_clock, peer), peer,
+	       strnlen(peer, TSYNC_REC_PEER_MAX));
+	memcpy(p + offsetof(struct tsync_rec_clock, daemon), daemon,
+	       strnlen(daemon, TSYNC_REC_DAEMON_MAX));
+	memcpy(p + offsetof(struct tsync_rec_clock, master), master,
+	       strnlen(master, TSYNC_REC_TEXT_MAX));
+	memcpy(p + offsetof(struct tsync_rec_clock, detail), detail,
+	       strnlen(detail, TSYNC_REC_TEXT_MAX));
+}
+
 /* Writes a valid probe record at @p (sizeof(struct tsync_rec_probe)). */
 static void put_probe(const struct th *h, unsigned char *p, uint32_t round,
 		      uint32_t seq, uint32_t cpu, uint8_t dir)
@@ -313,6 +337,44 @@ static void test_round(void **state)
 		th_open(&h, H_TSYNC | orders[i]);
 		put_round(&h, r, 12, 1, "g", 1, -12345678901LL, 180, 5200, 33, 339);
 		expect(&h, r, sizeof(r), round_text);
+		th_close(&h);
+	}
+}
+
+/* A clock record prints in words on both byte orders: the daemon's
+ * state, an unknown bound, a read that failed, texts with spaces (kept in
+ * the detail), control bytes as '?', a 64-byte master with no NUL; one
+ * byte short it is someone else's record. */
+static void test_clock(void **state)
+{
+	unsigned char c[sizeof(struct tsync_rec_clock) + 4];
+	const int ends[] = { 0, H_BE };
+	char master[TSYNC_REC_TEXT_MAX + 1], want[256];
+	struct th h;
+	char *got;
+
+	(void)state;
+	memset(master, 'm', TSYNC_REC_TEXT_MAX);
+	master[TSYNC_REC_TEXT_MAX] = '\0';
+	for (size_t i = 0; i < 2; i++) {
+		th_open(&h, H_TSYNC | ends[i]);
+		put_clock(&h, c, "g1", "ptp4l", 1, 0, -42, 1250, 1, "001122.fffe.334455",
+			  "slave, port 1 SLAVE");
+		expect(&h, c, sizeof(struct tsync_rec_clock),
+		       "tsync clock peer g1 ptp4l synchronized offset -42 ns bound 1250 ns "
+		       "stratum 1 master 001122.fffe.334455 (slave, port 1 SLAVE)");
+		put_clock(&h, c, "host", "chrony", 0, -110, 0, TSYNC_REC_BOUND_UNKNOWN, 0,
+			  "", "Not\tsynchronised");
+		expect(&h, c, sizeof(struct tsync_rec_clock),
+		       "tsync clock peer host chrony not synchronized (not read: error 110) "
+		       "offset 0 ns bound unknown stratum 0 master - (Not?synchronised)");
+		put_clock(&h, c, "h", "chrony", 1, 0, 7, 9, 3, master, "Normal");
+		snprintf(want, sizeof(want), "tsync clock peer h chrony synchronized offset 7 ns "
+			 "bound 9 ns stratum 3 master %s (Normal)", master);
+		expect(&h, c, sizeof(c), want);		/* padded by the ring buffer */
+		got = fmt_raw(&h, c, sizeof(struct tsync_rec_clock) - 1);
+		assert_null(strstr(got, "tsync clock"));
+		free(got);
 		th_close(&h);
 	}
 }
@@ -761,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_round),
 		cmocka_unit_test(test_round_padding_and_limits),
 		cmocka_unit_test(test_round_bigendian),
+		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_peer_names),
 		cmocka_unit_test(test_probes),
 		cmocka_unit_test(test_option_before_load),

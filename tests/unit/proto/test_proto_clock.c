@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "proto/proto.h"
+#include "proto/tsync_record.h"
 #include "tests/unit/proto_samples.h"
 
 /* Encodes sample @type into @buf (@cap bytes); returns the length. */
@@ -101,11 +102,54 @@ static void test_clock_state_rejects(void **state)
 	assert_string_equal(tsync_clock_source_name(9), "unknown");
 }
 
+/* A daemon's state becomes a clock record (proto/tsync_record.h): the
+ * header, every number, the daemon's name, texts cut to the record's
+ * 64 bytes (unterminated when full) and NUL-padded, an unknown bound kept
+ * unknown. */
+static void test_rec_clock(void **state)
+{
+	struct tsync_clock_state st = { .source = TSYNC_CLOCK_SRC_CHRONY, .synced = 1,
+					.stratum = 10, .status = 0, .offset_ns = -1234,
+					.bound_ns = 5678 };
+	struct tsync_rec_clock r;
+
+	(void)state;
+	memset(st.master, 'M', sizeof(st.master) - 1);
+	strcpy(st.detail, "Normal");
+	tsync_rec_clock_init(&r, &st, "guest1");
+	assert_int_equal(r.hdr.id, TSYNC_RAW_ID);
+	assert_int_equal(r.hdr.magic, TSYNC_REC_MAGIC);
+	assert_int_equal(r.hdr.version, TSYNC_REC_VERSION);
+	assert_int_equal(r.hdr.type, TSYNC_REC_CLOCK);
+	assert_int_equal(r.hdr.len, sizeof(r));
+	assert_int_equal(sizeof(r), 12 + 24 + 8 + 32 + 64 + 64);
+	assert_int_equal(r.synced, 1);
+	assert_int_equal(r.stratum, 10);
+	assert_int_equal(r.offset_ns, -1234);
+	assert_int_equal(r.bound_ns, 5678);
+	assert_memory_equal(r.daemon, "chrony\0\0", 8);
+	assert_memory_equal(r.peer, "guest1\0\0", 8);
+	for (size_t i = 0; i < sizeof(r.master); i++)
+		assert_int_equal(r.master[i], 'M');
+	assert_memory_equal(r.detail, "Normal\0\0", 8);
+	assert_int_equal(r.detail[sizeof(r.detail) - 1], 0);
+
+	st = (struct tsync_clock_state){ .source = TSYNC_CLOCK_SRC_NONE, .status = -ENOENT,
+					 .bound_ns = TSYNC_CLOCK_BOUND_UNKNOWN };
+	tsync_rec_clock_init(&r, &st, "");
+	assert_int_equal(r.bound_ns, TSYNC_REC_BOUND_UNKNOWN);
+	assert_int_equal(r.status, -ENOENT);
+	assert_int_equal(r.synced, 0);
+	assert_memory_equal(r.daemon, "none\0\0\0\0", 8);
+	assert_int_equal(r.peer[0], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock_state_bytes),
 		cmocka_unit_test(test_clock_state_rejects),
+		cmocka_unit_test(test_rec_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
