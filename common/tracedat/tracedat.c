@@ -218,13 +218,15 @@ int tracedat_write_meta(int out_fd, const struct tracedat_meta *meta,
 	return ret ? ret : fin;
 }
 
-int tracedat_write_file(const char *path, const struct tracedat_meta *meta,
+int tracedat_stage_file(const char *path, const struct tracedat_meta *meta,
 			const struct tracedat_opts *opts,
-			const struct tracedat_cpu_data *cpus, int ncpus)
+			const struct tracedat_cpu_data *cpus, int ncpus,
+			struct tracedat_staged *st)
 {
 	char *tmp = NULL;
 	int fd, ret;
 
+	*st = (struct tracedat_staged){ 0 };
 	if (!path || !*path)
 		return -EINVAL;
 	if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
@@ -244,12 +246,62 @@ int tracedat_write_file(const char *path, const struct tracedat_meta *meta,
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
+	if (!ret) {
+		st->path = strdup(path);
+		if (!st->path)
+			ret = -ENOMEM;
+	}
 	if (ret) {
 		log_err("tracedat: writing %s failed: %s", path, strerror(-ret));
 		unlink(tmp);
+		free(tmp);
+		return ret;
 	}
-	free(tmp);
+	st->tmp = tmp;
+	return 0;
+}
+
+/* Frees @st's names. */
+static void staged_free(struct tracedat_staged *st)
+{
+	free(st->path);
+	free(st->tmp);
+	*st = (struct tracedat_staged){ 0 };
+}
+
+int tracedat_commit_file(struct tracedat_staged *st, const char *suffix)
+{
+	char *to = NULL;
+	int ret = 0;
+
+	if (!st->tmp)
+		return 0;
+	if (asprintf(&to, "%s%s", st->path, suffix ? suffix : "") < 0) {
+		ret = -ENOMEM;
+	} else if (rename(st->tmp, to)) {
+		ret = -errno;
+		log_err("tracedat: cannot rename %s to %s: %s", st->tmp, to, strerror(-ret));
+	}
+	if (ret)
+		unlink(st->tmp);
+	free(to);
+	staged_free(st);
 	return ret;
+}
+
+void tracedat_discard_file(struct tracedat_staged *st)
+{
+	if (st->tmp)
+		unlink(st->tmp);
+	staged_free(st);
+}
+
+int tracedat_write_file(const char *path, const struct tracedat_meta *meta,
+			const struct tracedat_opts *opts,
+			const struct tracedat_cpu_data *cpus, int ncpus)
+{
+	struct tracedat_staged st;
+	int ret = tracedat_stage_file(path, meta, opts, cpus, ncpus, &st);
+
+	return ret ? ret : tracedat_commit_file(&st, NULL);
 }

@@ -199,4 +199,25 @@ int tracedat_write_file(const char *path, const struct tracedat_meta *meta,
 			const struct tracedat_opts *opts,
 			const struct tracedat_cpu_data *cpus, int ncpus);
 
+/*
+ * The same in two steps, for a set of files that replaces the earlier set
+ * whole or not at all: tracedat_stage_file() writes and fsyncs the
+ * temporary file and keeps its name in @st (on error it is removed, @st
+ * left empty); then each staged file is either renamed to its path with
+ * @suffix appended (NULL: the path itself) by tracedat_commit_file(), or
+ * removed by tracedat_discard_file(). Both free @st, and do nothing for
+ * an empty one.
+ */
+struct tracedat_staged {
+	char *path;		/* the final name */
+	char *tmp;		/* the temporary file, or NULL: none staged */
+};
+
+int tracedat_stage_file(const char *path, const struct tracedat_meta *meta,
+			const struct tracedat_opts *opts,
+			const struct tracedat_cpu_data *cpus, int ncpus,
+			struct tracedat_staged *st);
+int tracedat_commit_file(struct tracedat_staged *st, const char *suffix);
+void tracedat_discard_file(struct tracedat_staged *st);
+
 #endif

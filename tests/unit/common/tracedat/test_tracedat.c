@@ -547,6 +547,73 @@ static void test_partial_page(void **state)
 	free(rb);
 }
 
+/* Returns the number of entries of @dir whose name starts with @prefix. */
+static int count_names(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+/* A staged file leaves the earlier one alone until it is committed: over
+ * it, beside it with a suffix, or not at all (discarded). */
+static void test_staged(void **state)
+{
+	struct fx *f = *state;
+	struct tracedat_staged st, st2, none = { 0 };
+	struct readback *rb = calloc(1, sizeof(*rb));
+	char path[128], part[160];
+	struct stat sb;
+	FILE *old;
+
+	snprintf(path, sizeof(path), "%s/staged.dat", f->tmpdir);
+	snprintf(part, sizeof(part), "%s.partial", path);
+	old = fopen(path, "w");
+	assert_non_null(old);
+	fputs("earlier", old);
+	fclose(old);
+	assert_int_equal(tracedat_stage_file(path, &f->meta, NULL, f->cpus, f->ncpus, &st), 0);
+	assert_non_null(st.tmp);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_size, 7);		/* still the earlier one */
+	assert_int_equal(count_names(f->tmpdir, "staged.dat.tmp-"), 1);
+	/* beside it: the earlier file stays */
+	assert_int_equal(tracedat_commit_file(&st, ".partial"), 0);
+	assert_null(st.tmp);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_size, 7);
+	tracecmd_close(read_back(part, rb));
+	check_events(f, rb, NULL, NULL);
+	/* discarded: nothing left */
+	assert_int_equal(tracedat_stage_file(path, &f->meta, NULL, f->cpus, f->ncpus, &st2), 0);
+	tracedat_discard_file(&st2);
+	assert_int_equal(count_names(f->tmpdir, "staged.dat.tmp-"), 0);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_size, 7);
+	/* over it */
+	assert_int_equal(tracedat_stage_file(path, &f->meta, NULL, f->cpus, f->ncpus, &st), 0);
+	assert_int_equal(tracedat_commit_file(&st, NULL), 0);
+	tracecmd_close(read_back(path, rb));
+	check_events(f, rb, NULL, NULL);
+	assert_int_equal(count_names(f->tmpdir, "staged.dat.tmp-"), 0);
+	/* an empty one: nothing to do */
+	assert_int_equal(tracedat_commit_file(&none, NULL), 0);
+	tracedat_discard_file(&none);
+	/* a directory that is not there: nothing staged */
+	snprintf(path, sizeof(path), "%s/no/such.dat", f->tmpdir);
+	assert_int_equal(tracedat_stage_file(path, &f->meta, NULL, f->cpus, f->ncpus, &st),
+			 -ENOENT);
+	assert_null(st.tmp);
+	unlink(part);
+	free(rb);
+}
+
 struct ts_case {
 	uint32_t flags;
 	struct tracedat_ts_cpu cpu[2];	/* samples sorted by time */
@@ -1261,6 +1328,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_staged),
 		cmocka_unit_test(test_ts_offset),
 		cmocka_unit_test(test_fd_sources),
 		cmocka_unit_test(test_partial_page),
