@@ -4,8 +4,10 @@
  * names them: the host's file is -o FILE (default trace.dat); each
  * guest's is FILE with "-NAME" put before its extension (-o run.dat -A g
  * gives run-g.dat; the default gives trace-NAME.dat). An existing file is
- * overwritten, as trace-cmd does, but atomically (common/tracedat/tracedat.h), so
- * an interrupted run leaves the previous file whole.
+ * overwritten, as trace-cmd does, but atomically and with the run's other
+ * files or not at all (common/tracedat/tracedat.h, staged files; record's
+ * rec_write_files()), so an interrupted or failed run leaves the previous
+ * files whole.
  */
 #ifndef TSYNC_HOST_OUTFILE_H
 #define TSYNC_HOST_OUTFILE_H

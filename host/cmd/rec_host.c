@@ -167,7 +167,7 @@ void host_free(struct host_rec *h)
 
 /* Writes the host's trace.dat; prints the host summary. */
 int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
-		      struct rec_phases *ph, char *err, size_t errlen)
+	       struct rec_phases *ph, struct tracedat_staged *out, char *err, size_t errlen)
 {
 	struct tracedat_guest guests[MAX_GUESTS];
 	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
@@ -229,7 +229,7 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 	}
 	opts.cpustat = (const char *const *)cpustat;
 	opts.ncpustat = h->ncpus;
-	ret = tracedat_write_file(cfg->opt.output, tracemeta_meta(tm), &opts, cpus, h->ncpus);
+	ret = tracedat_stage_file(cfg->opt.output, tracemeta_meta(tm), &opts, cpus, h->ncpus, out);
 	if (ret)
 		snprintf(err, errlen, "writing %s: %s", cfg->opt.output, strerror(-ret));
 out:

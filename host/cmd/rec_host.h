@@ -40,9 +40,11 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 void host_stop(struct host_rec *h);
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h);
-/* Writes the host's trace.dat; prints the host summary. Returns 0 or
- * -errno (said why in @err). */
+/* Writes the host's trace.dat under a temporary name, staged in @out
+ * (common/tracedat/tracedat.h: the caller renames or discards it with
+ * the run's other files); prints the host summary. Returns 0 or -errno
+ * (said why in @err). */
 int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
-	       struct rec_phases *ph, char *err, size_t errlen);
+	       struct rec_phases *ph, struct tracedat_staged *out, char *err, size_t errlen);
 
 #endif

@@ -353,6 +353,7 @@ struct guest_files {
 	pthread_t thr;
 	int rets[MAX_GUESTS];	/* 0, -ENAMETOOLONG (no path) or the error */
 	char path[MAX_GUESTS][PATH_MAX + 64];
+	struct tracedat_staged staged[MAX_GUESTS];
 };
 
 /* Writes guest @i's file (a job of host_par_run()); 0 or -errno. */
@@ -365,7 +366,7 @@ static int guest_file_job(void *ctx, int i)
 			       sizeof(gf->path[i])))
 		return -ENAMETOOLONG;
 	return guest_write_file(&r->cfg.guests[i], gf->path[i], r->trace_id,
-				&r->cfg.run_opts) ? -EIO : 0;
+				&r->cfg.run_opts, &gf->staged[i]);
 }
 
 /* The guests' files at once, in a thread of their own. */
@@ -377,13 +378,56 @@ static void *guest_files_main(void *arg)
 	return NULL;
 }
 
-/* Writes the host's file and, at the same time, each guest's; then says
- * what was written, the host first. Returns the number of failures. */
+/* Where a run's files go when one of them could not be written. */
+#define PARTIAL_SUFFIX ".partial"
+
+/*
+ * Renames the staged files over the earlier ones, or, when @whole is
+ * false (a file of the run could not be written), beside them with
+ * PARTIAL_SUFFIX: the earlier set stays as it was, never half replaced
+ * (a new host file beside an old guest's would not belong together).
+ * Says each file written. Returns the number of failures.
+ */
+static int rec_commit_files(struct recorder *r, struct tracedat_staged *host,
+			    struct guest_files *gf, bool whole)
+{
+	const char *suffix = whole ? NULL : PARTIAL_SUFFIX;
+	int failed = 0;
+
+	if (!whole)
+		fprintf(stderr, "tsync-host record: not every file of the run could be written: "
+			"the earlier files are left as they were; what was written gets the "
+			"suffix %s\n", PARTIAL_SUFFIX);
+	if (host->tmp) {
+		if (tracedat_commit_file(host, suffix))
+			failed++;
+		else
+			printf("  wrote %s%s\n", r->cfg.opt.output, suffix ? suffix : "");
+	}
+	for (int i = 0; i < r->cfg.nguests; i++) {
+		if (!gf->staged[i].tmp)
+			continue;
+		if (tracedat_commit_file(&gf->staged[i], suffix))
+			failed++;
+		else
+			printf("  wrote %s%s\n", gf->path[i], suffix ? suffix : "");
+	}
+	return failed;
+}
+
+/*
+ * Writes the host's file and, at the same time, each guest's, all under
+ * temporary names; then says what was written, the host first, and
+ * renames the set (rec_commit_files()). A guest with no file to write
+ * (no metadata: its agent failed) does not stop the others; a file the
+ * disk or the file system refused does. Returns the number of failures.
+ */
 static int rec_write_files(struct recorder *r)
 {
 	struct rec_cfg *cfg = &r->cfg;
 	struct guest_files *gf = calloc(1, sizeof(*gf));
-	bool threaded;
+	struct tracedat_staged host = { 0 };
+	bool threaded, whole = true;
 	char err[512];
 	int failed = 0;
 
@@ -391,11 +435,10 @@ static int rec_write_files(struct recorder *r)
 		return 1;
 	gf->r = r;
 	threaded = cfg->nguests && !pthread_create(&gf->thr, NULL, guest_files_main, gf);
-	if (host_write(&r->h, cfg, r->trace_id, &r->ph, err, sizeof(err))) {
+	if (host_write(&r->h, cfg, r->trace_id, &r->ph, &host, err, sizeof(err))) {
 		fprintf(stderr, "tsync-host record: %s\n", err);
 		failed++;
-	} else {
-		printf("  wrote %s\n", cfg->opt.output);
+		whole = false;
 	}
 	rec_phase_mark(&r->ph, REC_PH_HOST_FILE);
 	if (threaded)
@@ -416,10 +459,10 @@ static int rec_write_files(struct recorder *r)
 		} else if (gf->rets[i]) {
 			fprintf(stderr, "tsync-host record: guest %s: %s\n", g->name, g->error);
 			failed++;
-		} else {
-			printf("  wrote %s\n", gf->path[i]);
+			whole &= gf->rets[i] == -ENODATA;
 		}
 	}
+	failed += rec_commit_files(r, &host, gf, whole);
 	free(gf);
 	return failed;
 }

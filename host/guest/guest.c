@@ -431,7 +431,7 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 
 /* Writes the guest's trace.dat; see guest.h. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
-		     const struct tracedat_opts *run)
+		     const struct tracedat_opts *run, struct tracedat_staged *out)
 {
 	struct tracedat_cpu_data *cpus = calloc(g->ncpus, sizeof(*cpus));
 	struct tracedat_ts_cpu *ts = calloc(g->ncpus, sizeof(*ts));
@@ -486,7 +486,7 @@ int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
 	}
 	/* the guest's ring-buffer stats at its stop (an older agent sends none) */
 	opts.ncpustat = tracemeta_cpustat(g->meta, &opts.cpustat);
-	ret = tracedat_write_file(path, tracemeta_meta(g->meta), &opts, cpus, (int)g->ncpus);
+	ret = tracedat_stage_file(path, tracemeta_meta(g->meta), &opts, cpus, (int)g->ncpus, out);
 	if (ret)
 		snprintf(g->error, sizeof(g->error), "writing %s: %s", path, strerror(-ret));
 out:

@@ -119,11 +119,14 @@ void guest_join_sync_thread(struct guest *g);
  * data from the agent, its data over max_bytes or a full disk fail it. */
 int guest_stop_trace(struct guest *g, int timeout_ms);
 /* Writes the guest's file @path with TRACEID, TIME_SHIFT (not when
- * unsynced), CPUSTAT, OFFSET (ts_offset) and the CPU data; @run holds
+ * unsynced), CPUSTAT, OFFSET (ts_offset) and the CPU data, under a
+ * temporary name staged in @out (common/tracedat/tracedat.h); @run holds
  * what every file of the run shares (format, VERSION, TSC2NSEC: not when
- * unsynced, as trace-cmd). Returns 0 or -errno. */
+ * unsynced, as trace-cmd). Returns 0, -ENODATA when the agent sent no
+ * metadata (there is no file to write), -ENOSPC when its data was dropped
+ * for a full disk, or -errno of the write. */
 int guest_write_file(struct guest *g, const char *path, uint64_t host_trace_id,
-		     const struct tracedat_opts *run);
+		     const struct tracedat_opts *run, struct tracedat_staged *out);
 /*
  * Fills @pids[0..@n) with the host thread of each of @g's vCPUs when @g
  * is a local QEMU guest (host/guest/qemu.h): the QEMU with @g's vsock CID, or,

@@ -153,16 +153,27 @@ pass "guest capped at 1 MiB (guest file $size bytes, readable)"
 #    host file with no events when that came before its first page. The
 #    host records only sched_switch so that its own data (all of the
 #    machine's switches) stays well inside the 8 MiB.
+#    The run could not write every file, so the earlier t.dat and t-f.dat
+#    of a previous run stay as they were, byte for byte (they used to be
+#    replaced, the guest's by nothing), and the host's new file is
+#    t.dat.partial; no temporary file is left.
 start_fake full --stream flood --cpus 8
 small=$E2E_TMP/small; mkdir -p "$small"
 mountns_private "$small" bash -c "mount -t tmpfs -o size=64m tsync-test '$small' &&
+	echo earlier-host > '$small/t.dat' && echo earlier-guest > '$small/t-f.dat' &&
 	'$HOST' record -C mono -e sched:sched_switch -o '$small/t.dat' -A '$FAKE_EP@f' --guest-max-mb 0 --duration 2;
-	echo rc=\$?; cp '$small/t.dat' '$out/full.dat' 2>/dev/null; ls -A '$small'" > "$E2E_TMP/hf.log" 2>&1
+	echo rc=\$?; cp '$small/t.dat.partial' '$out/full.dat' 2>/dev/null;
+	echo host=\$(cat '$small/t.dat'); echo guest=\$(cat '$small/t-f.dat'); ls -A '$small'" > "$E2E_TMP/hf.log" 2>&1
 grep -q "^rc=1" "$E2E_TMP/hf.log" || fail "disk filled by a guest: $(tail -5 "$E2E_TMP/hf.log")"
 grep -q "the disk filled up" "$E2E_TMP/hf.log" || fail "disk full: no clear error: $(tail -5 "$E2E_TMP/hf.log")"
+grep -q "^host=earlier-host$" "$E2E_TMP/hf.log" && grep -q "^guest=earlier-guest$" "$E2E_TMP/hf.log" ||
+	fail "the earlier files were replaced by a run that could not write them all: $(tail -8 "$E2E_TMP/hf.log")"
+grep -q "the earlier files are left as they were" "$E2E_TMP/hf.log" ||
+	fail "the run does not say it kept the earlier files: $(tail -5 "$E2E_TMP/hf.log")"
+! grep -q "\.tmp-" "$E2E_TMP/hf.log" || fail "a temporary file was left: $(tail -5 "$E2E_TMP/hf.log")"
 [ -s "$out/full.dat" ] || fail "the host's file was lost to a guest filling the disk: $(tail -5 "$E2E_TMP/hf.log")"
 report_ok "$out/full.dat" || fail "host file unreadable after the disk filled"
 report_parse <"$E2E_TMP/report" | report_has sched_switch || fail "host file has no events after the disk filled"
 ! grep -E "host CPU [0-9]+ stream|No space left" "$E2E_TMP/hf.log" ||
 	fail "the host's own streams hit the full disk"
-pass "guest filling the disk stopped; the host's file is complete"
+pass "guest filling the disk stopped; the earlier files kept; the host's file complete as t.dat.partial"
