@@ -19,6 +19,9 @@
  *                                    one CPU, that sends each PTP probe
  *                                    DELAY_MS after the last echo; prints
  *                                    "listening on PORT" when ready
+ *   tcmd_hostile slow-meta DELAY_MS  the same, whose sample is quick (offset
+ *                                    0) but whose metadata then comes one
+ *                                    byte every DELAY_MS, never ending
  *   tcmd_hostile req PORT WORD...    one TRACE_REQ with these argv words;
  *                                    prints "TRACE_RESP" or "refused"
  *                                    (exit 0 either way)
@@ -28,6 +31,7 @@
  * Exit status: 0, 1 on a failure (said on stderr), 2 usage.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +227,42 @@ static void nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int cmd_slow_ptp(int delay_ms)
+/* Ends the sample on @ts as the agent does: END, the host's PROBES, the
+ * OFFSET (ts 1, offset 0). Returns 0 or -1. */
+static int ptp_finish(struct tcmd_conn *ts)
+{
+	struct tcmd_msg m;
+	char err[256];
+
+	if (tcmd_conn_send(ts, out, tcmd_enc_ptp_end(out, sizeof(out)), err, sizeof(err)) ||
+	    tcmd_conn_recv(ts, &m, err, sizeof(err)) ||
+	    tcmd_conn_send(ts, out, tcmd_enc_ptp_offset(out, sizeof(out), 1, 0), err,
+			   sizeof(err))) {
+		fprintf(stderr, "tcmd_hostile: sample not ended: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Drips SEND_DATA of one byte every @delay_ms on @ctl until the host
+ * leaves. Returns 0. */
+static int drip_meta(struct tcmd_conn *ctl, int delay_ms)
+{
+	char err[256];
+	uint32_t n = 0;
+
+	fprintf(stderr, "tcmd_hostile: dripping metadata\n");
+	while (!tcmd_conn_send(ctl, out, tcmd_enc_send_data(out, sizeof(out), "x", 1), err,
+			       sizeof(err))) {
+		n++;
+		nap(delay_ms);
+	}
+	fprintf(stderr, "tcmd_hostile: the host left after %u bytes of metadata\n", n);
+	return 0;
+}
+
+/* slow-ptp, slow-meta: see the top. */
+static int cmd_slow(int delay_ms, bool slow_meta)
 {
 	struct tcmd_trace_resp r = { .cpus = 1, .page_size = 4096, .trace_id = 7,
 				     .proto = TCMD_PROTO_PTP };
@@ -271,9 +310,12 @@ static int cmd_slow_ptp(int delay_ms)
 			fprintf(stderr, "tcmd_hostile: the host left after %u probes\n", n);
 			goto out;
 		}
-		nap(delay_ms);
+		if (!slow_meta)
+			nap(delay_ms);
 	}
 	fprintf(stderr, "tcmd_hostile: all probes answered\n");
+	if (slow_meta)
+		ret = ptp_finish(ts) ? 1 : drip_meta(ctl, delay_ms);
 out:
 	/* the process ends here: its sockets close with it */
 	free(ctl);
@@ -316,8 +358,10 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "pending"))
 		return cmd_pending((uint32_t)atoi(argv[2]), argv[3], atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "slow-ptp"))
-		return cmd_slow_ptp(atoi(argv[2]));
+		return cmd_slow(atoi(argv[2]), false);
+	if (argc == 3 && !strcmp(argv[1], "slow-meta"))
+		return cmd_slow(atoi(argv[2]), true);
 	fprintf(stderr, "usage: tcmd_hostile hold PORT N SECS | reset PORT SECS | "
-		"pending PORT resp|sync SECS | slow-ptp DELAY_MS | req PORT WORD...\n");
+		"pending PORT resp|sync SECS | slow-ptp|slow-meta DELAY_MS | req PORT WORD...\n");
 	return 2;
 }
