@@ -12,6 +12,7 @@
  * logged reason while the agent keeps serving the others (hello.c).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -170,6 +171,10 @@ static void *conn_thread(void *arg)
 	agent_handle_connection(job->ctx, job->conn);
 	agent_conntab_remove(job->ctx->conns, job->conn);
 	free(job);
+	/* A session's metadata (kallsyms, formats: megabytes) was freed, but
+	 * glibc keeps freed memory in the thread's arena: give it back, so
+	 * that a guest's agent shrinks again when its sessions end. */
+	malloc_trim(0);
 	return NULL;
 }
 
