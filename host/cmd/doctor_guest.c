@@ -91,10 +91,16 @@ static void check_clocks(struct peer *p, const struct doctor_guest_opts *o,
 	else
 		doctor_add(r, "clocks", DOCTOR_OK, NULL, n ? "trace clock '%s' offered (of %u)" :
 			   "trace clock '%s' (the agent lists none)", o->clock, n);
-	if (peer_can_record(p, o->clock, err, sizeof(err)))
-		doctor_add(r, "tracefs", DOCTOR_FAIL, "fix the guest's tracefs, or run its agent "
-			   "as root", "the agent cannot record: %s", err);
-	else
+	if (peer_can_record(p, o->clock, err, sizeof(err))) {
+		/* the agent's reason may end with its own fix: that one, once */
+		char *fix = strstr(err, "; fix: ");
+
+		if (fix)
+			*fix = '\0';
+		doctor_add(r, "tracefs", DOCTOR_FAIL, fix ? fix + strlen("; fix: ") :
+			   "fix the guest's tracefs, or run its agent as root",
+			   "the agent cannot record: %s", err);
+	} else
 		doctor_add(r, "tracefs", DOCTOR_OK, NULL, "the agent can record with clock '%s'",
 			   o->clock);
 }

@@ -57,6 +57,11 @@ doc nobody -A "$AGENT_EP@nobody"
 finding nobody nobody reach ok
 finding nobody nobody tracefs fail "tracefs at /sys/kernel/tracing is not accessible to uid 65534"
 finding nobody nobody clocks fail "because its agent cannot use tracefs"
+# the agent's own fix, said once
+[ "$(grep '^nobody: tracefs:' "$E2E_TMP/nobody.txt" | grep -o 'fix:' | wc -l)" = 1 ] ||
+	fail "agent as nobody: not one fix: $(grep '^nobody: tracefs:' "$E2E_TMP/nobody.txt")"
+grep -q '^nobody: tracefs:.*; fix: run tsync-agent as root$' "$E2E_TMP/nobody.txt" ||
+	fail "agent as nobody: not the agent's fix: $(grep '^nobody: tracefs:' "$E2E_TMP/nobody.txt")"
 pass "agent as nobody: $(grep '^nobody: tracefs:' "$E2E_TMP/nobody.txt")"
 
 # --- no route, and a closed port --------------------------------------
