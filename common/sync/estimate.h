@@ -42,6 +42,7 @@
  * file): common/sync/
  *   estimate.c, estimate.h            a round's offset estimators, drift over rounds
  *   kvm_tsc.c, kvm_tsc.h              KVM's TSC map, trace-cmd's kvm answer, cuts at changes
+ *   kvm_window.c, kvm_window.h        a vCPU's cuts between readings, at confirmed tracepoint events
  *   round_stop.c, round_stop.h        the adaptive stopping rule of a round
  *   sync_interval.c, sync_interval.h  the adaptive sync interval of a guest CPU
  *   tcmd_ptp_calc.c, tcmd_ptp_calc.h  trace-cmd's PTP arithmetic (guest side)
