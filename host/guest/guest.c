@@ -136,20 +136,21 @@ static int samples_push(struct guest *g, const struct sync_result *r)
 	uint32_t cpu = r->cpu;
 	struct guest_samples *gs = &g->samples[cpu];
 
-	/* a change the method saw: the old relation's samples it overtook
-	 * go, its last sample goes in (room for both: the loop below) */
-	if (r->cut) {
-		while (gs->count && gs->s[gs->count - 1].ts > r->cut_guest_ts)
-			gs->count--;
-		if (!gs->count || gs->s[gs->count - 1].ts < r->cut_guest_ts) {
-			struct sync_result c = *r;
+	/* the changes the method saw: each cut drops what lies at or after
+	 * it (the old relation's samples a change overtook, a cut a later
+	 * one replaces) and goes in (room for it: the loop below) */
+	for (uint32_t i = 0; i < r->ncut && i < SYNC_CUT_MAX; i++) {
+		struct sync_result c = *r;
 
-			c.cut = false;
-			c.guest_ts = r->cut_guest_ts;
-			c.offset_ns = r->cut_offset_ns;
-			if (samples_push(g, &c))
-				return -ENOMEM;
-		}
+		while (gs->count && gs->s[gs->count - 1].ts >= r->cut[i].guest_ts)
+			gs->count--;
+		c.ncut = 0;
+		c.guest_ts = r->cut[i].guest_ts;
+		c.offset_ns = r->cut[i].offset_ns;
+		c.scaling = 1;
+		c.frac = 0;
+		if (samples_push(g, &c))
+			return -ENOMEM;
 	}
 	if (gs->count == gs->cap) {
 		uint32_t cap = gs->cap ? gs->cap * 2 : 16;
@@ -586,6 +587,24 @@ uint32_t guest_cpus_never_synced(const struct guest *g, uint32_t *first)
 	return n;
 }
 
+/* The summary's lines of the clock relation changes @m saw. */
+static void print_changes(const struct sync_method *m)
+{
+	struct sync_changes c;
+	uint32_t n;
+
+	sync_method_changes(m, &c);
+	n = c.at_event + c.at_reading;
+	if (n)
+		printf("  method %s: %u change%s of a CPU's offset or scaling seen: %u cut "
+		       "where kvm:kvm_write_tsc_offset put it, %u at the sync after it\n",
+		       sync_method_name(m), n, n == 1 ? "" : "s", c.at_event, c.at_reading);
+	if (c.unconfirmed)
+		printf("  method %s: %u kvm:kvm_write_tsc_offset write%s debugfs never showed: "
+		       "not used\n", sync_method_name(m), c.unconfirmed,
+		       c.unconfirmed == 1 ? "" : "s");
+}
+
 /* Prints the per-CPU summary; see guest.h. */
 void guest_print_summary(const struct guest *g)
 {
@@ -597,10 +616,8 @@ void guest_print_summary(const struct guest *g)
 		       sync_method_fallback(g->sm));
 	if (g->sm && sync_method_detail(g->sm)[0])
 		printf("  clocks: %s\n", sync_method_detail(g->sm));
-	if (g->sm && sync_method_changes(g->sm))
-		printf("  method %s: %u change%s of a CPU's offset or scaling seen, each a new "
-		       "sample at the sync after it\n", sync_method_name(g->sm),
-		       sync_method_changes(g->sm), sync_method_changes(g->sm) == 1 ? "" : "s");
+	if (g->sm)
+		print_changes(g->sm);
 	printf("  %4s %12s %10s %10s %10s %8s %24s %10s\n", "cpu", "bytes", "entries",
 	       "lost", "dropped", "samples", "offset range (ns)", "drift ppm");
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++) {

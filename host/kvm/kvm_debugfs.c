@@ -296,6 +296,14 @@ int kvm_debugfs_ncpu(const struct kvm_debugfs *d)
 	return d->ncpu;
 }
 
+int kvm_debugfs_cpu_of(const struct kvm_debugfs *d, int vcpu)
+{
+	for (int i = 0; i < d->ncpu; i++)
+		if (d->vcpu[i] == vcpu)
+			return i;
+	return -1;
+}
+
 const char *kvm_debugfs_path(const struct kvm_debugfs *d)
 {
 	return d->dir;

@@ -30,6 +30,7 @@
  * The folder's map (scripts/check-includes checks that it names every
  * file): host/kvm/
  *   kvm_debugfs.c, kvm_debugfs.h  KVM's per-vCPU TSC files: find, read, check
+ *   kvm_trace.c, kvm_trace.h      a VM's kvm:kvm_write_tsc_offset events, from a private instance
  */
 #ifndef TSYNC_HOST_KVM_DEBUGFS_H
 #define TSYNC_HOST_KVM_DEBUGFS_H
@@ -78,6 +79,9 @@ int kvm_debugfs_open(const char *debugfs, pid_t pid, int nvcpu, struct kvm_debug
 /* The number of vCPUs, and the VM's directory (DEBUGFS/kvm/PID-FD). */
 int kvm_debugfs_ncpu(const struct kvm_debugfs *d);
 const char *kvm_debugfs_path(const struct kvm_debugfs *d);
+/* The guest CPU of vcpu number @vcpu (vcpuN's N, the tracepoint's
+ * vcpu_id), or -1 when the VM has no such vCPU. */
+int kvm_debugfs_cpu_of(const struct kvm_debugfs *d, int vcpu);
 
 /*
  * Reads the files of guest CPU @cpu (the @cpu-th vCPU by number) into

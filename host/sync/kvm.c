@@ -6,9 +6,14 @@
  * a TIME_SHIFT sample in tsync's exact form (common/sync/kvm_tsc.h:
  * guest_ts the vCPU's TSC then, offset host - guest, scaling 1, fraction
  * 0). No probes cross a network: its rank, 0, is trace-cmd's for its own
- * kvm method, ahead of the probes. Every sample reads the files again, so
- * an offset KVM rewrote during a recording is the next interval's sample;
- * such changes are counted (sync_method_changes()) for the summary.
+ * kvm method, ahead of the probes. Every sample reads the files again,
+ * and the host's kvm:kvm_write_tsc_offset events of the VM's threads
+ * (host/kvm/kvm_trace.h, drained at each sample) place an offset KVM
+ * rewrote during a recording at the host TSC of the write
+ * (common/sync/kvm_window.h: the cuts, when the reading confirms the
+ * event; else at the reading). Without tracefs or the event, one line
+ * says so and changes are cut at the reading. The changes are counted
+ * (sync_method_changes()) for the summary.
  * A scaled vCPU's samples are exact only within kvm_tsc_max_span() of
  * each other: the method's max_interval_ns (kvm_tsc_max_interval_ns(),
  * in the host's TSC2NSEC terms) caps a recording's sync interval.
@@ -40,20 +45,25 @@
 #endif
 
 #include "common/base/timeutil.h"
+#include "common/base/log.h"
 #include "common/sync/kvm_tsc.h"
+#include "common/sync/kvm_window.h"
 #include "common/tracemeta/tsc2nsec.h"
 #include "host/kvm/kvm_debugfs.h"
+#include "host/kvm/kvm_trace.h"
 #include "host/sync/sync_priv.h"
 
 /* trace-cmd's rank for its kvm method: before any probe method. */
 #define KVM_RANK 0
 
+_Static_assert(KVM_WINDOW_MAX_CUTS <= SYNC_CUT_MAX, "a window's cuts fit a sync result");
+
 struct kvm_state {
 	struct kvm_debugfs *d;
 	uint32_t *rounds;	/* [guest CPU]: samples taken */
-	struct kvm_tsc *last;	/* [guest CPU]: the last reading (rounds > 0) */
+	struct kvm_window *win;	/* [guest CPU]: its readings and events */
 	int ncpu;
-	uint32_t changes;	/* readings that differed from the CPU's last */
+	struct kvm_trace *tr;	/* the VM's offset writes; NULL: not traced */
 	struct tracedat_tsc2nsec tsc2nsec;	/* mult 0: not known */
 	struct peer *peer;	/* the agent's exchange (trace-cmd's kvm); NULL: none */
 };
@@ -138,15 +148,32 @@ static int kvm_usable(const struct sync_target *t, const struct round_opts *o, c
 #endif
 }
 
+/* Opens the tracing of the VM's offset writes; without it, one line says
+ * why (changes are then cut at the reading after them). */
+static void open_trace(struct kvm_state *s, const struct sync_target *t)
+{
+	char why[256] = "";
+
+	if (kvm_trace_open(t->vm_pid, &s->tr, why, sizeof(why))) {
+		s->tr = NULL;
+		log_warn("guest %s: kvm: offset changes cut at the sync after them, not when "
+			 "they happen: %s", t->name, why);
+		return;
+	}
+	log_debug("guest %s: kvm: %s traces kvm:kvm_write_tsc_offset of PID %d's threads",
+		  t->name, kvm_trace_instance(s->tr), (int)t->vm_pid);
+}
+
 static void kvm_close(void *state)
 {
 	struct kvm_state *s = state;
 
 	if (!s)
 		return;
+	kvm_trace_close(s->tr);
 	kvm_debugfs_close(s->d);
 	free(s->rounds);
-	free(s->last);
+	free(s->win);
 	free(s);
 }
 
@@ -170,12 +197,14 @@ static int kvm_open(const struct sync_target *t, const struct round_opts *o, voi
 	if (tsync_tsc2nsec_read(&s->tsc2nsec))
 		s->tsc2nsec.mult = 0;	/* the cap then assumes the fastest TSC */
 	s->rounds = calloc((size_t)s->ncpu, sizeof(*s->rounds));
-	s->last = calloc((size_t)s->ncpu, sizeof(*s->last));
-	if (!s->rounds || !s->last) {
+	s->win = calloc((size_t)s->ncpu, sizeof(*s->win));
+	if (!s->rounds || !s->win) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto fail;
 	}
+	/* before the first reading: no write between it and the tracing */
+	open_trace(s, t);
 	*state = s;
 	return 0;
 fail:
@@ -183,33 +212,40 @@ fail:
 	return ret;
 }
 
-/*
- * The cut at a change seen at host TSC @host (the old relation @old, the
- * new one's guest time @g_new then): the old stretch ends at its own
- * guest time then, or just before @g_new when the guest's TSC went back
- * (kvm_tsc_cut()'s rule, at the reading instead of the tracepoint's
- * moment: exact before the previous reading and from this one on).
- */
-static int kvm_cut(const struct kvm_tsc *old, uint64_t host, int64_t g_new,
-		   struct sync_result *res)
+/* One offset write: to its vCPU's window (a vCPU the guest does not have
+ * is not the method's). */
+static void on_write(const struct kvm_trace_event *e, void *ctx)
 {
-	struct tsync_shift_sample os;
-	int64_t h;
-	int ret = kvm_tsc_sample(old, host, &os);
+	struct kvm_state *s = ctx;
+	int cpu = kvm_debugfs_cpu_of(s->d, (int)e->vcpu);
+	struct kvm_tsc_change c = { e->host_ts, e->prev, e->next };
 
-	if (ret)
-		return ret;
-	if (os.guest_ts >= g_new) {
-		os.guest_ts = g_new - 1;
-		ret = kvm_tsc_host(old, os.guest_ts, &h);
-		if (ret)
-			return ret;
-		os.offset_ns = h - os.guest_ts;
-	}
-	res->cut = true;
-	res->cut_guest_ts = os.guest_ts;
-	res->cut_offset_ns = os.offset_ns;
-	return 0;
+	log_debug("kvm: vcpu %u offset %lld -> %lld at host TSC %llu (thread %d)", e->vcpu,
+		  (long long)e->prev, (long long)e->next, (unsigned long long)e->host_ts,
+		  e->pid);
+	if (cpu >= 0)
+		kvm_window_add(&s->win[cpu], &c);
+}
+
+/*
+ * The cuts of vCPU @cpu's reading @k, whose sample @ss is at host TSC
+ * @host (the agent's stamp's, in trace-cmd's exchange), into @res: the
+ * writes traced since are drained first.
+ */
+static int kvm_cuts(struct kvm_state *s, uint32_t cpu, const struct kvm_tsc *k,
+		    uint64_t host, const struct tsync_shift_sample *ss, struct sync_result *res)
+{
+	struct tsync_shift_sample cut[KVM_WINDOW_MAX_CUTS];
+	size_t n = 0;
+	int ret;
+
+	if (s->tr && (ret = kvm_trace_drain(s->tr, on_write, s)))
+		log_debug("kvm: %s: %s", kvm_trace_instance(s->tr), strerror(-ret));
+	ret = kvm_window_reading(&s->win[cpu], k, host, ss->guest_ts, cut, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		res->cut[i] = (struct sync_cut){ cut[i].guest_ts, cut[i].offset_ns };
+	res->ncut = ret ? 0 : (uint32_t)n;
+	return ret;
 }
 
 /* The sample of @k at the agent's stamp @gts: host - guest of the exact
@@ -259,18 +295,16 @@ static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 	}
 	if (!ret) {
 		uint64_t host = __rdtsc();
-		const struct kvm_tsc *l = &s->last[cpu];
+		int64_t h = 0;
 
 		ret = s->peer ? kvm_at_guest(&k, gts, &ss) : kvm_tsc_sample(&k, host, &ss);
-		if (!ret && s->rounds[cpu] && (l->offset != k.offset || l->ratio != k.ratio ||
-					       l->frac != k.frac)) {
-			s->changes++;
-			ret = kvm_cut(l, host, ss.guest_ts, res);
-		}
-		if (!ret) {
-			s->last[cpu] = k;
+		/* the agent's stamp is the sample's moment: writes after it wait */
+		if (!ret && s->peer && !kvm_tsc_host(&k, gts, &h))
+			host = h > 0 ? (uint64_t)h : 0;
+		if (!ret)
+			ret = kvm_cuts(s, cpu, &k, host, &ss, res);
+		if (!ret)
 			s->rounds[cpu]++;
-		}
 	}
 	res->round_ns = tsync_now_ns() - t0;
 	if (ret) {
@@ -297,12 +331,19 @@ static int kvm_sample(void *state, uint32_t cpu, const struct round_opts *o,
 #endif
 }
 
-/* The offset or scaling changes seen between readings. */
-static uint32_t kvm_changes(const void *state)
+/* The offset or scaling changes seen, over the vCPUs. */
+static void kvm_changes(const void *state, struct sync_changes *c)
 {
 	const struct kvm_state *s = state;
 
-	return s->changes;
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		struct kvm_window_counts w;
+
+		kvm_window_counts(&s->win[cpu], &w);
+		c->at_event += w.at_event;
+		c->at_reading += w.at_reading;
+		c->unconfirmed += w.unconfirmed;
+	}
 }
 
 /* The shortest cap of the CPUs read so far (kvm_tsc_max_interval_ns()):
@@ -317,7 +358,8 @@ static int64_t kvm_max_interval(const void *state)
 
 		if (!s->rounds[cpu])
 			continue;
-		c = kvm_tsc_max_interval_ns(&s->last[cpu], s->tsc2nsec.mult, s->tsc2nsec.shift);
+		c = kvm_tsc_max_interval_ns(&s->win[cpu].last, s->tsc2nsec.mult,
+					    s->tsc2nsec.shift);
 		if (c < cap)
 			cap = c;
 	}

@@ -216,9 +216,11 @@ uint32_t sync_method_offer(const struct sync_target *t, const struct round_opts 
 }
 
 /* The changes a method saw; see sync.h. */
-uint32_t sync_method_changes(const struct sync_method *m)
+void sync_method_changes(const struct sync_method *m, struct sync_changes *c)
 {
-	return m->ops->changes ? m->ops->changes(m->state) : 0;
+	*c = (struct sync_changes){ 0 };
+	if (m->ops->changes)
+		m->ops->changes(m->state, c);
 }
 
 /* What a method knows beyond its samples; see sync.h. */

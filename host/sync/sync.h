@@ -66,6 +66,22 @@ struct sync_target {
 					 * (peer NULL): "tsync", "tcmd"; NULL */
 };
 
+/* The most cuts one sample carries (kvm: two per offset change). */
+#define SYNC_CUT_MAX 32
+
+/* One sample placed before a sample's own (struct sync_result.cut). */
+struct sync_cut {
+	int64_t guest_ts;
+	int64_t offset_ns;
+};
+
+/* A method's count of the guest's clock relation rewritten. */
+struct sync_changes {
+	uint32_t at_event;	/* cut at the moment the host's tracing put it */
+	uint32_t at_reading;	/* cut at the sample after it */
+	uint32_t unconfirmed;	/* announced writes its source never showed: unused */
+};
+
 /* A probe method's round: what its probes were (sent 0: no probes). */
 struct sync_probes {
 	int64_t delay_ns;		/* smallest round trip; SYNC_UNKNOWN */
@@ -90,14 +106,14 @@ struct sync_result {
 	int64_t error_ns;		/* see above, or SYNC_UNKNOWN */
 	int64_t round_ns;		/* how long it took */
 	struct sync_probes probes;
-	/* A change this sample saw (kvm: the vCPU's offset rewritten since
-	 * the CPU's last sample): the old relation's last sample, at a guest
-	 * time before guest_ts. The CPU's samples after cut_guest_ts were of
-	 * the old relation where the new one has overtaken them (a backward
-	 * jump) and go; then this one, then the sample itself. */
-	bool cut;
-	int64_t cut_guest_ts;
-	int64_t cut_offset_ns;
+	/* Changes this sample saw (kvm: the vCPU's offset rewritten since
+	 * the CPU's last sample), as samples to place before it: each in
+	 * order drops the CPU's samples at or after its guest time (the old
+	 * relation's that a change overtook, or a cut a later one replaces)
+	 * and is appended; then the sample itself (host = guest + offset_ns,
+	 * scaling 1, fraction 0). */
+	uint32_t ncut;
+	struct sync_cut cut[SYNC_CUT_MAX];
 	/* The host's time daemon as this sample read it (external), for the
 	 * host file's clock record; has_host_clock false: not read. */
 	bool has_host_clock;
@@ -157,10 +173,11 @@ const char *sync_method_clock(const struct sync_target *t, char *why, size_t why
  */
 uint32_t sync_method_offer(const struct sync_target *t, const struct round_opts *o);
 
-/* Returns how many times @m saw the guest's clock relation rewritten
- * between two samples of a CPU (kvm: a vCPU's TSC offset or scaling);
- * 0 for a method that cannot tell (probes). */
-uint32_t sync_method_changes(const struct sync_method *m);
+/* Fills @c with how many times @m saw the guest's clock relation
+ * rewritten between two samples of a CPU (kvm: a vCPU's TSC offset or
+ * scaling), and where it cut them; zeros for a method that cannot tell
+ * (probes). */
+void sync_method_changes(const struct sync_method *m, struct sync_changes *c);
 
 /* Returns one line of what @m knows beyond its samples (external: the
  * time daemons' state on both sides), or "". */

@@ -27,8 +27,9 @@
  *   info     what `sync` prints of it (struct sync_info); may be NULL.
  *   detail   one line of what the method knows beyond the samples
  *            (sync_method_detail()); may be NULL.
- *   changes  how many times a sample showed the guest's clock relation
- *            rewritten (kvm: a vCPU's offset or scaling); may be NULL.
+ *   changes  fills how many times a sample showed the guest's clock
+ *            relation rewritten (kvm: a vCPU's offset or scaling), and
+ *            where they were cut; may be NULL.
  *   max_interval_ns  the longest wait between two samples of a CPU that
  *            keeps them exact (kvm: a scaled vCPU's span), INT64_MAX for
  *            none; may be NULL (none).
@@ -50,7 +51,7 @@ struct sync_method_ops {
 	int (*sample)(void *state, uint32_t cpu, const struct round_opts *o,
 		      struct sync_result *res);
 	void (*info)(const void *state, const struct round_opts *o, struct sync_info *info);
-	uint32_t (*changes)(const void *state);
+	void (*changes)(const void *state, struct sync_changes *c);
 	/* what the method knows of the clocks beyond the sample (external:
 	 * each daemon's state), one line; may be NULL */
 	const char *(*detail)(void *state);
