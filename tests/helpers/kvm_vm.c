@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * kvm_vm [--fake] [-name VALUE] NCPU
+ * kvm_vm [--fake] [--no-wait] [-name VALUE] NCPU
  *
  * A stand-in for a QEMU process, for the tests of KVM's exact sync
  * (Documentation/design.md, Exact sync on KVM). It creates a tiny KVM VM
@@ -26,14 +26,32 @@
  *                                             when debugfs shows the VM
  *     done                                    after each later run
  *
- * A line "tsc" on stdin asks for another run. The VM's debugfs directory
- * is /sys/kernel/debug/kvm/PID-VMFD (KVM names it after the creating
- * task and the VM's fd); "ready" waits for it when debugfs is mounted and
- * readable (else it says so on stderr and goes on).
+ * Lines on stdin ask for more:
+ *
+ *     tsc              another run of every vCPU
+ *     wrmsr CPU DELTA  a run in which vCPU CPU's guest first writes its
+ *                      TSC (wrmsr IA32_TSC) with the host's TSC before
+ *                      the entry plus DELTA (decimal, may be negative),
+ *                      then reads it back: a write KVM traces as
+ *                      kvm:kvm_write_tsc_offset from the vCPU's thread;
+ *                      the other vCPUs run as for "tsc". Prints
+ *                      "wrmsr VCPU VALUE HOST_BEFORE GUEST HOST_AFTER"
+ *                      (GUEST: its rdtsc right after the write)
+ *     offset CPU OFF   KVM_SET_DEVICE_ATTR KVM_VCPU_TSC_OFFSET = OFF on
+ *                      vCPU CPU (QEMU's way on a migration's
+ *                      destination), from the main thread; prints
+ *                      "offset VCPU OFF HOST_BEFORE HOST_AFTER", or
+ *                      "offset VCPU OFF error ERRNO-TEXT"
+ *
+ * each followed by "done". The VM's debugfs directory is
+ * /sys/kernel/debug/kvm/PID-VMFD (KVM names it after the creating task
+ * and the VM's fd); "ready" waits for it when debugfs is mounted and
+ * readable (else it says so on stderr and goes on), unless --no-wait (a
+ * test that lays out its own tree over debugfs's kvm directory).
  *
  * --fake creates no VM (for a machine without /dev/kvm, or a test that
  * lays out its own debugfs tree): the threads are named all the same,
- * "ready PID -1" is printed and "tsc" prints only "done".
+ * "ready PID -1" is printed and every request prints only "done".
  *
  * Exit status: 0 at the end of stdin or on a signal, 1 on an error, 2 on
  * bad usage.
@@ -61,9 +79,17 @@
 #define KVM_VM_MEM	 0x10000
 #define KVM_VM_CODE	 0x1000
 #define KVM_VM_PORT	 0x10
+#define KVM_VM_WRMSR	 0x2000
+#define MSR_IA32_TSC	 0x10
 
 /* rdtsc; out 0x10, al; hlt; jmp start */
 static const uint8_t guest_code[] = { 0x0f, 0x31, 0xe6, KVM_VM_PORT, 0xf4, 0xeb, 0xf9 };
+/* at KVM_VM_WRMSR: mov ecx, MSR_IA32_TSC; mov edx, HI; mov eax, LO;
+ * wrmsr; rdtsc; out 0x10, al; hlt (HI at +8, LO at +14) */
+static const uint8_t wrmsr_code[] = {
+	0x66, 0xb9, MSR_IA32_TSC, 0, 0, 0, 0x66, 0xba, 0, 0, 0, 0, 0x66, 0xb8, 0, 0, 0, 0,
+	0x0f, 0x30, 0x0f, 0x31, 0xe6, KVM_VM_PORT, 0xf4,
+};
 
 struct vm;
 
@@ -77,6 +103,9 @@ struct vcpu {
 	uint64_t host_before, guest, host_after;
 	int err;		/* 0 or -errno of the last run */
 	unsigned int done_gen;	/* the run generation it has finished */
+	bool wrmsr;		/* the next run writes the TSC first */
+	int64_t delta;		/* ... as the host's TSC plus this */
+	uint64_t written;	/* what it wrote */
 };
 
 struct vm {
@@ -90,15 +119,42 @@ struct vm {
 	pthread_cond_t cond;
 	unsigned int gen;	/* runs asked for */
 	bool quit;
+	bool no_wait;		/* --no-wait */
 };
 
-/* One run of @c: enter until the I/O exit (the guest's rdtsc), then until
- * the hlt exit. Returns 0 or -errno (-EIO for an unexpected exit). */
-static int vcpu_run_once(struct vcpu *c)
+/* Points vCPU @c at @rip. Returns 0 or -errno. */
+static int vcpu_set_rip(struct vcpu *c, uint64_t rip)
 {
 	struct kvm_regs regs;
 
+	if (ioctl(c->fd, KVM_GET_REGS, &regs) < 0)
+		return -errno;
+	regs.rip = rip;
+	return ioctl(c->fd, KVM_SET_REGS, &regs) < 0 ? -errno : 0;
+}
+
+/* Puts the TSC value @v into the wrmsr code and @c at it. */
+static int vcpu_arm_wrmsr(struct vcpu *c, uint64_t v)
+{
+	uint32_t hi = (uint32_t)(v >> 32), lo = (uint32_t)v;
+
+	memcpy(c->vm->mem + KVM_VM_WRMSR + 8, &hi, sizeof(hi));
+	memcpy(c->vm->mem + KVM_VM_WRMSR + 14, &lo, sizeof(lo));
+	c->written = v;
+	return vcpu_set_rip(c, KVM_VM_WRMSR);
+}
+
+/* One run of @c: enter until the I/O exit (the guest's rdtsc), then until
+ * the hlt exit; with c->wrmsr the guest writes its TSC first. Returns 0
+ * or -errno (-EIO for an unexpected exit). */
+static int vcpu_run_once(struct vcpu *c)
+{
+	struct kvm_regs regs;
+	int ret;
+
 	c->host_before = __rdtsc();
+	if (c->wrmsr && (ret = vcpu_arm_wrmsr(c, c->host_before + (uint64_t)c->delta)))
+		return ret;
 	if (ioctl(c->fd, KVM_RUN, 0) < 0)
 		return -errno;
 	c->host_after = __rdtsc();
@@ -117,7 +173,8 @@ static int vcpu_run_once(struct vcpu *c)
 			c->id, c->run->exit_reason);
 		return -EIO;
 	}
-	return 0;
+	/* after the wrmsr program's hlt: back to the rdtsc loop */
+	return c->wrmsr ? vcpu_set_rip(c, KVM_VM_CODE) : 0;
 }
 
 /* The vCPU thread: named as QEMU's, it runs its vCPU once per generation. */
@@ -204,6 +261,7 @@ static int vm_create(struct vm *vm)
 		return -errno;
 	}
 	memcpy(vm->mem + KVM_VM_CODE, guest_code, sizeof(guest_code));
+	memcpy(vm->mem + KVM_VM_WRMSR, wrmsr_code, sizeof(wrmsr_code));
 	region = (struct kvm_userspace_memory_region){
 		.slot = 0,
 		.guest_phys_addr = 0,
@@ -236,9 +294,57 @@ static int vm_run_all(struct vm *vm)
 			err = err ? err : c->err;
 			continue;
 		}
-		printf("tsc %d %llu %llu %llu\n", i, (unsigned long long)c->host_before,
-		       (unsigned long long)c->guest, (unsigned long long)c->host_after);
+		if (c->wrmsr)
+			printf("wrmsr %d %llu %llu %llu %llu\n", i, (unsigned long long)c->written,
+			       (unsigned long long)c->host_before, (unsigned long long)c->guest,
+			       (unsigned long long)c->host_after);
+		else
+			printf("tsc %d %llu %llu %llu\n", i, (unsigned long long)c->host_before,
+			       (unsigned long long)c->guest, (unsigned long long)c->host_after);
+		c->wrmsr = false;
 	}
+	return err;
+}
+
+/* "offset CPU OFF": KVM_VCPU_TSC_OFFSET set from this thread. */
+static void vm_set_offset(struct vm *vm, int cpu, int64_t off)
+{
+	struct kvm_device_attr a = { .group = KVM_VCPU_TSC_CTRL, .attr = KVM_VCPU_TSC_OFFSET,
+				     .addr = (uintptr_t)&off };
+	uint64_t before = __rdtsc();
+
+	if (ioctl(vm->cpu[cpu].fd, KVM_SET_DEVICE_ATTR, &a) < 0)
+		printf("offset %d %lld error %s\n", cpu, (long long)off, strerror(errno));
+	else
+		printf("offset %d %lld %llu %llu\n", cpu, (long long)off,
+		       (unsigned long long)before, (unsigned long long)__rdtsc());
+}
+
+/* Carries out one request line of stdin (see the top); 0 or -errno. */
+static int request(struct vm *vm, const char *line)
+{
+	long long v;
+	int cpu, n = -1, err = 0;
+
+	if (!strcmp(line, "tsc")) {
+		err = vm_run_all(vm);
+	} else if (sscanf(line, "wrmsr %d %lld%n", &cpu, &v, &n) == 2 && !line[n]) {
+		if (cpu < 0 || cpu >= vm->ncpu)
+			return -EINVAL;
+		vm->cpu[cpu].wrmsr = !vm->fake;
+		vm->cpu[cpu].delta = v;
+		err = vm_run_all(vm);
+	} else if (sscanf(line, "offset %d %lld%n", &cpu, &v, &n) == 2 && !line[n]) {
+		if (cpu < 0 || cpu >= vm->ncpu)
+			return -EINVAL;
+		if (!vm->fake)
+			vm_set_offset(vm, cpu, v);
+	} else {
+		fprintf(stderr, "kvm_vm: unknown request '%s'\n", line);
+		return 0;
+	}
+	if (!err)
+		printf("done\n");
 	return err;
 }
 
@@ -249,7 +355,7 @@ static int wait_debugfs(const struct vm *vm)
 	char path[128];
 	struct stat st;
 
-	if (vm->fake)
+	if (vm->fake || vm->no_wait)
 		return 0;
 	if (stat("/sys/kernel/debug/kvm", &st) < 0) {
 		fprintf(stderr, "kvm_vm: /sys/kernel/debug/kvm: %s (not waiting for it)\n",
@@ -294,13 +400,10 @@ static int serve(struct vm *vm, int sfd)
 		line[len] = '\0';
 		for (char *nl; (nl = strchr(line, '\n'));) {
 			*nl = '\0';
-			if (!strcmp(line, "tsc")) {
-				int err = vm_run_all(vm);
+			int err = request(vm, line);
 
-				if (err)
-					return err;
-				printf("done\n");
-			}
+			if (err)
+				return err;
 			len -= (size_t)(nl + 1 - line);
 			memmove(line, nl + 1, len + 1);
 		}
@@ -311,7 +414,7 @@ static int serve(struct vm *vm, int sfd)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: kvm_vm [--fake] [-name VALUE] NCPU\n");
+	fprintf(stderr, "usage: kvm_vm [--fake] [--no-wait] [-name VALUE] NCPU\n");
 }
 
 int main(int argc, char **argv)
@@ -325,6 +428,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fake"))
 			vm.fake = true;
+		else if (!strcmp(argv[i], "--no-wait"))
+			vm.no_wait = true;
 		else if (!strcmp(argv[i], "-name") && i + 1 < argc)
 			i++;
 		else if (!ncpu_arg)
