@@ -69,25 +69,6 @@ for vm in "$name" "$KVM_VM_PID"; do
 done
 pass "sync -C x86-tsc --vm NAME and --vm PID: the hello offered kvm and probes, the agent took kvm; method kvm, CPU 0 offset $((-OFF0)) exactly, CPU 1 on its 1.5 map exactly"
 
-# timeshift FILE: its TimeShift samples into $E2E_TMP/ts, CPU by CPU as
-# listed: "CPU OFFSET SCALING FRACTION TIME"
-timeshift() {
-	local counts=() cpu=0 k=0 line
-	trace-cmd dump --options -i "$1" >"$E2E_TMP/dump" 2>&1 || fail "dump $1: $(cat "$E2E_TMP/dump")"
-	: >"$E2E_TMP/ts"
-	while read -r line; do
-		case $line in
-		*"[samples count for CPU "*) counts+=("${line%% *}") ;;
-		*"[offset * scaling >> fraction @ time]")
-			while [ "$k" -ge "${counts[$cpu]:-0}" ] && [ "$cpu" -lt "${#counts[@]}" ]; do
-				cpu=$((cpu + 1)) k=0
-			done
-			k=$((k + 1))
-			echo "$cpu ${line%%\[*}" >>"$E2E_TMP/ts" ;;
-		esac
-	done < <(sed -n '/Option TimeShift/,/Option CMDLINES/p' "$E2E_TMP/dump")
-}
-
 # 2. record with no -C: x86-tsc chosen and said, TimeShift = the offsets
 timeout 120 "$HOST" record -o "$E2E_TMP/r.dat" -A "$AGENT_EP" --name g1 --vm "$name" \
 	-e sched:sched_switch -- sleep 1 >"$E2E_TMP/rec.out" 2>"$E2E_TMP/rec.err" ||

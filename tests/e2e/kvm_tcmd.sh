@@ -31,23 +31,6 @@ kvm_fake_vm "$KVM_VM_PID" $fd "$ncpu" "${specs[@]}"
 port=$(free_tcp_port) || exit 1
 tracecmd_agent "$port"
 
-# timeshift FILE: "CPU OFFSET SCALING FRACTION TIME" lines into $E2E_TMP/ts
-timeshift() {
-	local counts=() cpu=0 k=0 line
-	trace-cmd dump --options -i "$1" >"$E2E_TMP/dump" 2>&1 || fail "dump $1: $(cat "$E2E_TMP/dump")"
-	: >"$E2E_TMP/ts"
-	while read -r line; do
-		case $line in
-		*"[samples count for CPU "*) counts+=("${line%% *}") ;;
-		*"[offset * scaling >> fraction @ time]")
-			while [ "$k" -ge "${counts[$cpu]:-0}" ] && [ "$cpu" -lt "${#counts[@]}" ]; do
-				cpu=$((cpu + 1)) k=0
-			done
-			k=$((k + 1))
-			echo "$cpu ${line%%\[*}" >>"$E2E_TMP/ts" ;;
-		esac
-	done < <(sed -n '/Option TimeShift/,/Option CMDLINES/p' "$E2E_TMP/dump")
-}
 # exact_ts: every CPU has samples, each offset -tsc-offset, scaling 1
 exact_ts() {
 	local cpu off scal frac ts n=()
