@@ -18,6 +18,7 @@
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
 #include "common/tracefs/global.h"
+#include "common/tracefs/selffilter.h"
 #include "common/tracefs/topstate.h"
 
 /* How many "-<n>" suffixes tsync_instance_create() tries. */
@@ -52,6 +53,7 @@ struct tsync_instance {
 	struct tsync_global *globals[4];
 	char global_files[4][64];
 	int nglobals;
+	struct tsync_self_filter *self_filter;	/* tsync_instance_filter_self() */
 };
 
 /* Returns true if @prefix is "tsync-" followed by [A-Za-z0-9_-]. */
@@ -322,6 +324,7 @@ static void top_free(struct tsync_instance *ti)
 	for (size_t i = 0; i < TOP_SAVED; i++)
 		free(ti->saved[i]);
 	tsync_topstate_free(ti->state);
+	tsync_self_filter_free(ti->self_filter);
 	close(ti->lock_fd);
 	free(ti);
 }
@@ -486,7 +489,13 @@ static int recipe_steps(const struct tsync_instance_recipe *r, struct tsync_inst
 	if (ret)
 		return ret;
 	*step = TSYNC_RECIPE_EVENTS;
-	return r->events ? r->enable_events(ti->inst, r->events, err, errlen) : 0;
+	ret = r->events ? r->enable_events(ti->inst, r->events, err, errlen) : 0;
+	/* the switches and wakeups that name our threads: filters on the
+	 * events now on (a user's -f kept) */
+	if (!ret && r->hide_self && tsync_instance_filter_self(ti))
+		recipe_warn(r, "switches and wakeups of %s's threads stay in %s", r->self,
+			    ti->name);
+	return ret;
 }
 
 /* Makes a recording's instance; see instance.h. */
@@ -541,6 +550,12 @@ int tsync_instance_marker_fd(struct tsync_instance *ti)
 struct tracefs_instance *tsync_instance_tracefs(const struct tsync_instance *ti)
 {
 	return ti->inst;
+}
+
+/* Leaves our threads out of the events that name them; see instance.h. */
+int tsync_instance_filter_self(struct tsync_instance *ti)
+{
+	return tsync_self_filter_apply(ti->inst, &ti->self_filter);
 }
 
 /* Returns the name; see instance.h. */
@@ -602,6 +617,7 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		ret = top_restore(ti);
 		close(ti->lock_fd);
 		log_debug("gave back the top tracefs instance");
+		tsync_self_filter_free(ti->self_filter);
 		free(ti);
 		return ret;
 	}
@@ -616,6 +632,7 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 	if ((kept_restore(ti, false) || globals_release(ti)) && !ret)
 		ret = -EIO;
 	tracefs_instance_free(ti->inst);
+	tsync_self_filter_free(ti->self_filter);
 	free(ti);
 	return ret;
 }

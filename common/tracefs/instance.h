@@ -38,6 +38,8 @@
  *   global.c, global.h      machine-wide settings (saved_cmdlines_size) with one
  *                           owner: the first saves, the last writes back
  *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
+ *   selffilter.c, selffilter.h  event filters leaving our threads out of the
+ *                           switches and wakeups that name them
  */
 #ifndef TSYNC_INSTANCE_H
 #define TSYNC_INSTANCE_H
@@ -178,12 +180,22 @@ int tsync_instance_filter_pid(struct tsync_instance *ti, int pid);
  * to the lists; set_ftrace_notrace_pid only while the tracer is nop).
  * With @follow_new the options event-fork and function-fork are set so
  * that threads started later are left out too; call again without it once
- * they all run (they also make -P follow children). A sched_switch
- * from or to another task is still recorded (the kernel drops it only
- * when both tasks are left out). Returns 0, -EOPNOTSUPP (kernel older
- * than 5.8) or -errno.
+ * they all run (they also make -P follow children). The kernel drops a
+ * sched_switch only when both tasks are left out, so the event filters of
+ * tsync_instance_filter_self() are written too. Returns 0, -EOPNOTSUPP
+ * (kernel older than 5.8) or -errno.
  */
 int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new);
+
+/*
+ * Writes the filters of selffilter.h into @ti's enabled sched_switch and
+ * wakeup events: a switch into or out of one of the calling process's
+ * threads, and a wakeup of one, are not recorded (a user's filter is
+ * kept, joined with &&). The threads are those running now: call it
+ * again once threads started later run (event-fork does not reach
+ * filters). Returns 0 or -errno.
+ */
+int tsync_instance_filter_self(struct tsync_instance *ti);
 
 /*
  * A recording's instance, as tsync_instance_from_recipe() makes it, in

@@ -414,6 +414,10 @@ int tsync_instance_hide_self(struct tsync_instance *ti, bool follow_new)
 		ret = inst_write(ti, "options/event-fork", follow_new ? "1" : "0");
 	if (!ret && inst_has(ti, "options/function-fork"))
 		ret = inst_write(ti, "options/function-fork", follow_new ? "1" : "0");
+	/* the switches and wakeups that name a thread: event-fork does not
+	 * reach those filters */
+	if (!ret)
+		ret = tsync_instance_filter_self(ti);
 out:
 	if (f)
 		fclose(f);

@@ -95,13 +95,17 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		}
 	}
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
+	/* the formats and kallsyms (MBs) while COMMAND runs, not after it;
+	 * a thread that cannot start leaves it to host_write() */
+	h->meta_running = !pthread_create(&h->meta_thr, NULL, meta_main, h);
+	/* the streamers and the metadata thread run: the switches and
+	 * wakeups that name them are left out from the first event on */
+	if (!cfg->opt.no_filter && tsync_instance_filter_self(h->ti))
+		log_warn("switches and wakeups of tsync-host's threads stay in the trace");
 	if (tsync_instance_start(h->ti)) {
 		snprintf(err, errlen, "cannot turn tracing on in %s", tsync_instance_name(h->ti));
 		return -EIO;
 	}
-	/* the formats and kallsyms (MBs) while COMMAND runs, not after it;
-	 * a thread that cannot start leaves it to host_write() */
-	h->meta_running = !pthread_create(&h->meta_thr, NULL, meta_main, h);
 	return 0;
 }
 

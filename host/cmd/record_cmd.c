@@ -569,17 +569,22 @@ static int rec_run(struct recorder *r)
 	 * are followed (COMMAND is not among ours). Without -P and -F, or with
 	 * -c, the forks were followed from the start and may stay so: the
 	 * update (a few tracefs writes of ~10 ms each) is not needed. */
-	if (!r->cfg.opt.no_filter && r->h.ti &&
-	    (r->cfg.opt.inst.npids || r->h.only_pid) && !r->cfg.opt.inst.follow_children &&
-	    tsync_instance_hide_self(r->h.ti, false))
-		log_warn("could not update the list of tsync-host's threads");
-	rec_signals_phase(r->sig, REC_RECORDING);
-	rec_phase_mark(&r->ph, REC_PH_ARMED);
-	rec_release_command(r);
 	fprintf(stderr, "tsync-host record: recording%s\n",
 		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
 	if (!r->cfg.opt.quiet)
 		rec_status_start(r);
+	if (!r->cfg.opt.no_filter && r->h.ti &&
+	    (r->cfg.opt.inst.npids || r->h.only_pid) && !r->cfg.opt.inst.follow_children &&
+	    tsync_instance_hide_self(r->h.ti, false))
+		log_warn("could not update the list of tsync-host's threads");
+	/* the guests' sync and data threads and the status line's, started
+	 * since the host's tracing began: their switches and wakeups too */
+	else if (!r->cfg.opt.no_filter && r->h.ti && (r->cfg.nguests || r->status) &&
+		 tsync_instance_filter_self(r->h.ti))
+		log_warn("could not update the filters of tsync-host's threads");
+	rec_signals_phase(r->sig, REC_RECORDING);
+	rec_phase_mark(&r->ph, REC_PH_ARMED);
+	rec_release_command(r);
 	if (rec_signals_wait(r->sig, deadline))
 		return rec_aborted();
 	rec_phase_mark(&r->ph, REC_PH_CMD_END);

@@ -84,9 +84,10 @@ grep -qF "$E2E_TMP/nonexistent: No such file or directory" "$E2E_TMP/e" || fail 
 pass "COMMAND exiting 3 or not starting: files written, exit 1, status said"
 
 # 5. our own threads: no system call of a tsync-host thread is recorded,
-# nor a sched_switch between two of them; with --no-filter there are. The
-# command lists tsync-host's threads (its parent's) at the end, when all
-# of them run.
+# nor a sched_switch into or out of one (from or to another task too: the
+# event filters on prev_pid/next_pid), nor a wakeup of one; with
+# --no-filter there are. The command lists tsync-host's threads (its
+# parent's) at the end, when all of them run.
 cat > "$E2E_TMP/tids.sh" <<'EOF'
 #!/bin/bash
 sleep 0.5
@@ -96,19 +97,32 @@ chmod +x "$E2E_TMP/tids.sh"
 for mode in filtered unfiltered; do
 	nf=; [ $mode = unfiltered ] && nf=--no-filter
 	"$HOST" record $nf -b 4096 -e raw_syscalls:sys_enter -e sched:sched_switch \
-		-o "$out/$mode.dat" -- "$E2E_TMP/tids.sh" "$E2E_TMP/$mode.tids" > /dev/null 2>&1 ||
+		-e sched:sched_wakeup -f 'comm!="tids.sh"' -o "$out/$mode.dat" \
+		-- "$E2E_TMP/tids.sh" "$E2E_TMP/$mode.tids" > /dev/null 2>&1 ||
 		fail "$mode recording failed"
 	tids=$(paste -sd'|' "$E2E_TMP/$mode.tids")
 	[ -n "$tids" ] || fail "no thread list"
 	report_events "$out/$mode.dat" 2>/dev/null > "$E2E_TMP/$mode.ev"
 	sys=$(tid_syscalls "$tids" < "$E2E_TMP/$mode.ev")
 	both=$(report_count sched_switch ":($tids) \[.*==> .*:($tids) \[" < "$E2E_TMP/$mode.ev")
-	eval "${mode}_sys=\$sys ${mode}_both=\$both"
+	into=$(report_count sched_switch "==> .*:($tids) \[" < "$E2E_TMP/$mode.ev")
+	outof=$(report_count sched_switch "^[^=]*:($tids) \[.*==>" < "$E2E_TMP/$mode.ev")
+	woken=$(report_count sched_wakeup ":($tids) \[" < "$E2E_TMP/$mode.ev")
+	wakeups=$(report_count sched_wakeup "tids\\.sh:" < "$E2E_TMP/$mode.ev")
+	eval "${mode}_sys=\$sys ${mode}_both=\$both ${mode}_into=\$into ${mode}_outof=\$outof"
+	eval "${mode}_woken=\$woken ${mode}_wakeups=\$wakeups"
 done
 [ "$filtered_sys" -eq 0 ] || fail "$filtered_sys system calls of tsync-host's threads recorded"
 [ "$filtered_both" -eq 0 ] || fail "$filtered_both switches between tsync-host threads recorded"
+[ "$filtered_into" -eq 0 ] || fail "$filtered_into switches into tsync-host threads recorded"
+[ "$filtered_outof" -eq 0 ] || fail "$filtered_outof switches out of tsync-host threads recorded"
+[ "$filtered_woken" -eq 0 ] || fail "$filtered_woken wakeups of tsync-host threads recorded"
+# the user's -f stays, joined to ours: the script's own wakeups are gone
+[ "$filtered_wakeups" -eq 0 ] || fail "-f 'comm!=\"tids.sh\"' lost: $filtered_wakeups wakeups of it"
 [ "$unfiltered_sys" -gt 0 ] || fail "--no-filter: no system call of tsync-host's threads recorded"
-pass "own threads left out: 0 system calls, 0 switches between them (--no-filter: $unfiltered_sys system calls, $unfiltered_both switches)"
+[ "$unfiltered_into" -gt 0 ] || fail "--no-filter: no switch into a tsync-host thread recorded"
+[ "$unfiltered_woken" -gt 0 ] || fail "--no-filter: no wakeup of a tsync-host thread recorded"
+pass "own threads left out: 0 system calls, 0 switches into, out of or between them, 0 wakeups of them (--no-filter: $unfiltered_sys system calls, $unfiltered_into switches into, $unfiltered_woken wakeups)"
 
 # 5b. -F: only COMMAND (held until its pid is set); -P: only that process;
 # --user: COMMAND runs as that user
