@@ -116,12 +116,15 @@ static struct tracemeta *meta_take(struct host_rec *h, int *ret)
 	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tracemeta *tm = NULL;
 
-	if (!h->meta_running) {
-		*ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm);
+	if (!h->meta_running && !h->meta_done) {
+		*ret = h->ti ? tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm) :
+			       -ENOENT;
 		return tm;
 	}
-	pthread_join(h->meta_thr, NULL);
+	if (h->meta_running)
+		pthread_join(h->meta_thr, NULL);
 	h->meta_running = false;
+	h->meta_done = false;
 	tm = h->meta;
 	h->meta = NULL;
 	*ret = h->meta_ret;
@@ -135,11 +138,80 @@ static struct tracemeta *meta_take(struct host_rec *h, int *ret)
 	return tm;
 }
 
-/* Stops host tracing and its streamers. */
+
+/* What the removal thread takes over: the instance and its streamers
+ * (whose trace_pipe_raw files would block the rmdir). */
+struct host_rm {
+	struct tsync_instance *ti;
+	struct tsync_streamer **streamers;
+	int ncpus;
+};
+
+/* Frees @m's streamers and removes its instance. */
+static void host_rm_run(struct host_rm *m)
+{
+	for (int cpu = 0; m->streamers && cpu < m->ncpus; cpu++)
+		tsync_streamer_free(m->streamers[cpu]);
+	tsync_instance_destroy(m->ti);	/* closes marker_fd */
+	free(m->streamers);
+}
+
+static void *host_rm_main(void *arg)
+{
+	host_rm_run(arg);
+	free(arg);
+	return NULL;
+}
+
+/* Hands the stopped instance and its streamers to a thread that removes
+ * them (or removes them now, if none can start). */
+static void host_rm_start(struct host_rec *h)
+{
+	struct host_rm *m = malloc(sizeof(*m));
+
+	if (!m)
+		return;		/* host_free() does it */
+	*m = (struct host_rm){ h->ti, h->streamers, h->ncpus };
+	h->ti = NULL;
+	h->streamers = NULL;
+	h->marker_fd = -1;
+	h->rm_running = !pthread_create(&h->rm_thr, NULL, host_rm_main, m);
+	if (!h->rm_running)
+		host_rm_main(m);
+}
+
+/* Reads what host_write() needs of the stopped instance: the figures of
+ * each CPU, where -m keeps the data from and (without the metadata
+ * thread) the metadata. */
+static void host_read_stopped(struct host_rec *h)
+{
+	struct tracemeta_opts mo = { .kallsyms = true };
+
+	h->stats = calloc((size_t)h->ncpus, sizeof(*h->stats));
+	h->cpustat = calloc((size_t)h->ncpus, sizeof(*h->cpustat));
+	h->keep_from = calloc((size_t)h->ncpus, sizeof(*h->keep_from));
+	for (int cpu = 0; h->stats && h->cpustat && h->keep_from && cpu < h->ncpus; cpu++) {
+		h->keep_from[cpu] = h->streamers[cpu] ?
+				    tsync_streamer_keep_from(h->streamers[cpu]) : 0;
+		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &h->stats[cpu],
+				     &h->cpustat[cpu]);
+	}
+	/* the metadata thread reads the instance's files: done before the
+	 * removal (it ran while COMMAND did) */
+	if (h->meta_running)
+		pthread_join(h->meta_thr, NULL);
+	else
+		h->meta_ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &h->meta);
+	h->meta_running = false;
+	h->meta_done = true;
+}
+
+/* Stops host tracing and its streamers; see rec_host.h. */
 void host_stop(struct host_rec *h)
 {
-	if (h->ti)
-		tsync_instance_stop(h->ti);
+	if (!h->ti || h->stats)
+		return;		/* stopped already */
+	tsync_instance_stop(h->ti);
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++) {
 		if (!h->streamers[cpu])
 			continue;
@@ -148,16 +220,34 @@ void host_stop(struct host_rec *h)
 		if (ret)
 			log_warn("host CPU %d stream: %s", cpu, strerror(-ret));
 	}
+	if (h->streamers)
+		host_read_stopped(h);
+}
+
+/* Starts the removal of the stopped instance; see rec_host.h. */
+void host_remove_start(struct host_rec *h)
+{
+	/* nothing of the instance is read from here on */
+	if (h->ti && h->stats)
+		host_rm_start(h);
 }
 
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h)
 {
+	if (h->rm_running)
+		pthread_join(h->rm_thr, NULL);
+	h->rm_running = false;
 	if (h->meta_running)
 		pthread_join(h->meta_thr, NULL);
 	h->meta_running = false;
 	tracemeta_free(h->meta);
 	h->meta = NULL;
+	for (int cpu = 0; h->cpustat && cpu < h->ncpus; cpu++)
+		free(h->cpustat[cpu]);
+	free(h->cpustat);
+	free(h->stats);
+	free(h->keep_from);
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
 		tsync_streamer_free(h->streamers[cpu]);
 	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)
@@ -176,12 +266,11 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 	struct tracedat_guest guests[MAX_GUESTS];
 	int32_t *vcpu_pids[MAX_GUESTS] = { NULL };
 	struct tracedat_cpu_data *cpus = calloc((size_t)h->ncpus, sizeof(*cpus));
-	char **cpustat = calloc((size_t)h->ncpus, sizeof(char *));
 	struct tracemeta *tm = NULL;
 	struct tracedat_opts opts = cfg->run_opts;
 	int ng = 0, ret;
 
-	if (!cpus || !cpustat) {
+	if (!cpus || !h->stats || !h->cpustat || !h->keep_from) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -213,16 +302,14 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 	       cfg->opt.clock, cfg->clock_why[0] ? " (" : "", cfg->clock_why,
 	       cfg->clock_why[0] ? ")" : "", "cpu", "bytes", "entries", "lost", "dropped");
 	for (int cpu = 0; cpu < h->ncpus; cpu++) {
-		struct tracemeta_stats st = { 0 };
+		struct tracemeta_stats st = h->stats[cpu];
 		struct stat sb;
 
 		cpus[cpu].fd = h->files[cpu];
 		/* -m: only the newest data, from where it is kept */
-		cpus[cpu].offset = h->streamers[cpu] ?
-				   (off_t)tsync_streamer_keep_from(h->streamers[cpu]) : 0;
+		cpus[cpu].offset = (off_t)h->keep_from[cpu];
 		if (fstat(h->files[cpu], &sb) == 0 && sb.st_size >= cpus[cpu].offset)
 			cpus[cpu].size = (uint64_t)(sb.st_size - cpus[cpu].offset);
-		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, &cpustat[cpu]);
 		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
 		       (unsigned long long)st.read_events,
 		       (unsigned long long)(st.overrun + st.commit_overrun),
@@ -231,17 +318,14 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 			printf("  WARNING: host CPU %d lost %llu events\n", cpu,
 			       (unsigned long long)(st.overrun + st.commit_overrun + st.dropped_events));
 	}
-	opts.cpustat = (const char *const *)cpustat;
+	opts.cpustat = (const char *const *)h->cpustat;
 	opts.ncpustat = h->ncpus;
 	ret = tracedat_stage_file(cfg->opt.output, tracemeta_meta(tm), &opts, cpus, h->ncpus, out);
 	if (ret)
 		snprintf(err, errlen, "writing %s: %s", cfg->opt.output, strerror(-ret));
 out:
-	for (int cpu = 0; cpustat && cpu < h->ncpus; cpu++)
-		free(cpustat[cpu]);
 	for (int i = 0; i < ng; i++)
 		free(vcpu_pids[i]);
-	free(cpustat);
 	free(cpus);
 	tracemeta_free(tm);
 	return ret;

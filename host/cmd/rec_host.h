@@ -28,6 +28,16 @@ struct host_rec {
 	bool meta_running;
 	int meta_ret;
 	struct tracemeta *meta;
+	bool meta_done;			/* collected at host_stop() (no thread) */
+	/* what host_write() needs of the instance, read at host_stop():
+	 * its figures per CPU and where -m keeps the data from */
+	struct tracemeta_stats *stats;
+	char **cpustat;
+	uint64_t *keep_from;
+	/* the instance's removal (tens of ms in the kernel) while the files
+	 * are written (host_remove_start()) */
+	pthread_t rm_thr;
+	bool rm_running;
 };
 
 /* Creates the host instance and starts its streamers into temporary
@@ -36,14 +46,20 @@ struct host_rec {
  * 0 or -errno (said why in @err). */
 int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	       char *err, size_t errlen);
-/* Stops host tracing and its streamers. */
+/* Stops host tracing and its streamers and reads what host_write() needs
+ * of the instance. */
 void host_stop(struct host_rec *h);
+/* Starts the removal of the instance host_stop() stopped, in a thread of
+ * its own (host_free() waits for it). The kernel holds its tracing locks
+ * for the tens of ms of a removal: an agent on this kernel (a loopback
+ * guest) would wait for them, so call it once the guests stopped. */
+void host_remove_start(struct host_rec *h);
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h);
-/* Writes the host's trace.dat under a temporary name, staged in @out
- * (common/tracedat/tracedat.h: the caller renames or discards it with
- * the run's other files); prints the host summary. Returns 0 or -errno
- * (said why in @err). */
+/* Writes the host's trace.dat (after host_stop()) under a temporary
+ * name, staged in @out (common/tracedat/tracedat.h: the caller renames or
+ * discards it with the run's other files); prints the host summary.
+ * Returns 0 or -errno (said why in @err). */
 int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 	       struct rec_phases *ph, struct tracedat_staged *out, char *err, size_t errlen);
 
