@@ -46,8 +46,12 @@ void rec_phases_format(const struct rec_phases *p, char *buf, size_t len)
 	for (int ph = REC_PH_BEGIN + 1; ph < REC_PH_COUNT; ph++) {
 		if (!p->t[ph] || !prev)
 			continue;
-		APPEND(buf, len, &off, "%s%s %.1f", off ? ", " : "", span[ph],
+		APPEND(buf, len, &off, "%s%s %.1f", off ? ", " : "",
+		       span[ph],
 		       (double)(p->t[ph] - prev) / 1e6);
+		if (ph == REC_PH_CMD_END && p->guests_on && p->t[REC_PH_ARMED])
+			APPEND(buf, len, &off, " (guests' receivers on after %.1f)",
+			       (double)(p->guests_on - p->t[REC_PH_ARMED]) / 1e6);
 		prev = last = p->t[ph];
 	}
 	if (p->t[REC_PH_BEGIN] && p->t[REC_PH_ARMED] && p->t[REC_PH_CMD_END])

@@ -28,6 +28,9 @@ enum rec_step {
 
 struct rec_phases {
 	int64_t t[REC_PH_COUNT];	/* CLOCK_MONOTONIC ns; 0: not reached */
+	/* the guests' metadata and receivers were started while COMMAND
+	 * ran, and were on at this moment (0: before COMMAND) */
+	int64_t guests_on;
 };
 
 /* Notes that phase @ph was reached now. */
@@ -35,7 +38,8 @@ void rec_phase_mark(struct rec_phases *p, enum rec_step ph);
 
 /* Formats the split into @buf (never more than @len bytes, always
  * terminated): milliseconds between the phases reached, in order, and the
- * time added to COMMAND before and after it. Pure: no I/O. */
+ * time added to COMMAND before and after it; with guests_on, how far into
+ * COMMAND the guests' receivers came on. Pure: no I/O. */
 void rec_phases_format(const struct rec_phases *p, char *buf, size_t len);
 
 #endif

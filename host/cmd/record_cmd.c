@@ -146,7 +146,15 @@ static int guest_setup_trace(void *ctx, int i)
 {
 	struct recorder *r = ctx;
 
-	return guest_start_trace(&r->cfg.guests[i], r->dir, r->cfg.opt.clock) != 0;
+	return guest_start_trace(&r->cfg.guests[i], r->cfg.opt.clock) != 0;
+}
+
+/* Starts guest @i's receivers (a job of host_par_run()); 0 or 1. */
+static int guest_setup_rx(void *ctx, int i)
+{
+	struct recorder *r = ctx;
+
+	return guest_start_rx(&r->cfg.guests[i], r->dir) != 0;
 }
 
 /* Runs @fn for every guest at once (each guest's I/O has deadlines) and
@@ -163,12 +171,11 @@ static int rec_each_guest(struct recorder *r, int (*fn)(void *ctx, int i))
 }
 
 /* Connects and syncs every guest, starts the host's recording and then
- * the guests' (with their sync threads). Guests start in parallel: N
- * guests take about as long as the slowest. Returns 0 or 1 (said why). */
-static int rec_start(struct recorder *r)
+ * the guests'. Guests start in parallel: N guests take about as long as
+ * the slowest. Returns 0 or 1 (said why). */
+static int rec_start_tracing(struct recorder *r)
 {
 	struct rec_cfg *cfg = &r->cfg;
-	bool sync = rec_synced(cfg);
 	char err[512];
 
 	/* the guests' sync threads share the host CPUs (see round_opts);
@@ -185,9 +192,26 @@ static int rec_start(struct recorder *r)
 		return 1;
 	}
 	rec_phase_mark(&r->ph, REC_PH_HOST);
-	if (rec_each_guest(r, guest_setup_trace))
+	return cfg->nguests ? rec_each_guest(r, guest_setup_trace) : 0;
+}
+
+/* Fetches the guests' metadata, starts their receivers (in parallel) and
+ * their sync threads; the guests trace already. With COMMAND @running a
+ * guest that fails (said why) fails the run at its end, as one that fails
+ * later does: the host's file is still written. Returns 0 or 1 (said
+ * why). */
+static int rec_start_guests(struct recorder *r, bool running)
+{
+	struct rec_cfg *cfg = &r->cfg;
+	bool sync = rec_synced(cfg);
+
+	if (!cfg->nguests)
+		return 0;
+	if (rec_each_guest(r, guest_setup_rx) && !running)
 		return 1;
 	for (int i = 0; sync && i < cfg->nguests; i++) {
+		if (cfg->guests[i].status)
+			continue;
 		/* trace-cmd's --tsync-interval 0: only at the start and the end */
 		struct guest_sync_opts so = { .round = r->ro, .interval_ms =
 					      !cfg->opt.has_tsync_interval ? 0 :
@@ -324,6 +348,7 @@ static void rec_stop(struct recorder *r)
 		if (guest_stop_trace(&cfg->guests[i], 30000))
 			guest_error(&cfg->guests[i]);
 	rec_phase_mark(&r->ph, REC_PH_GUESTS_STOPPED);
+	host_remove_start(&r->h);
 }
 
 /* A guest that no sync round succeeded on fails the run (its file is
@@ -554,37 +579,60 @@ static int rec_aborted(void)
 	return 130;
 }
 
+/* Lets COMMAND go and says the recording runs. */
+static void rec_go(struct recorder *r)
+{
+	rec_signals_phase(r->sig, REC_RECORDING);
+	rec_phase_mark(&r->ph, REC_PH_ARMED);
+	rec_release_command(r);
+	fprintf(stderr, "tsync-host record: recording%s\n",
+		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
+}
+
+/* Whether the list of our threads must be updated with the forks no longer
+ * followed before COMMAND runs (event-fork would make -P and -F follow
+ * children); with -c, COMMAND's children are followed (COMMAND is not
+ * among ours). Without -P and -F, or with -c, the forks were followed
+ * from the start and may stay so. */
+static bool rec_unfollow(const struct recorder *r)
+{
+	return !r->cfg.opt.no_filter && (r->cfg.opt.inst.npids || r->h.only_pid) &&
+	       !r->cfg.opt.inst.follow_children;
+}
+
 /* Records from start to end once everything is set; returns the exit code. */
 static int rec_run(struct recorder *r)
 {
 	int64_t deadline = r->cfg.opt.duration > 0 ?
 			   tsync_now_ns() + (int64_t)(r->cfg.opt.duration * 1e9) : -1;
+	/* COMMAND runs as soon as the host and the guests trace; the guests'
+	 * metadata and receivers start meanwhile (their data waits in the
+	 * guests' buffers); -P or -F without -c wait for the update of our
+	 * threads */
+	bool early = !rec_unfollow(r);
 
 	if (rec_fork_command(r))
 		return 1;
-	if (rec_start(r))
+	if (rec_start_tracing(r))
 		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
-	/* every thread of ours runs: no more following of new ones (event-fork
-	 * would make -P and -F follow children); with -c, COMMAND's children
-	 * are followed (COMMAND is not among ours). Without -P and -F, or with
-	 * -c, the forks were followed from the start and may stay so: the
-	 * update (a few tracefs writes of ~10 ms each) is not needed. */
-	fprintf(stderr, "tsync-host record: recording%s\n",
-		r->cfg.command ? "" : r->cfg.opt.duration > 0 ? "" : " (Ctrl-C to stop)");
+	if (early)
+		rec_go(r);
+	if (rec_start_guests(r, early))
+		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
+	if (early && r->cfg.nguests)
+		r->ph.guests_on = tsync_now_ns();
 	if (!r->cfg.opt.quiet)
 		rec_status_start(r);
-	if (!r->cfg.opt.no_filter && r->h.ti &&
-	    (r->cfg.opt.inst.npids || r->h.only_pid) && !r->cfg.opt.inst.follow_children &&
-	    tsync_instance_hide_self(r->h.ti, false))
+	/* every thread of ours runs: the last update of the list */
+	if (r->h.ti && rec_unfollow(r) && tsync_instance_hide_self(r->h.ti, false))
 		log_warn("could not update the list of tsync-host's threads");
 	/* the guests' sync and data threads and the status line's, started
 	 * since the host's tracing began: their switches and wakeups too */
 	else if (!r->cfg.opt.no_filter && r->h.ti && (r->cfg.nguests || r->status) &&
-		 tsync_instance_filter_self(r->h.ti))
+		 !rec_unfollow(r) && tsync_instance_filter_self(r->h.ti))
 		log_warn("could not update the filters of tsync-host's threads");
-	rec_signals_phase(r->sig, REC_RECORDING);
-	rec_phase_mark(&r->ph, REC_PH_ARMED);
-	rec_release_command(r);
+	if (!early)
+		rec_go(r);
 	if (rec_signals_wait(r->sig, deadline))
 		return rec_aborted();
 	rec_phase_mark(&r->ph, REC_PH_CMD_END);

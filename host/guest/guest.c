@@ -264,8 +264,8 @@ static int fetch_meta(struct guest *g)
 	return 0;
 }
 
-/* Starts tracing and the data receivers; see guest.h. */
-int guest_start_trace(struct guest *g, const char *dir, const char *clock)
+/* Starts tracing; see guest.h. */
+int guest_start_trace(struct guest *g, const char *clock)
 {
 	/* the settings as option words (argv[0] is not sent) */
 	struct peer_trace_opts to = { .clock = clock, .nargs = (uint32_t)g->argc - 1,
@@ -278,6 +278,16 @@ int guest_start_trace(struct guest *g, const char *dir, const char *clock)
 		return g->status = ret;
 	if (nstreams != g->ncpus)
 		log_warn("guest %s: streams %u CPUs of %u", g->name, nstreams, g->ncpus);
+	return 0;
+}
+
+/* Fetches the metadata and starts the data receivers; see guest.h. */
+int guest_start_rx(struct guest *g, const char *dir)
+{
+	int ret;
+
+	if (g->status)
+		return g->status;
 	/* Metadata now as well as after stop: should the guest vanish
 	 * mid-recording, what was received is still a readable file. And
 	 * the page layout, which the receivers check, is in it. */

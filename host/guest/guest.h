@@ -105,9 +105,13 @@ int guest_check_can_record(struct guest *g, const char *clock);
  * recording them (none for a guest without sync rounds). Returns 0 or
  * -errno when the connection broke. */
 int guest_sync_all(struct guest *g, const struct round_opts *ro);
-/* Starts tracing on the guest and one data receiver per CPU writing into
- * temporary files in @dir. 0 or -errno with g->error set. */
-int guest_start_trace(struct guest *g, const char *dir, const char *clock);
+/* Starts tracing on the guest (its options and events accepted there).
+ * 0 or -errno with g->error set. */
+int guest_start_trace(struct guest *g, const char *clock);
+/* Then (the guest traces meanwhile) its metadata and one data receiver
+ * per CPU writing into temporary files in @dir. 0 or -errno with g->error
+ * set. */
+int guest_start_rx(struct guest *g, const char *dir);
 /* Starts the periodic sync thread (a round per CPU every interval, and a
  * final one when stop_fd fires). An adaptive interval is the shortest one
  * any CPU needs. */

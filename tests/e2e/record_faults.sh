@@ -28,11 +28,14 @@ grep -q "nosuch_sys" "$E2E_TMP/o2" || fail "unknown guest event not named: $(cat
 timeout 60 "$HOST" sync -C mono "$AGENT_EP" > /dev/null || fail "agent not serving after a refused event"
 pass "unknown guest event refused and named; agent still serves"
 
-# 3. agent killed (SIGKILL) during the recording
+# 3. agent killed (SIGKILL) during the recording, once it streams (COMMAND
+# runs while the host fetches the guest's metadata and opens its streams:
+# the agent says "streaming cpu" when they are open, the metadata in)
 start_agent k --
 kpid=$AGENT_PID
 timeout 120 "$HOST" record -e sched -o "$out/t3.dat" -A "$AGENT_EP@k" -e sched \
-	-- bash -c "kill -KILL $kpid" > "$E2E_TMP/o3" 2>&1
+	-- timeout 30 bash -c "until grep -q 'streaming cpu' '$E2E_TMP/k.log'; do
+		sleep 0.05; done; kill -KILL $kpid" > "$E2E_TMP/o3" 2>&1
 rc=$?
 [ $rc -ne 0 ] || fail "record exited 0 after the agent died: $(cat "$E2E_TMP/o3")"
 grep -qi "guest k" "$E2E_TMP/o3" || fail "no word on the dead guest: $(cat "$E2E_TMP/o3")"

@@ -39,6 +39,27 @@ static void test_host_only(void **state)
 			    "after 33.5, total 1045.5 ms");
 }
 
+/* The guests' receivers started while COMMAND ran: said how far into it. */
+static void test_guests_during(void **state)
+{
+	struct rec_phases p = { 0 };
+	char buf[512];
+
+	(void)state;
+	p.t[REC_PH_BEGIN] = 1000 * MS;
+	p.t[REC_PH_GUESTS] = 1040 * MS;
+	p.t[REC_PH_HOST] = 1050 * MS;
+	p.t[REC_PH_ARMED] = 1051 * MS;
+	p.guests_on = 1131 * MS;
+	p.t[REC_PH_CMD_END] = 2051 * MS;
+	p.t[REC_PH_END] = 2081 * MS;
+	rec_phases_format(&p, buf, sizeof(buf));
+	assert_string_equal(buf, "guests (connect, metadata, first sync) 40.0, host instance "
+			    "10.0, guests' tracing 1.0, COMMAND 1000.0 (guests' receivers on "
+			    "after 80.0), guest files (the rest of) 30.0; added before COMMAND 51.0, "
+			    "after 30.0, total 1081.0 ms");
+}
+
 /* Not started: nothing but what was reached, and no "added" part. */
 static void test_partial(void **state)
 {
@@ -80,6 +101,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_only),
+		cmocka_unit_test(test_guests_during),
 		cmocka_unit_test(test_partial),
 		cmocka_unit_test(test_small_buffer),
 	};
