@@ -34,8 +34,15 @@
  * of the offsets, the median |offset| and its ratio to tsync's own
  * protocol's, and last the mixed pairs against trace-cmd with itself.
  *
+ * With BENCH10_B2 naming another build directory (say, of the code before
+ * a change), its tsync-host and tsync-agent run as one more side, "tsync
+ * (B2)", QUICKACK as it decides, in the mixed rows and with itself: a
+ * before-and-after comparison in one run, each against the same
+ * trace-cmd-with-itself rows.
+ *
  * Environment: B (build dir, default build), BENCH10_REPS (records per
- * row, default 3), TCMD_NEW, BENCH10_KEEP (keep the scratch directory).
+ * row, default 3), TCMD_NEW, BENCH10_B2, BENCH10_KEEP (keep the scratch
+ * directory).
  * The shim is built at run time with cc into the scratch directory. Holds
  * /run/lock/tsync-trace-cmd.lock over the run. Skips (exit 0) without
  * trace-cmd, cc or tracefs. Numbers only: it never fails on them.
@@ -83,6 +90,7 @@ enum side {
 	NEW,		/* trace-cmd >= 3.3 (or OLD_SHIM standing in) */
 	TS,		/* tsync, TCP_QUICKACK as it decides */
 	TS_ALWAYS,	/* tsync, TSYNC_TCMD_QUICKACK=always */
+	TS_B2,		/* tsync from $BENCH10_B2, QUICKACK as it decides */
 	NSIDES
 };
 
@@ -95,11 +103,13 @@ struct row {
 	const char *acks;	/* with a tsync side deciding: did it re-arm */
 };
 
-/* How a side runs: the trace-cmd program (NULL: tsync's) and its
- * environment additions. */
+/* How a side runs: the trace-cmd program (NULL: tsync's), its
+ * environment additions and, for tsync, another build directory than
+ * the benchmark's (NULL: that one). */
 struct runner {
 	const char *tcmd;
 	char **env;
+	const char *b;
 };
 
 /* Runs @argv in @dir, output to @log, with @env (NULL-terminated
@@ -199,7 +209,7 @@ static pid_t start_agent(const char *b, const struct runner *r, const char *extr
 
 	*port = free_port();
 	snprintf(ps, sizeof(ps), "%d", *port);
-	snprintf(prog, sizeof(prog), "%s/tsync-agent", b);
+	snprintf(prog, sizeof(prog), "%s/tsync-agent", r->b ? r->b : b);
 	snprintf(log, sizeof(log), "%s/%s", dir, logname);
 	pid = spawn(r->tcmd ? targv : sargv, "/tmp", log, r->env);
 	for (int i = 0; pid > 0 && i < 1000; i++) {
@@ -241,7 +251,7 @@ static int record_once(const char *b, const char *dir, const struct runner *h, b
 	if (h->tcmd)
 		snprintf(prog, sizeof(prog), "%s", h->tcmd);
 	else
-		snprintf(prog, sizeof(prog), "%s/tsync-host", b);
+		snprintf(prog, sizeof(prog), "%s/tsync-host", h->b ? h->b : b);
 	snprintf(ep, sizeof(ep), "%s127.0.0.1:%d", h->tcmd || own ? "" : "tcmd:", port);
 	snprintf(rdir, sizeof(rdir), "%s/rec", dir);
 	if (mkdir(rdir, 0755) && errno != EEXIST)
@@ -287,6 +297,18 @@ static double med_abs(const struct row *r)
 		return -1;
 	for (int i = 0; i < r->n; i++)
 		a[i] = llabs(r->off[i]);
+	qsort(a, (size_t)r->n, sizeof(a[0]), cmp);
+	return (double)a[r->n / 2];
+}
+
+/* Median offset of @r (sorted copy), 0 without samples. */
+static double med(const struct row *r)
+{
+	static long long a[MAXOFF];
+
+	if (!r->n)
+		return 0;
+	memcpy(a, r->off, sizeof(a[0]) * (size_t)r->n);
 	qsort(a, (size_t)r->n, sizeof(a[0]), cmp);
 	return (double)a[r->n / 2];
 }
@@ -388,18 +410,25 @@ static void ack_decision(const char *b, const char *dir, const struct runner *ru
 		r->acks = (hv ? ha : aa) ? "re-armed" : "not re-armed";
 }
 
-/* The mixed pairs of generation @gen against trace-cmd with itself. */
-static void print_mixed(struct row *rows, size_t n, enum side gen, const char *label)
+/* The mixed pairs of generation @gen with tsync side @ts against
+ * trace-cmd with itself (3.1.6's under the shim: as it is, it takes
+ * minutes a record). */
+static void print_mixed(struct row *rows, size_t n, enum side gen, enum side ts,
+			const char *label)
 {
-	struct row *cc = find_row(rows, n, gen, gen), *ct = find_row(rows, n, gen, TS),
-		   *tc = find_row(rows, n, TS, gen);
+	enum side self = gen == OLD ? OLD_SHIM : gen;
+	struct row *cc = find_row(rows, n, self, self), *ct = find_row(rows, n, gen, ts),
+		   *tc = find_row(rows, n, ts, gen);
 	double c = cc ? med_abs(cc) : -1;
 
 	if (c <= 0)
 		return;
-	printf("  %s: med|off| trace-cmd with itself %.2f us; trace-cmd host + tsync-agent "
-	       "%.2fx, tsync-host + trace-cmd agent %.2fx of it\n", label, c / 1e3,
-	       ct && ct->n ? med_abs(ct) / c : 0.0, tc && tc->n ? med_abs(tc) / c : 0.0);
+	printf("  %s: trace-cmd with itself median %+.2f us, med|off| %.2f us; trace-cmd "
+	       "host + %s-agent %+.2f us, %.2fx; %s-host + trace-cmd agent %+.2f us, %.2fx\n",
+	       label, med(cc) / 1e3, c / 1e3, ts == TS_B2 ? "tsync (B2)" : "tsync",
+	       ct ? med(ct) / 1e3 : 0.0, ct && ct->n ? med_abs(ct) / c : 0.0,
+	       ts == TS_B2 ? "tsync (B2)" : "tsync", tc ? med(tc) / 1e3 : 0.0,
+	       tc && tc->n ? med_abs(tc) / c : 0.0);
 }
 
 /* The trace-cmd >= 3.3 to compare with: $TCMD_NEW, else what
@@ -445,7 +474,6 @@ int main(void)
 	static char keep[] = "TSYNC_TCMD_KEEP=1";
 	static char *none[] = { NULL }, *kp[] = { keep, NULL }, *kpal[] = { keep, always, NULL };
 	static char *sh[2];
-	static char names[16][96];
 	static struct row rows[] = {
 		{ .host = OLD_SHIM, .agent = OLD_SHIM },
 		{ .host = NEW, .agent = NEW },
@@ -460,8 +488,17 @@ int main(void)
 		{ .host = TS, .agent = TS },
 		{ .host = TS_ALWAYS, .agent = TS_ALWAYS },
 		{ .host = TS, .agent = TS, .own = true },
+		/* with BENCH10_B2 only (nrows counts them then) */
+		{ .host = OLD, .agent = TS_B2 },
+		{ .host = NEW, .agent = TS_B2 },
+		{ .host = TS_B2, .agent = OLD },
+		{ .host = TS_B2, .agent = NEW },
+		{ .host = TS_B2, .agent = TS_B2 },
 	};
-	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
+	const char *b2 = getenv("BENCH10_B2");
+	const size_t nrows = sizeof(rows) / sizeof(rows[0]) - (b2 ? 0 : 5);
+	char b2abs[PATH_MAX];
+	static char names[sizeof(rows) / sizeof(rows[0])][96];
 	struct runner run[NSIDES];
 	const char *who[NSIDES];
 	int lk;
@@ -487,15 +524,17 @@ int main(void)
 	}
 	nt = new_tcmd(b, newpath, sizeof(newpath), ver, sizeof(ver));
 	snprintf(nl, sizeof(nl), "%s", nt ? ver : "3.1.6+shim");
-	run[OLD] = (struct runner){ "trace-cmd", none };
-	run[OLD_SHIM] = (struct runner){ "trace-cmd", sh };
-	run[NEW] = nt ? (struct runner){ nt, none } : run[OLD_SHIM];
-	run[TS] = (struct runner){ NULL, kp };
-	run[TS_ALWAYS] = (struct runner){ NULL, kpal };
+	run[OLD] = (struct runner){ "trace-cmd", none, NULL };
+	run[OLD_SHIM] = (struct runner){ "trace-cmd", sh, NULL };
+	run[NEW] = nt ? (struct runner){ nt, none, NULL } : run[OLD_SHIM];
+	run[TS] = (struct runner){ NULL, kp, NULL };
+	run[TS_ALWAYS] = (struct runner){ NULL, kpal, NULL };
+	run[TS_B2] = (struct runner){ NULL, kp, b2 && realpath(b2, b2abs) ? b2abs : NULL };
 	who[OLD] = "trace-cmd 3.1.6";
 	who[OLD_SHIM] = "3.1.6+shim";
 	who[NEW] = nl;
 	who[TS] = who[TS_ALWAYS] = "tsync";
+	who[TS_B2] = "tsync (B2)";
 	for (size_t i = 0; i < nrows; i++) {
 		struct row *r = &rows[i];
 
@@ -521,9 +560,16 @@ int main(void)
 	       "range", "med|off|", "/own", "tsync's QUICKACK (auto)");
 	for (size_t i = 0; i < nrows; i++)
 		print_row(&rows[i], med_abs(&rows[nrows - 1]));
-	print_mixed(rows, nrows, OLD_SHIM, "3.1.6 (own pair under the shim)");
+	printf("  mixed pairs against trace-cmd with itself (median offset; median |offset| "
+	       "as a ratio to trace-cmd with itself's):\n");
+	print_mixed(rows, nrows, OLD, TS, "3.1.6 (its own pair under the shim)");
 	if (nt)
-		print_mixed(rows, nrows, NEW, ver);
+		print_mixed(rows, nrows, NEW, TS, ver);
+	if (b2) {
+		print_mixed(rows, nrows, OLD, TS_B2, "3.1.6, B2");
+		if (nt)
+			print_mixed(rows, nrows, NEW, TS_B2, "new, B2");
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (!getenv("BENCH10_KEEP") && system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
