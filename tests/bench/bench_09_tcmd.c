@@ -9,7 +9,9 @@
  *                                        scripts/build-tcmd-new built it
  *                                        ($B/tcmd-new, or $TCMD_NEW)
  *   trace-cmd host + tsync-agent         direction 1
+ *   new trace-cmd host + tsync-agent     the same with trace-cmd >= 3.3
  *   tsync-host + trace-cmd agent         direction 2 (AGENT tcmd:...)
+ *   tsync-host + new trace-cmd agent     the same with trace-cmd >= 3.3
  *   tsync-host + trace-cmd agent, no ACK fix
  *                                        the same with TSYNC_TCMD_NO_QUICKACK=1
  *                                        (record) and --no-quickack (sync):
@@ -432,10 +434,13 @@ static const char *new_tcmd(const char *b, char *path, size_t len)
 }
 
 /* The rows against tsync-agent: tsync-host (record and sync) and
- * trace-cmd's host (record). Returns 0 or 1. */
+ * trace-cmd's host (record), and the new trace-cmd's host into @nt when
+ * there is one. Returns 0 or 1. */
 static int tsync_agent_rows(const char *b, int reps, struct rec_row *tt,
-			    struct rec_row *ct, struct sync_row *st)
+			    struct rec_row *ct, struct rec_row *nt, struct sync_row *st)
 {
+	char newtc[PATH_MAX + 64];
+
 	char ep[128];
 	pid_t ag = bench_start_agent(b, 0, ep, sizeof(ep));
 	const char *colon = strrchr(ep, ':');
@@ -452,16 +457,18 @@ static int tsync_agent_rows(const char *b, int reps, struct rec_row *tt,
 	}
 	for (int i = 0; i < reps; i++)
 		record_once(b, HOST_TRACECMD, atoi(colon + 1), false, false, ct);
+	for (int i = 0; new_tcmd(b, newtc, sizeof(newtc)) && i < reps; i++)
+		record_once(b, HOST_TCMD_NEW, atoi(colon + 1), false, false, nt);
 	kill(ag, SIGTERM);
 	waitpid(ag, NULL, 0);
 	return 0;
 }
 
-/* The rows against one trace-cmd agent: tsync-host with the
- * fix (@reps syncs and records), or without it (@nofix: one of each), or
- * trace-cmd's host (@tracecmd_host: one record), or the new trace-cmd's
- * host against its own agent (@newtc, new_tcmd(): @reps records).
- * Returns 0 or 1. */
+/* The rows against one trace-cmd agent (@newtc, new_tcmd(): the new
+ * trace-cmd's, else Debian's): tsync-host with the fix (@reps syncs and
+ * records), or without it (@nofix: one of each), or trace-cmd's host
+ * (@tracecmd_host: one record of Debian's against its own agent, @reps
+ * of the new one against its own). Returns 0 or 1. */
 static int tcmd_agent_rows(const char *b, int reps, struct rec_row *rec,
 			   struct sync_row *st, bool nofix, bool tracecmd_host, const char *newtc)
 {
@@ -475,7 +482,7 @@ static int tcmd_agent_rows(const char *b, int reps, struct rec_row *rec,
 		return 1;
 	}
 	snprintf(ep, sizeof(ep), "tcmd:127.0.0.1:%d", port);
-	if (newtc) {
+	if (newtc && tracecmd_host) {
 		for (int i = 0; i < reps; i++) {
 			bench_wait_no_child(tc);
 			record_once(b, HOST_TCMD_NEW, port, true, false, rec);
@@ -596,9 +603,12 @@ int main(int argc, char **argv)
 			      ct = { .name = "trace-cmd host + tsync-agent" },
 			      tc = { .name = "tsync-host + trace-cmd agent" },
 			      nn = { .name = "new trace-cmd host + its agent" },
+			      nt = { .name = "new trace-cmd host + tsync-agent" },
+			      tw = { .name = "tsync-host + new trace-cmd agent" },
 			      tn = { .name = "tsync-host + trace-cmd agent, no ACK fix" },
 			      tt = { .name = "tsync-host + tsync-agent" };
 	static struct sync_row sc = { .name = "tsync-host + trace-cmd agent" },
+			       sw = { .name = "tsync-host + new trace-cmd agent" },
 			       sn = { .name = "tsync-host + trace-cmd agent, no ACK fix" },
 			       st = { .name = "tsync-host + tsync-agent" };
 
@@ -612,11 +622,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	lk = bench_lock(LOCK, 60);	/* the whole run, bounded: see bench_lib.h */
-	ret = tsync_agent_rows(b, reps, &tt, &ct, &st);
+	ret = tsync_agent_rows(b, reps, &tt, &ct, &nt, &st);
 	ret |= tcmd_agent_rows(b, reps, &tc, &sc, false, false, NULL);
-	if (new_tcmd(b, newtc, sizeof(newtc)))
+	if (new_tcmd(b, newtc, sizeof(newtc))) {
 		ret |= tcmd_agent_rows(b, reps, &nn, NULL, false, true, newtc);
-	else
+		ret |= tcmd_agent_rows(b, reps, &tw, &sw, false, false, newtc);
+	} else
 		printf("  no new trace-cmd (scripts/build-tcmd-new builds one): its row left "
 		       "out\n");
 	if (slow) {
@@ -636,7 +647,9 @@ int main(int argc, char **argv)
 		print_rec(&cc, bf, bt);
 		print_rec(&nn, bf, bt);
 		print_rec(&ct, bf, bt);
+		print_rec(&nt, bf, bt);
 		print_rec(&tc, bf, bt);
+		print_rec(&tw, bf, bt);
 		print_rec(&tn, bf, bt);
 		print_rec(&tt, bf, bt);
 	}
@@ -648,6 +661,7 @@ int main(int argc, char **argv)
 		double bs = median_ms(st.sync_ns, st.nsync), bn = median_ms(st.next_ns, st.nnext);
 
 		print_sync(&sc, bs, bn);
+		print_sync(&sw, bs, bn);
 		print_sync(&sn, bs, bn);
 		print_sync(&st, bs, bn);
 	}
