@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* trace-cmd's agent protocol on a socket, with deadlines; see tcmd_io.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_
 	struct sockaddr_storage ss = { 0 };
 	const char *env = getenv("TSYNC_TCMD_QUICKACK");
 	socklen_t sl = sizeof(ss);
-	int one = 1;
+	int one = 1, flags;
 
 	c->fd = fd;
 	c->peer = peer;
@@ -43,6 +44,9 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack_
 	c->acking = false;
 	c->timeout_ms = timeout_ms;
 	c->deadline = 0;
+	c->rcvtimeo_us = -1;
+	flags = fcntl(fd, F_GETFL);
+	c->nonblock = flags >= 0 && (flags & O_NONBLOCK);
 	if (!quickack_on || getsockname(fd, (struct sockaddr *)&ss, &sl) ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
 		c->quickack = false;
@@ -111,73 +115,95 @@ int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *e
 }
 
 /*
- * Waits inside a message (some of it in) until @fd is readable or
- * @deadline: first for TCMD_ACK_STALL_MS only, while the peer has not yet
- * been seen waiting for our ACK; if the rest is not in by then, it is
- * such a peer (tcmd_io.h): TCP_QUICKACK from now on, set at once to send
- * the ACK it waits for. Returns tsync_wait_readable()'s answer.
+ * How long one blocking recv() waits before read_part() looks again: the
+ * stall limit while the peer may yet prove to be one that waits for our
+ * ACK (so that the rest of a message lagging its first part is noticed),
+ * else half the connection's timeout (so that a message's deadline, the
+ * timeout from now, never needs a shorter one but in its last half).
  */
-static int wait_rest(struct tcmd_conn *c, int64_t deadline)
+static int64_t slice_ns(const struct tcmd_conn *c)
 {
-	if (c->quickack && !c->acking) {
-		int64_t stall = tsync_deadline_ms(TCMD_ACK_STALL_MS);
-		int ret = tsync_wait_readable(c->fd, stall < deadline ? stall : deadline);
-
-		if (ret || stall >= deadline)
-			return ret;
-		log_debug("tcmd: %s waits for our ACKs (Nagle on): TCP_QUICKACK from now on",
-			  c->peer);
-		c->acking = true;
-		quickack(c);
-	}
-	return tsync_wait_readable(c->fd, deadline);
+	if (c->quickack && !c->acking)
+		return TCMD_ACK_STALL_MS * NSEC_PER_MSEC;
+	return (int64_t)c->timeout_ms * NSEC_PER_MSEC / 2;
 }
 
 /*
- * Waits for a message's first bytes inside recv() itself, bounded by
- * SO_RCVTIMEO (the time left until @deadline): the arrival wakes the call
- * that reads it, one system call less between a probe's arrival and its
- * stamp than poll() and then recv() (tcmd_io.h). The timeout stays set:
- * every other read of the connection is MSG_DONTWAIT, after poll().
- * Returns recv()'s answer (-1 with EAGAIN once the deadline has passed).
+ * Bounds the next blocking recv() by SO_RCVTIMEO: the slice, or what is
+ * left from @now until @deadline if that is less. The socket option is set only
+ * when that changes, so that a wait costs the recv() alone: no system
+ * call between a probe's arrival and its stamp, or between a reply and
+ * the wait for the next probe, that trace-cmd's blocking read does not
+ * make. Returns 0, -ETIMEDOUT once @deadline has passed, or -errno.
  */
-static ssize_t recv_blocking(const struct tcmd_conn *c, uint8_t *p, size_t len,
-			     int64_t deadline)
+static int set_rcvtimeo(struct tcmd_conn *c, int64_t now, int64_t deadline)
 {
-	int64_t left = deadline - tsync_now_ns(), us = left / 1000 + 1;
-	struct timeval tv = { .tv_sec = us / 1000000, .tv_usec = us % 1000000 };
+	int64_t left = deadline - now, want = slice_ns(c), us;
+	struct timeval tv;
 
-	if (left <= 0) {
-		errno = EAGAIN;
-		return -1;
-	}
+	if (left <= 0)
+		return -ETIMEDOUT;
+	us = ((left < want ? left : want) + 999) / 1000;
+	if (us == c->rcvtimeo_us)
+		return 0;
+	tv = (struct timeval){ .tv_sec = us / 1000000, .tv_usec = us % 1000000 };
 	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
-		return -1;
-	return recv(c->fd, p, len, 0);
+		return -errno;
+	c->rcvtimeo_us = us;
+	return 0;
+}
+
+/* On a non-blocking socket, waits up to the slice (and @deadline) for
+ * @fd to be readable from @now: 1 readable, 0 not yet, or -errno. */
+static int wait_slice(const struct tcmd_conn *c, int64_t now, int64_t deadline)
+{
+	int64_t slice = now + slice_ns(c);
+
+	return tsync_wait_readable(c->fd, slice < deadline ? slice : deadline);
+}
+
+/*
+ * The rest of a message has not come TCMD_ACK_STALL_MS after @since: a
+ * peer waiting for our delayed ACK (tcmd_io.h). TCP_QUICKACK from now on,
+ * set at once to send the ACK it waits for.
+ */
+static void rest_lags(struct tcmd_conn *c, int64_t since)
+{
+	if (!c->quickack || c->acking || tsync_now_ns() - since < TCMD_ACK_STALL_MS * NSEC_PER_MSEC)
+		return;
+	log_debug("tcmd: %s waits for our ACKs (Nagle on): TCP_QUICKACK from now on", c->peer);
+	c->acking = true;
+	quickack(c);
 }
 
 /*
  * Reads @len bytes into @p before @deadline; @in: bytes of this message
- * already read. Tries the socket first and waits only when it is empty,
- * so a message that is in costs no poll(); with @block, the wait for the
- * first bytes is recv_blocking()'s. Re-arms the quick ACK after every
- * read but the last (the caller does, after its stamp). Returns 0 or
- * -errno.
+ * already read. Waits inside recv() itself, bounded by SO_RCVTIMEO
+ * (set_rcvtimeo()), for the first bytes as for the rest: the arrival
+ * wakes the call that reads it, as trace-cmd's blocking read does (a
+ * non-blocking socket waits in poll() instead). Re-arms the quick ACK
+ * after every read but the last (the caller does, after its stamp).
+ * Returns 0 or -errno.
  */
-static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int64_t deadline,
-		     bool block)
+static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int64_t deadline)
 {
-	bool waited = false;
+	int64_t since = 0;	/* when the wait for the rest began */
 
 	while (len) {
-		ssize_t n = block && !in && waited ? recv_blocking(c, p, len, deadline)
-						   : recv(c->fd, p, len, MSG_DONTWAIT);
-		int ret;
+		int64_t now = tsync_now_ns();
+		ssize_t n;
+		int ret = c->nonblock ? 0 : set_rcvtimeo(c, now, deadline);
 
+		if (ret)
+			return ret;
+		if (in && !since)
+			since = now;
+		n = recv(c->fd, p, len, c->nonblock ? MSG_DONTWAIT : 0);
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
 			in += (size_t)n;
+			since = 0;
 			if (len)
 				quickack(c);
 			continue;
@@ -186,20 +212,18 @@ static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int
 			return -EPIPE;
 		if (errno == EINTR)
 			continue;
-		if (errno != EAGAIN)
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		if (block && !in && !waited) {
-			waited = true;
+		if (c->nonblock && (ret = wait_slice(c, now, deadline)) != 0) {
+			if (ret < 0)
+				return ret;
 			continue;
 		}
-		if (block && !in && tsync_now_ns() >= deadline)
-			return -ETIMEDOUT;	/* SO_RCVTIMEO ran out */
-		block = false;	/* a non-blocking socket: recv() cannot wait, poll() does */
-		ret = in ? wait_rest(c, deadline) : tsync_wait_readable(c->fd, deadline);
-		if (ret < 0)
-			return ret;
-		if (!ret)
+		/* a slice passed with nothing new */
+		if (tsync_now_ns() >= deadline)
 			return -ETIMEDOUT;
+		if (in)
+			rest_lags(c, since);
 	}
 	return 0;
 }
@@ -231,8 +255,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	struct tcmd_hdr h;
 	int ret;
 
-	/* a stamped message (a probe) is waited for in recv() */
-	ret = read_part(c, c->buf, TCMD_HDR_LEN, 0, deadline, stamp != NULL);
+	ret = read_part(c, c->buf, TCMD_HDR_LEN, 0, deadline);
 	if (!ret && ((uint32_t)c->buf[0] << 24 | (uint32_t)c->buf[1] << 16 |
 		     (uint32_t)c->buf[2] << 8 | c->buf[3]) == TSYNC_MAGIC) {
 		tsync_set_err(err, errlen, "%s speaks tsync's protocol, not trace-cmd's: "
@@ -245,7 +268,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	}
 	if (!ret)
 		ret = read_part(c, c->buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, TCMD_HDR_LEN,
-				deadline, false);
+				deadline);
 	if (ret) {
 		read_err(c, ret, started, err, errlen);
 		return ret;

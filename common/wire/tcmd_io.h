@@ -39,11 +39,18 @@
  * Stamps: tcmd_conn_recv_stamped() calls a stamp function right after the
  * read that completes a message returns, before anything else (re-arming,
  * decoding), so a time-sync probe is stamped as close to its arrival as
- * the socket allows; it waits for the message's first bytes inside recv()
- * (bounded by SO_RCVTIMEO), not in poll() and then recv(): the arrival
- * wakes the read itself, one system call less before the stamp, as in
- * trace-cmd's own blocking read. A sender stamps just before tcmd_conn_send(), with
- * the message already encoded.
+ * the socket allows. Every receive waits inside recv() itself, for a
+ * message's first bytes as for its rest, not in poll() and then recv():
+ * the arrival wakes the read, as trace-cmd's own blocking read does.
+ * SO_RCVTIMEO bounds that wait in slices (TCMD_ACK_STALL_MS while the
+ * peer is watched for stalls, else half the timeout) and is set only when
+ * the slice changes, so a probe's wait is the recv() alone: no system
+ * call between its arrival and its stamp, nor between our reply and the
+ * wait for the next probe, that trace-cmd does not make. On one machine
+ * the peer often runs on the same CPU and waits for exactly those calls:
+ * they were part of the measured trip, one way more than the other
+ * (bias). A sender stamps just before tcmd_conn_send(), with the message
+ * already encoded.
  *
  * Errors: 0, or -errno with a reason in @err naming the peer: -ETIMEDOUT
  * (silent peer), -EPIPE (closed), -EBADMSG (malformed: the codec's reason
@@ -71,6 +78,8 @@ struct tcmd_conn {
 	bool acking;		/* such a peer seen: re-arm TCP_QUICKACK after
 				 * every read and send */
 	int timeout_ms;		/* per message */
+	bool nonblock;		/* O_NONBLOCK socket: waits in poll() */
+	int64_t rcvtimeo_us;	/* SO_RCVTIMEO as last set; -1: not yet */
 	int64_t deadline;	/* of the whole exchange (CLOCK_MONOTONIC ns); 0: none */
 	uint8_t buf[TCMD_MSG_MAX];	/* the last message received */
 };

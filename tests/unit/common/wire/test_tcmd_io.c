@@ -9,7 +9,8 @@
  * deadline, a close; TIME_SYNC of the wrong kind is refused; an encoder's
  * error is passed on. A stamped receive stamps once the last byte is in
  * and passes the stamp's error on, and waits for a probe inside recv()
- * (SO_RCVTIMEO, the same timeout); TCP_QUICKACK is re-armed only once a
+ * (SO_RCVTIMEO, the same timeout), the socket option set once, not per
+ * message; TCP_QUICKACK is re-armed only once a
  * message's rest lagged its first part (a peer waiting for our ACK), never
  * for peers whose messages come whole.
  */
@@ -17,6 +18,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -381,9 +383,60 @@ static void test_stamped_waits_in_recv(void **state)
 	assert_int_equal(m.ts.count, 9);
 }
 
+/* SO_RCVTIMEO of @fd in ms. */
+static long rcvtimeo_ms(int fd)
+{
+	struct timeval tv = { 0 };
+	socklen_t tl = sizeof(tv);
+
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl), 0);
+	return tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* True if SO_RCVTIMEO of @fd is @ms, as the kernel keeps it: rounded up
+ * to its clock tick (4 ms at HZ=250). */
+static bool rcvtimeo_is(int fd, long ms)
+{
+	long t = rcvtimeo_ms(fd);
+
+	return t >= ms && t <= ms + 10;
+}
+
+/* A wait costs the recv() alone: SO_RCVTIMEO is set once, to half the
+ * timeout (no peer to watch for stalls here), not again before every
+ * message (a setting made behind the connection's back stays), and is
+ * cut only when a deadline comes nearer than that. */
+static void test_rcvtimeo_once(void **state)
+{
+	struct fx *f = *state;
+	struct timeval tv = { .tv_sec = 1 };
+	struct stamp_rec r = { 0 };
+	uint8_t msg[64];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 4);
+	struct tcmd_msg m;
+
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)), 0);
+	assert_true(rcvtimeo_is(f->fd[0], TIMEOUT_MS / 2));
+	assert_int_equal(setsockopt(f->fd[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)), 0);
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), 0);
+	assert_true(rcvtimeo_is(f->fd[0], 1000));
+	assert_int_equal(r.calls, 2);
+
+	tcmd_conn_set_deadline(&f->c, tsync_deadline_ms(TIMEOUT_MS / 4));
+	peer_write(f, msg, (size_t)len);
+	assert_int_equal(tcmd_conn_recv(&f->c, &m, f->err, sizeof(f->err)), 0);
+	assert_true(rcvtimeo_ms(f->fd[0]) <= TIMEOUT_MS / 4 + 10);
+	assert_true(rcvtimeo_ms(f->fd[0]) > 0);
+}
+
 /* Over TCP, a message whose rest lags its first part (as a Nagle-on
  * peer's second write waiting for our delayed ACK): quick ACKs from then
- * on. */
+ * on. Until then a wait looks every TCMD_ACK_STALL_MS; after, every half
+ * timeout. */
 static void test_tcp_stall(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
@@ -414,6 +467,7 @@ static void test_tcp_stall(void **state)
 	assert_int_equal(write(a, msg, (size_t)len), len);
 	assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
 	assert_false(cb.acking);
+	assert_true(rcvtimeo_is(b, TCMD_ACK_STALL_MS));
 	/* the rest 3x TCMD_ACK_STALL_MS late */
 	assert_int_equal(write(a, msg, TCMD_HDR_LEN), TCMD_HDR_LEN);
 	lt = (struct late){ .fd = a, .p = msg + TCMD_HDR_LEN, .len = (size_t)len - TCMD_HDR_LEN };
@@ -422,6 +476,9 @@ static void test_tcp_stall(void **state)
 	pthread_join(th, NULL);
 	assert_int_equal(m.ts.count, 3);
 	assert_true(cb.acking);
+	assert_int_equal(write(a, msg, (size_t)len), len);
+	assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
+	assert_true(rcvtimeo_is(b, 500));
 	close(a);
 	tcmd_conn_close(&cb);
 }
@@ -439,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_tcp),
 		cmocka_unit_test_setup_teardown(test_stamped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamped_waits_in_recv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rcvtimeo_once, setup, teardown),
 		cmocka_unit_test(test_tcp_stall),
 	};
 
