@@ -25,10 +25,14 @@
  * the same reason on the host side, whose markers carry them.
  *
  * Each message is encoded whole and sent with one write (TCP_NODELAY is
- * set by the transport). A probe's stamps sit next to the wire: t3 just
- * before the write of the already encoded probe, t2 as soon as the echo's
- * last byte is read, before it is decoded (tcmd_conn_recv_stamped()), so
- * this side adds no delay of its own to either direction.
+ * set by the transport), but for the probes, which go in the two writes
+ * trace-cmd makes of every message, so that the probe leaves as long after
+ * its stamp as trace-cmd host's echo does after its own
+ * (tcmd_conn_send_split() says why). A probe's stamps sit next to the
+ * wire: t3 just before the writes of the already encoded probe, t2 as
+ * soon as the echo's last byte is read, before it is decoded
+ * (tcmd_conn_recv_stamped()), so this side adds no delay of its own to
+ * either direction.
  * trace-cmd's host before 3.3 writes a message in two writes with Nagle
  * on; the connection sees its second write wait for our delayed ACK and
  * from then on re-arms TCP_QUICKACK after every message it sends or
@@ -140,8 +144,10 @@ static int probe_loop(struct tcmd_ptp *p, uint32_t series, uint32_t cpu)
 
 		*g = (struct tsync_probe_stamps){ .seq = n };
 		ret = tsync_stamp_take(p->st, series, n, TSYNC_DIR_GUEST_SEND, cpu, &g->t3);
+		/* in trace-cmd's two writes: its host's echo leaves as late
+		 * after its stamp (tcmd_conn_send_split()) */
 		if (!ret)
-			ret = send_out(p, len);
+			ret = tcmd_conn_send_split(&p->conn, p->out, len, NULL, 0);
 		if (!ret)
 			ret = recv_ptp(p, TCMD_PTP_PROBE, &m, &a);
 		if (ret)

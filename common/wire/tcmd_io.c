@@ -84,17 +84,14 @@ void tcmd_conn_close(struct tcmd_conn *c)
 	c->fd = -1;
 }
 
-/* Sends one message by a deadline; see tcmd_io.h. */
-int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
-		      int64_t deadline, char *err, size_t errlen)
+/* Writes @n bytes at @p, part of message @msg of @len bytes, by
+ * @deadline; re-arms the quick ACK after it. Returns 0 or -errno with a
+ * reason in @err. */
+static int send_part(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, const uint8_t *p,
+		     size_t n, int64_t deadline, char *err, size_t errlen)
 {
-	int ret;
+	int ret = tsync_write_full(c->fd, p, n, capped(c, deadline));
 
-	if (len < 0) {
-		tsync_set_err(err, errlen, "cannot encode a message: %s", strerror((int)-len));
-		return (int)len;
-	}
-	ret = tsync_write_full(c->fd, msg, (size_t)len, capped(c, deadline));
 	quickack(c);
 	if (ret == -ETIMEDOUT && exchange_over(c))
 		tsync_set_err(err, errlen, "sending %s: %s did not finish the exchange by its "
@@ -104,6 +101,45 @@ int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
 		tsync_set_err(err, errlen, "sending %s: %s",
 			      len >= TCMD_HDR_LEN ? tcmd_cmd_name(msg[7]) : "a message",
 			      strerror(-ret));
+	return ret;
+}
+
+/* Says why an encoder failed (@len < 0); returns @len. */
+static int enc_failed(ssize_t len, char *err, size_t errlen)
+{
+	tsync_set_err(err, errlen, "cannot encode a message: %s", strerror((int)-len));
+	return (int)len;
+}
+
+/* Sends one message by a deadline; see tcmd_io.h. */
+int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
+		      int64_t deadline, char *err, size_t errlen)
+{
+	if (len < 0)
+		return enc_failed(len, err, errlen);
+	return send_part(c, msg, len, msg, (size_t)len, deadline, err, errlen);
+}
+
+/* Sends one message in trace-cmd's two writes; see tcmd_io.h. */
+int tcmd_conn_send_split(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+			 size_t errlen)
+{
+	int64_t deadline = tsync_deadline_ms(c->timeout_ms);
+	struct tcmd_err e = { { 0 } };
+	struct tcmd_hdr h;
+	size_t cut;
+	int ret;
+
+	if (len < 0)
+		return enc_failed(len, err, errlen);
+	if ((size_t)len < TCMD_HDR_LEN || tcmd_hdr_decode(msg, &h, &e))
+		return tcmd_conn_send_by(c, msg, len, deadline, err, errlen);
+	cut = TCMD_HDR_LEN + h.cmd_size;
+	if (cut >= (size_t)len)
+		return tcmd_conn_send_by(c, msg, len, deadline, err, errlen);
+	ret = send_part(c, msg, len, msg, cut, deadline, err, errlen);
+	if (!ret)
+		ret = send_part(c, msg, len, msg + cut, (size_t)len - cut, deadline, err, errlen);
 	return ret;
 }
 

@@ -108,6 +108,20 @@ int tcmd_conn_send(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *e
  * its own. */
 int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
 		      int64_t deadline, char *err, size_t errlen);
+/*
+ * tcmd_conn_send() in the two writes trace-cmd makes of every message
+ * (the header and command struct, then the payload; one write if there is
+ * no payload). For the probes and echoes of trace-cmd's PTP exchange
+ * only: their stamps are taken before the send and after the receive, so
+ * a side whose message leaves in one write has it out a write earlier
+ * after its stamp than trace-cmd has, one way of the trip shorter than
+ * the other, and against trace-cmd that is a bias of half a write (about
+ * 0.8 us here, of opposite sign in the two directions) that cancels only
+ * between two sides that send alike. Over TCP our sockets have
+ * TCP_NODELAY: the second write leaves at once.
+ */
+int tcmd_conn_send_split(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+			 size_t errlen);
 /* Reads one whole message into c->buf within the timeout and decodes it
  * into @m (valid until the next read). */
 int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen);

@@ -50,7 +50,9 @@ static int stamp_arrival(void *arg)
  * taken as soon as a message is in, before it is decoded, for the probe
  * that must come next (END gets one too, which nothing asks for), and the
  * echo is encoded before that, so the host adds no delay of its own
- * between the probe's arrival, its stamp and the echo's departure. */
+ * between the probe's arrival, its stamp and the echo's departure. The
+ * echo goes in the two writes trace-cmd makes of a message, as long after
+ * the stamp as trace-cmd's host sends it (tcmd_conn_send_split()). */
 static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
 		      uint32_t cpu, struct tsync_stamp_slot *slots, char *err, size_t errlen)
 {
@@ -84,7 +86,8 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 		slots[n].dir = TSYNC_DIR_HOST_RECV;
 		slots[n].ts = a.ts;
 		n++;
-		ret = tcmd_conn_send(c, buf, len, err, errlen);
+		/* in trace-cmd's two writes, as its agent sends the probe */
+		ret = tcmd_conn_send_split(c, buf, len, err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -2,7 +2,7 @@
 /*
  * Unit tests of common/wire/tcmd_io: trace-cmd's messages over real
  * sockets (socketpairs and a TCP loopback connection). A message is one
- * write; a whole one is received and decoded, also when it comes in
+ * write, or trace-cmd's two when split; a whole one is received and decoded, also when it comes in
  * pieces; a header announcing a bad size is refused with the codec's
  * reason before anything else is read; tsync's protocol is named; every
  * wait ends: a silent peer, one that stalls after the first byte, an idle
@@ -104,6 +104,30 @@ static void test_send_one_write(void **state)
 	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), len);
 	/* an encoder's error is passed on */
 	assert_int_equal(tcmd_conn_send(&f->c, msg, -ENOSPC, f->err, sizeof(f->err)),
+			 -ENOSPC);
+	assert_non_null(strstr(f->err, "cannot encode a message"));
+}
+
+/* A split send is trace-cmd's two writes: the header and command struct,
+ * then the payload (a PTP probe: 32 and 4 bytes); one write without a
+ * payload; an encoder's error passed on. */
+static void test_send_split(void **state)
+{
+	struct fx *f = *state;
+	uint8_t msg[64], got[128];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 5);
+	size_t cut = TCMD_HDR_LEN + 20;	/* TIME_SYNC's command struct */
+
+	assert_true(len > (ssize_t)cut);
+	assert_int_equal(tcmd_conn_send_split(&f->c, msg, len, f->err, sizeof(f->err)), 0);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), (ssize_t)cut);
+	assert_memory_equal(got, msg, cut);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), len - (ssize_t)cut);
+	assert_memory_equal(got, msg + cut, (size_t)len - cut);
+	len = tcmd_enc_simple(msg, sizeof(msg), TCMD_FIN_DATA);
+	assert_int_equal(tcmd_conn_send_split(&f->c, msg, len, NULL, 0), 0);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), len);
+	assert_int_equal(tcmd_conn_send_split(&f->c, msg, -ENOSPC, f->err, sizeof(f->err)),
 			 -ENOSPC);
 	assert_non_null(strstr(f->err, "cannot encode a message"));
 }
@@ -487,6 +511,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_send_one_write, setup_seqpacket, teardown),
+		cmocka_unit_test_setup_teardown(test_send_split, setup_seqpacket, teardown),
 		cmocka_unit_test_setup_teardown(test_recv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_body, setup, teardown),
