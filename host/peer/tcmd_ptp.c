@@ -117,7 +117,9 @@ static int ptp_finish(struct tcmd_conn *c, uint32_t series, const struct tsync_s
 		goto out;
 	r->ts = m.ts.offset.ts;
 	r->offset = m.ts.offset.offset;
-	if (!r->ts || !r->offset) {
+	/* trace-cmd's agent leaves both 0 when no probe was usable; an
+	 * offset of 0 at a time is a measurement (one kernel, a good one) */
+	if (!r->ts) {
 		snprintf(err, errlen, "the trace-cmd agent found no usable probe (offset %lld "
 			 "at %lld)", (long long)r->offset, (long long)r->ts);
 		ret = -ERANGE;

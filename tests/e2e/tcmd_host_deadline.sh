@@ -4,7 +4,9 @@
 #    5 s per-message timeout, so only the whole-sample deadline, twice the
 #    I/O timeout (10 s, tsync-host(1) TIMEOUTS), ends the run; without it
 #    one sample takes 339 s;
-#  - slow-meta: a quick sample, then metadata dripped one byte a second,
+#  - slow-meta: a quick sample (offset 0 at time 1: a measurement, as
+#    trace-cmd's agent sends both 0 only when no probe was usable), then
+#    metadata dripped one byte a second,
 #    each message inside the per-message timeout: only the whole-transfer
 #    deadline of the metadata (60 s, as tsync's own) ends it; without it
 #    the host would wait as long as the agent drips.
@@ -51,4 +53,7 @@ grep -q "dripping metadata" "$E2E_TMP/fake2.err" ||
 [ $wall -ge $((LIMIT - 2)) ] && [ $wall -le $((LIMIT + SLACK)) ] ||
 	fail "tsync-host gave up on the metadata after $wall s, the deadline is $LIMIT s"
 grep -qi "deadline\|timed out" "$E2E_TMP/host2.out" || fail "no word of the deadline: $(cat "$E2E_TMP/host2.out")"
+# its sample, offset 0 at time 1, is a measurement, not "no usable probe"
+! grep -q "no usable probe" "$E2E_TMP/host2.out" ||
+	fail "an offset of 0 taken for no sample: $(grep 'no usable probe' "$E2E_TMP/host2.out")"
 pass "metadata dripped by a trace-cmd agent: tsync-host gave up after $wall s (deadline $LIMIT s)"
