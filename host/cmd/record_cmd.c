@@ -600,21 +600,33 @@ static bool rec_unfollow(const struct recorder *r)
 	       !r->cfg.opt.inst.follow_children;
 }
 
+/* Whether a guest's agent turns its tracing on only once its streams
+ * are open (trace-cmd's): COMMAND then waits for them. */
+static bool rec_streams_first(const struct recorder *r)
+{
+	for (int i = 0; i < r->cfg.nguests; i++)
+		if (r->cfg.guests[i].peer && peer_traces_on_streams(r->cfg.guests[i].peer))
+			return true;
+	return false;
+}
+
 /* Records from start to end once everything is set; returns the exit code. */
 static int rec_run(struct recorder *r)
 {
 	int64_t deadline = r->cfg.opt.duration > 0 ?
 			   tsync_now_ns() + (int64_t)(r->cfg.opt.duration * 1e9) : -1;
-	/* COMMAND runs as soon as the host and the guests trace; the guests'
-	 * metadata and receivers start meanwhile (their data waits in the
-	 * guests' buffers); -P or -F without -c wait for the update of our
-	 * threads */
-	bool early = !rec_unfollow(r);
+	bool early;
 
 	if (rec_fork_command(r))
 		return 1;
 	if (rec_start_tracing(r))
 		return rec_signals_aborted(r->sig) ? rec_aborted() : 1;
+	/* COMMAND runs as soon as the host and the guests trace; the guests'
+	 * metadata and receivers start meanwhile (their data waits in the
+	 * guests' buffers). Not so with -P or -F without -c, which wait for
+	 * the update of our threads, nor with a trace-cmd agent, which
+	 * traces only once its streams are open. */
+	early = !rec_unfollow(r) && !rec_streams_first(r);
 	if (early)
 		rec_go(r);
 	if (rec_start_guests(r, early))

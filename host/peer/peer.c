@@ -80,6 +80,11 @@ uint32_t peer_clocks(const struct peer *p, const char (**names)[TSYNC_CLOCK_NAME
 	return p->ops->clocks(p, names);
 }
 
+bool peer_traces_on_streams(const struct peer *p)
+{
+	return p->ops->traces_on_streams;
+}
+
 bool peer_kvm_exchange(const struct peer *p)
 {
 	return p->ops->kvm && p->ops->kvm(p);

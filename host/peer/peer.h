@@ -184,6 +184,12 @@ int peer_wait(struct peer *p, struct tracemeta **meta, char *err, size_t errlen)
 /* Ends a session that recorded nothing (`sync`) in order, so that the
  * agent serves the next one; 0 or -errno. */
 int peer_finish(struct peer *p, char *err, size_t errlen);
+/* Returns true when @p's agent turns its tracing on only once the host
+ * has opened every data stream (trace-cmd's agent), false when it traces
+ * from trace_start on (tsync's): until then, a COMMAND would run
+ * untraced on that guest. */
+bool peer_traces_on_streams(const struct peer *p);
+
 /*
  * A session whose agent syncs by KVM's values through an exchange of its
  * own (trace-cmd's kvm time sync, offered with peer_opts.kvm): true if

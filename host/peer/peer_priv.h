@@ -23,6 +23,9 @@ struct peer_ops {
 	uint16_t default_port;		/* of an AGENT given without one */
 	const char *estimator;		/* NULL: the host estimates (peer_estimator()) */
 	uint32_t fixed_probes;		/* 0: the host's choice (peer_fixed_probes()) */
+	bool traces_on_streams;		/* the agent turns tracing on only once
+					 * every stream is open (trace-cmd's):
+					 * peer_traces_on_streams() */
 
 	/* may be NULL: everything applies */
 	int (*check)(const struct peer_opts *o, const struct round_opts *ro, char *err,

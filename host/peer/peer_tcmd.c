@@ -210,6 +210,7 @@ const struct peer_ops peer_tcmd_ops = {
 	.default_port = TCMD_VSOCK_PORT,
 	.estimator = "trace-cmd",
 	.fixed_probes = TCMD_PTP_LOOP,
+	.traces_on_streams = true,	/* its recorders start once connected */
 	.check = tc_check,
 	.open = tc_open,
 	.addr = tc_addr,
