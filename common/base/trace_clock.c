@@ -121,3 +121,9 @@ bool tsync_trace_clock_is_tsc(const char *name)
 {
 	return name && !strcmp(name, "x86-tsc");
 }
+
+/* Checks a trace clock name; see trace_clock.h. */
+bool tsync_trace_clock_name_ok(const char *name)
+{
+	return *name && strlen(name) < TSYNC_TRACE_CLOCK_NAME_MAX && !strpbrk(name, " \t/");
+}

@@ -51,5 +51,8 @@ int tsync_trace_clock_user_list(char (*names)[TSYNC_TRACE_CLOCK_NAME_MAX], int m
 
 /* Returns true if trace clock @name counts TSC cycles (x86-tsc). */
 bool tsync_trace_clock_is_tsc(const char *name);
+/* Returns true if @name can be a trace clock's name (what -C takes):
+ * not empty, shorter than TSYNC_TRACE_CLOCK_NAME_MAX, no blank or '/'. */
+bool tsync_trace_clock_name_ok(const char *name);
 
 #endif

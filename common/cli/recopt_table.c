@@ -17,6 +17,7 @@
 
 #include "common/cli/opt.h"
 #include "common/cli/recopt.h"
+#include "common/base/trace_clock.h"
 #include "common/cli/recopt_priv.h"
 #include "common/clock/clock.h"
 #include "proto/proto.h"
@@ -467,7 +468,7 @@ static const char *check_clock(const struct parse_ctx *c, const char *s, char *b
 			       size_t len, char *err, size_t errlen)
 {
 	(void)c, (void)buf, (void)len;
-	if (!*s || strlen(s) >= 32 || strpbrk(s, " \t/"))
+	if (!tsync_trace_clock_name_ok(s))
 		return snprintf(err, errlen, "not a trace clock name"), NULL;
 	return s;
 }

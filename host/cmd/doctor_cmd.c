@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "common/base/log.h"
+#include "common/base/trace_clock.h"
 #include "common/cli/opt.h"
 #include "common/net/endpoint.h"
 #include "host/cmd/commands.h"
@@ -85,7 +86,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 		return host_agent_vm(NULL, v->str, &cfg->agents[cfg->nagents - 1].vm_pid, err,
 				     errlen) ? -1 : 0;
 	case O_CLOCK:
-		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
+		if (!tsync_trace_clock_name_ok(v->str))
 			return snprintf(err, errlen, "not a trace clock name"), -1;
 		cfg->clock = v->str;
 		return 0;

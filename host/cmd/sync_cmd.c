@@ -24,6 +24,7 @@
 #include "common/base/cpu.h"
 #include "common/clock/clock.h"
 #include "common/base/log.h"
+#include "common/base/trace_clock.h"
 #include "common/cli/opt.h"
 #include "common/cli/recopt.h"
 #include "common/stamp/stamp.h"
@@ -145,7 +146,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 		return host_agent_vm(NULL, v->str, &cfg->agents[cfg->nagents - 1].vm_pid, err,
 				     errlen) ? -1 : 0;
 	case O_CLOCK:
-		if (!*v->str || strlen(v->str) >= TSYNC_CLOCK_NAME_MAX)
+		if (!tsync_trace_clock_name_ok(v->str))
 			return snprintf(err, errlen, "not a trace clock name"), -1;
 		cfg->round.clock = v->str;
 		return 0;

@@ -75,6 +75,14 @@ static void test_table(void **state)
 	assert_int_equal(tsync_trace_clock_posix(NULL, &clk), -EINVAL);
 	assert_true(tsync_trace_clock_is_tsc("x86-tsc"));
 	assert_false(tsync_trace_clock_is_tsc("mono"));
+	/* names -C takes: 1..31 bytes, no blank or '/' */
+	assert_true(tsync_trace_clock_name_ok("x86-tsc"));
+	assert_true(tsync_trace_clock_name_ok("0123456789012345678901234567890"));
+	assert_false(tsync_trace_clock_name_ok("01234567890123456789012345678901"));
+	assert_false(tsync_trace_clock_name_ok(""));
+	assert_false(tsync_trace_clock_name_ok("mo no"));
+	assert_false(tsync_trace_clock_name_ok("mono\t"));
+	assert_false(tsync_trace_clock_name_ok("../mono"));
 }
 
 /* The clocks user space reads without tracefs: each one the clock source
