@@ -141,10 +141,7 @@ static int set_opt(void *ctx, const struct tsync_opt *o, const struct tsync_opt_
 		return host_agent_list_add(cfg->agents, &cfg->nagents, v->str, "agents", err,
 					   errlen);
 	case O_VM:
-		if (!cfg->nagents)
-			return snprintf(err, errlen, "--vm follows the -A it is for"), -1;
-		return host_agent_vm(NULL, v->str, &cfg->agents[cfg->nagents - 1].vm_pid, err,
-				     errlen) ? -1 : 0;
+		return host_agent_list_vm(cfg->agents, cfg->nagents, v->str, err, errlen);
 	case O_CLOCK:
 		if (!tsync_trace_clock_name_ok(v->str))
 			return snprintf(err, errlen, "not a trace clock name"), -1;

@@ -271,3 +271,12 @@ int host_agent_list_add(struct host_agent_arg *agents, int *n, const char *arg,
 	(*n)++;
 	return 0;
 }
+
+/* Resolves --vm for the last agent of a list; see agent_arg.h. */
+int host_agent_list_vm(struct host_agent_arg *agents, int n, const char *vm, char *err,
+		       size_t errlen)
+{
+	if (!n)
+		return snprintf(err, errlen, "--vm follows the -A it is for"), -1;
+	return host_agent_vm(NULL, vm, &agents[n - 1].vm_pid, err, errlen) ? -1 : 0;
+}

@@ -76,6 +76,11 @@ int host_agent_list_add(struct host_agent_arg *agents, int *n, const char *arg,
  * reason in @err (no such process or guest, two guests of that name).
  */
 int host_agent_vm(const char *proc_root, const char *vm, pid_t *pid, char *err, size_t errlen);
+/* --vm @vm for the last of the @n agents of @agents (host_agent_vm()
+ * under /proc). Returns 0, or -1 with @err set (no -A before it, or
+ * host_agent_vm()'s reason). */
+int host_agent_list_vm(struct host_agent_arg *agents, int n, const char *vm, char *err,
+		       size_t errlen);
 
 /*
  * Fills @t, what a sync method is told of a guest (host/sync/sync.h): its

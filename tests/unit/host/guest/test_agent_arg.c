@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "host/guest/agent_arg.h"
@@ -233,6 +234,22 @@ static void test_vm(void **state)
 	assert_int_equal(host_agent_vm(root, "0", &pid, err, sizeof(err)), -EINVAL);
 }
 
+/* --vm in a list of agents: for the last one, and only after an -A (a
+ * PID of this process, under the real /proc). */
+static void test_list_vm(void **state)
+{
+	struct host_agent_arg a[2] = { { .vm_pid = 0 }, { .vm_pid = 0 } };
+	char err[200], self[32];
+
+	(void)state;
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	assert_int_equal(host_agent_list_vm(a, 0, self, err, sizeof(err)), -1);
+	assert_string_equal(err, "--vm follows the -A it is for");
+	assert_int_equal(host_agent_list_vm(a, 2, self, err, sizeof(err)), 0);
+	assert_int_equal(a[1].vm_pid, getpid());
+	assert_int_equal(a[0].vm_pid, 0);
+}
+
 /* The target: --vm's PID, else a vsock guest's QEMU by its CID, else none. */
 static void test_target(void **state)
 {
@@ -263,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_tracecmd_forms),
 		cmocka_unit_test(test_tcmd),
 		cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_list_vm),
 		cmocka_unit_test(test_target),
 	};
 
