@@ -102,44 +102,6 @@ struct sync_row {
 	int noff;
 };
 
-/* Runs @argv in @dir (NULL: here) with stdout and stderr into @log and
- * @env ("NAME=VALUE" or NULL) added; returns the pid or -1. */
-static pid_t spawn(char *const argv[], const char *dir, const char *log, const char *env)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setpgid(0, 0);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (env)
-			putenv((char *)env);
-		if (dir && chdir(dir))
-			_exit(126);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Puts the top instance back as trace-cmd leaves it broken. */
-static void restore_tracefs(void)
-{
-	int fd = open("/sys/kernel/tracing/tracing_on", O_WRONLY);
-
-	if (fd >= 0 && write(fd, "1", 1) != 1)
-		perror("tracing_on");
-	if (fd >= 0)
-		close(fd);
-	fd = open("/sys/kernel/tracing/set_event", O_WRONLY | O_TRUNC);
-	if (fd >= 0)
-		close(fd);
-}
-
 /* True if file @path contains @s (read whole, it is small). */
 static bool file_has(const char *path, const char *s)
 {
@@ -224,7 +186,7 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 	snprintf(guest, sizeof(guest), "%s/trace-localhost.dat", dir);
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	t0 = tsync_now_ns();
-	pid = spawn(argv, dir, log, nofix ? "TSYNC_TCMD_NO_QUICKACK=1" : NULL);
+	pid = bench_spawn(argv, dir, log, nofix ? "TSYNC_TCMD_NO_QUICKACK=1" : NULL);
 	if (pid < 0)
 		return;
 	while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -236,7 +198,7 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 	r->total_ns[r->n] = tsync_now_ns() - t0;
 	r->first_ns[r->n] = first ? first - t0 : -1;
 	if (host != HOST_TSYNC)
-		restore_tracefs();
+		bench_restore_tracefs();
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		char cmd[300];
 
@@ -400,7 +362,7 @@ static pid_t start_tcmd_agent(const char *prog, int *port)
 	*port = ntohs(sin.sin_port);
 	close(fd);
 	snprintf(ps, sizeof(ps), "%d", *port);
-	pid = spawn(argv, "/tmp", "/dev/null", NULL);
+	pid = bench_spawn(argv, "/tmp", "/dev/null", NULL);
 	/* ready when it listens (deadline 10 s) */
 	for (int i = 0; pid > 0 && i < 1000; i++) {
 		if (listening(*port))
@@ -506,7 +468,7 @@ static int tcmd_agent_rows(const char *b, int reps, struct rec_row *rec,
 	bench_wait_no_child(tc);
 	kill(-tc, SIGTERM);
 	waitpid(tc, NULL, 0);
-	restore_tracefs();
+	bench_restore_tracefs();
 	return 0;
 }
 

@@ -136,20 +136,6 @@ static pid_t spawn(char *const argv[], const char *dir, const char *log, char *c
 	return pid;
 }
 
-/* Puts the top instance back as trace-cmd leaves it. */
-static void restore_tracefs(void)
-{
-	int fd = open("/sys/kernel/tracing/tracing_on", O_WRONLY);
-
-	if (fd >= 0 && write(fd, "1", 1) != 1)
-		perror("tracing_on");
-	if (fd >= 0)
-		close(fd);
-	fd = open("/sys/kernel/tracing/set_event", O_WRONLY | O_TRUNC);
-	if (fd >= 0)
-		close(fd);
-}
-
 /* Adds the TIME_SHIFT offsets of @file to @r. */
 static void read_offsets(const char *file, struct row *r)
 {
@@ -168,34 +154,6 @@ static void read_offsets(const char *file, struct row *r)
 	pclose(p);
 }
 
-/* A free loopback TCP port, or -1. */
-static int free_port(void)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
-	    !getsockname(fd, (struct sockaddr *)&sin, &sl))
-		port = ntohs(sin.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-/* True once something listens on loopback @port. */
-static bool listening(int port)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	bool ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sin, sizeof(sin));
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 /* Starts the agent @r (a trace-cmd, or @b/tsync-agent with @extra as its
  * last argument if not NULL) on a free port, its log @dir/@log; returns
  * the pid (its own process group) and the port, or -1. */
@@ -207,13 +165,13 @@ static pid_t start_agent(const char *b, const struct runner *r, const char *extr
 	char *sargv[] = { prog, "-N", "127.0.0.1", "-p", ps, (char *)extra, NULL };
 	pid_t pid;
 
-	*port = free_port();
+	*port = bench_free_port();
 	snprintf(ps, sizeof(ps), "%d", *port);
 	snprintf(prog, sizeof(prog), "%s/tsync-agent", r->b ? r->b : b);
 	snprintf(log, sizeof(log), "%s/%s", dir, logname);
 	pid = spawn(r->tcmd ? targv : sargv, "/tmp", log, r->env);
 	for (int i = 0; pid > 0 && i < 1000; i++) {
-		if (listening(*port)) {
+		if (bench_listening(*port)) {
 			usleep(100000);	/* trace-cmd's agent forks per connection */
 			return pid;
 		}
@@ -263,7 +221,7 @@ static int record_once(const char *b, const char *dir, const struct runner *h, b
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	if (h->tcmd)
-		restore_tracefs();
+		bench_restore_tracefs();
 	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		char cmd[PATH_MAX + 64];
 

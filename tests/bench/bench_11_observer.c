@@ -55,6 +55,7 @@
 #include <sys/wait.h>
 
 #include "common/base/timeutil.h"
+#include "tests/bench/bench_lib.h"
 
 #define LOCK "/run/lock/tsync-trace-cmd.lock"
 #define MAXREPS 50
@@ -223,43 +224,6 @@ static void count(const char *file, const struct tids *t, int *sw, int *wk, int 
 	pclose(p);
 }
 
-/* Forks @argv in @dir, output into @log, with @env added (NULL: none). */
-static pid_t spawn(char *const argv[], const char *dir, const char *log, const char *env)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setpgid(0, 0);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (env)
-			putenv((char *)env);
-		if (dir && chdir(dir))
-			_exit(126);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Puts the top instance back as trace-cmd leaves it. */
-static void restore_tracefs(void)
-{
-	int fd = open("/sys/kernel/tracing/tracing_on", O_WRONLY);
-
-	if (fd >= 0 && write(fd, "1", 1) != 1)
-		perror("tracing_on");
-	if (fd >= 0)
-		close(fd);
-	fd = open("/sys/kernel/tracing/set_event", O_WRONLY | O_TRUNC);
-	if (fd >= 0)
-		close(fd);
-}
-
 /* Takes the trace-cmd lock, waiting at most 10 s: a trace-cmd left running
  * by another run can hold it for good (an inherited descriptor); then the
  * bench goes on under the caller's lock only, and says so once. Returns
@@ -296,7 +260,7 @@ static int run(char *const argv[], const char *dir, const char *env, double *wal
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	memset(t, 0, sizeof(*t));
 	t0 = tsync_now_ns();
-	pid = spawn(argv, dir, log, env);
+	pid = bench_spawn(argv, dir, log, env);
 	if (pid < 0)
 		return -1;
 	while ((w = wait4(pid, &status, WNOHANG, &ru)) == 0) {
@@ -350,7 +314,7 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 		lock = tcmd_lock();
 	n = run(argv, dir, NULL, &wall, &cpu, &t);
 	if (tcmd)
-		restore_tracefs();
+		bench_restore_tracefs();
 	if (lock >= 0)
 		close(lock);
 	if (n) {
@@ -368,33 +332,6 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 	}
 }
 
-/* A free loopback TCP port, or -1. */
-static int free_port(void)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
-	    !getsockname(fd, (struct sockaddr *)&sin, &sl))
-		port = ntohs(sin.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-static bool listening(int port)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	bool ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sin, sizeof(sin));
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 /* Starts @agent (trace-cmd's when @tcmd) on a free loopback port. */
 static pid_t start_agent(const char *agent, bool tcmd, const char *env, const char *dir,
 			 int *port)
@@ -404,12 +341,12 @@ static pid_t start_agent(const char *agent, bool tcmd, const char *env, const ch
 	char *sargv[] = { (char *)agent, "-N", "127.0.0.1", "-p", ps, NULL };
 	pid_t pid;
 
-	*port = free_port();
+	*port = bench_free_port();
 	snprintf(ps, sizeof(ps), "%d", *port);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
-	pid = spawn(tcmd ? targv : sargv, "/tmp", log, env);
+	pid = bench_spawn(tcmd ? targv : sargv, "/tmp", log, env);
 	for (int i = 0; pid > 0 && i < 1000; i++) {
-		if (listening(*port)) {
+		if (bench_listening(*port)) {
 			usleep(100000);	/* trace-cmd's agent forks per connection */
 			return pid;
 		}
@@ -442,7 +379,7 @@ static void guest_once(const char *prog, bool tcmd, int port, const char *env,
 		lock = tcmd_lock();
 	ret = run(tcmd ? targv : sargv, dir, env, &wall, &cpu, &t);
 	if (tcmd)
-		restore_tracefs();
+		bench_restore_tracefs();
 	if (lock >= 0)
 		close(lock);
 	if (ret)

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 
@@ -186,4 +189,69 @@ void bench_stop_busy(const pid_t *pids, int n)
 		kill(pids[i], SIGKILL);
 	for (int i = 0; i < n; i++)
 		waitpid(pids[i], NULL, 0);
+}
+
+/* Puts the top instance back as trace-cmd leaves it broken; see bench_lib.h. */
+void bench_restore_tracefs(void)
+{
+	int fd = open("/sys/kernel/tracing/tracing_on", O_WRONLY);
+
+	if (fd >= 0 && write(fd, "1", 1) != 1)
+		perror("tracing_on");
+	if (fd >= 0)
+		close(fd);
+	fd = open("/sys/kernel/tracing/set_event", O_WRONLY | O_TRUNC);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A free loopback TCP port; see bench_lib.h. */
+int bench_free_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sin, sizeof(sin)) &&
+	    !getsockname(fd, (struct sockaddr *)&sin, &sl))
+		port = ntohs(sin.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Whether loopback @port listens; see bench_lib.h. */
+bool bench_listening(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Runs a program in its own process group; see bench_lib.h. */
+pid_t bench_spawn(char *const argv[], const char *dir, const char *log, const char *env)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setpgid(0, 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (env)
+			putenv((char *)env);
+		if (dir && chdir(dir))
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
 }

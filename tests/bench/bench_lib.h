@@ -3,11 +3,13 @@
  * What several benchmarks share: starting a real tsync-agent in a time
  * namespace of its own, so that its CLOCK_MONOTONIC is off the host's by a
  * known shift (the truth a sync is checked against); quantiles and means;
- * busy loops that load every CPU.
+ * busy loops that load every CPU; spawning a program, loopback ports, and
+ * the top instance put back after trace-cmd.
  */
 #ifndef TSYNC_BENCH_LIB_H
 #define TSYNC_BENCH_LIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,5 +51,17 @@ int bench_start_busy(pid_t *pids, int ncpu);
 
 /* Kills and reaps the @n busy loops @pids. */
 void bench_stop_busy(const pid_t *pids, int n);
+
+/* Puts tracing_on back to 1 and clears set_event in the top instance, as
+ * a trace-cmd run leaves them. */
+void bench_restore_tracefs(void);
+/* Returns a loopback TCP port free at the time of asking, or -1. */
+int bench_free_port(void);
+/* Returns true once something accepts connections on loopback @port. */
+bool bench_listening(int port);
+/* Runs @argv in @dir (NULL: here) in its own process group, with stdout
+ * and stderr into @log and @env ("NAME=VALUE" or NULL) added; returns the
+ * pid or -1. */
+pid_t bench_spawn(char *const argv[], const char *dir, const char *log, const char *env);
 
 #endif
