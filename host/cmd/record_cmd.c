@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -259,6 +260,7 @@ static int run_as_lookup(const char *user, struct run_as *ra)
  * -r's priority and --user's privileges, runs COMMAND. */
 static void child_exec(struct recorder *r, const int gate[2], const struct run_as *ra)
 {
+	const char *slash = strrchr(r->cfg.command[0], '/');
 	struct sched_param sp = { 0 };
 	char c;
 
@@ -266,6 +268,10 @@ static void child_exec(struct recorder *r, const int gate[2], const struct run_a
 	pthread_sigmask(SIG_UNBLOCK, rec_signals_mask(r->sig), NULL);
 	if (r->cfg.opt.rt_prio)
 		sched_setscheduler(0, SCHED_OTHER, &sp);
+	/* the name exec gives COMMAND, now: the switch that wakes us at the
+	 * gate is traced, and trace-cmd report names a pid after the first
+	 * switch into it, so COMMAND's events would all say "tsync-host" */
+	prctl(PR_SET_NAME, slash ? slash + 1 : r->cfg.command[0]);
 	while (read(gate[0], &c, 1) < 0 && errno == EINTR)
 		;
 	close(gate[0]);

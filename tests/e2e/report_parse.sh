@@ -18,7 +18,10 @@
 #     "my-tool 2-x"): every event line of its report is read, COMMAND's
 #     system calls under its name and pid, times in order; -t, --raw-ts
 #     and --ns read alike; `report -i F -i COPY` gives every event twice,
-#     once per tag; report_events fails when trace-cmd does.
+#     once per tag; report_events fails when trace-cmd does;
+#  4. with --no-filter, where the switch that starts COMMAND is always
+#     traced: COMMAND's pid is never named "tsync-host" (the name of the
+#     forked child before it runs COMMAND), in a switch or as a task.
 . "$(dirname "$0")/lib.inc"
 
 # --- 1. fixed lines ---
@@ -98,11 +101,14 @@ pass "one space after ']': the old regex finds $old of sleep-1234's $new system 
 # --- 3. real reports ---
 need_root_tracefs
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
-ln -s "$(command -v sleep)" "$E2E_TMP/my-tool 2-x"
+# COMMAND itself is named "my-tool 2-x" (a script's task is named after
+# its file): its pid's events carry that name from the first one on
+tool=$E2E_TMP/my-tool\ 2-x
+printf '#!/bin/bash\necho $$ >"$1"\nsleep 0.3\n' >"$tool"
+chmod +x "$tool"
 t=$E2E_TMP/t.dat
 "$HOST" record -e raw_syscalls:sys_enter -e sched:sched_switch -o "$t" -- \
-	bash -c 'echo $$ >"$1"; exec "$2" 0.3' sh "$E2E_TMP/cmd.pid" "$E2E_TMP/my-tool 2-x" \
-	>"$E2E_TMP/rec.out" 2>&1 || fail "record: $(tail -3 "$E2E_TMP/rec.out")"
+	"$tool" "$E2E_TMP/cmd.pid" >"$E2E_TMP/rec.out" 2>&1 || fail "record: $(tail -3 "$E2E_TMP/rec.out")"
 cpid=$(cat "$E2E_TMP/cmd.pid")
 trace-cmd report -i "$t" >"$E2E_TMP/r.txt" 2>"$E2E_TMP/r.err" || fail "trace-cmd report: $(tail -3 "$E2E_TMP/r.err")"
 report_events -i "$t" >"$E2E_TMP/r.ev" 2>/dev/null || fail "report_events failed"
@@ -141,3 +147,23 @@ diff <(cut -f2- "$E2E_TMP/m.ev" | sort) <(cut -f2- "$E2E_TMP/r.ev" "$E2E_TMP/r.e
 	fail "merged: the events are not those of the file, twice"
 report_events -i "$E2E_TMP/nonexistent.dat" >/dev/null 2>&1 && fail "report_events of a missing file succeeded"
 pass "merged report: each of the $n events under both tags (t.dat, longer-name.dat); trace-cmd's failure is report_events'"
+
+# --- 4. COMMAND's name from its first switch on ---
+t4=$E2E_TMP/nf.dat
+"$HOST" record --no-filter -e sched:sched_switch -o "$t4" -- "$tool" "$E2E_TMP/cmd4.pid" \
+	>"$E2E_TMP/rec4.out" 2>&1 || fail "record --no-filter: $(tail -3 "$E2E_TMP/rec4.out")"
+cpid=$(cat "$E2E_TMP/cmd4.pid")
+report_events -i "$t4" >"$E2E_TMP/nf.ev" 2>/dev/null || fail "report_events failed"
+# the switches naming COMMAND's pid: "PREV:PID [PRIO] STATE ==> NEXT:PID [PRIO]"
+names=$(awk -F'\t' -v p="$cpid" '$6 == "sched_switch" && split($7, side, " ==> ") == 2 {
+		sub(/ +\[[0-9]+\] +[^ ]+ *$/, "", side[1]); sub(/ +\[[0-9]+\] *$/, "", side[2])
+		for (i = 1; i <= 2; i++) {
+			n = side[i]; sub(/^ +/, "", n)
+			if (n ~ (":" p "$")) { sub(/:[0-9]+$/, "", n); print n }
+		} }' "$E2E_TMP/nf.ev" | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s x%s", sep, substr($0, 2), c; sep = ", " }')
+tasks=$(awk -F'\t' -v p="$cpid" '$3 == p { print $2 }' "$E2E_TMP/nf.ev" | sort -u)
+[ -n "$names" ] || fail "no switch of COMMAND (pid $cpid) recorded"
+! grep -q tsync-host <<<"$names" ||
+	fail "COMMAND (pid $cpid) switched in as tsync-host: $names"
+[ "$tasks" = "my-tool 2-x" ] || fail "COMMAND's events (pid $cpid) shown as: $(echo $tasks)"
+pass "--no-filter: COMMAND (pid $cpid) in its switches only as 'my-tool 2-x' ($names), its events under that name"
