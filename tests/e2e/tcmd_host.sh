@@ -66,10 +66,20 @@ fi
 
 # --- record ---
 out=$E2E_TMP/out; mkdir -p "$out"
+# trace-cmd's agent clears the top instance with tracing off, forks a
+# recorder per CPU, then turns tracing on; its protocol says nothing of
+# that last step (the host's streams are open before it), so the
+# command waits for it here, where agent and host are one machine
 cat > "$E2E_TMP/cmd.sh" <<EOS
 #!/bin/bash
 h=/sys/kernel/tracing/instances/tsync-host-\$PPID-0
 [ -d "\$h" ] || { echo "host instance not found" >&2; exit 1; }
+end=\$((SECONDS + 20))
+until s=\$(pgrep -P $TC_PID) && [ "\$(pgrep -P "\$s" | wc -l)" -ge $ncpu ] &&
+	[ "\$(cat /sys/kernel/tracing/tracing_on)" = 1 ]; do
+	[ \$SECONDS -lt \$end ] || { echo "trace-cmd's agent never turned tracing on" >&2; exit 1; }
+	sleep 0.01
+done
 exec "$B/helpers/pingpong_markers" "\$h/trace_marker" /sys/kernel/tracing/trace_marker 300 300
 EOS
 chmod +x "$E2E_TMP/cmd.sh"
