@@ -169,9 +169,10 @@ vm_start() {
 # vm_wait ERE TIMEOUT_S: reads console lines until one matches ERE (sets
 # VM_LINE to it, without the CR) or TIMEOUT_S passes. Returns 1 on timeout,
 # 2 when the VM died, or the guest reported an error, a panic or the end of
-# its script first.
+# its script first. A read that times out keeps what it got of a line
+# (the console writes lines in pieces): the next read's text continues it.
 vm_wait() {
-	local ere=$1 deadline left line rc
+	local ere=$1 deadline left line rc part=
 	deadline=$(($(vm_now_us) + $2 * 1000000))
 	while :; do
 		left=$((deadline - $(vm_now_us)))
@@ -184,10 +185,12 @@ vm_wait() {
 		IFS= read -r -t "0.$(printf '%06d' $left)" -u "$VM_RFD" line
 		rc=$?
 		if [ $rc != 0 ]; then
+			part+=$line
 			vm_alive && continue
 			# QEMU is gone: drain what it wrote last, then give up
-			while IFS= read -r -t 0.2 -u "$VM_RFD" line; do
-				line=${line%$'\r'}
+			while IFS= read -r -t 0.2 -u "$VM_RFD" line || [ -n "$line" ]; do
+				line=$part${line%$'\r'}
+				part=
 				if [[ $line =~ $ere ]]; then
 					VM_LINE=$line
 					return 0
@@ -196,7 +199,8 @@ vm_wait() {
 			vm_log "VM exited while waiting for /$ere/"
 			return 2
 		fi
-		line=${line%$'\r'}
+		line=$part${line%$'\r'}
+		part=
 		if [[ $line =~ $ere ]]; then
 			VM_LINE=$line
 			return 0
