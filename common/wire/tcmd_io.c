@@ -282,11 +282,21 @@ static void read_err(const struct tcmd_conn *c, int ret, bool started, char *err
 			      ret == -EPIPE ? "connection closed" : strerror(-ret));
 }
 
-/* Reads and checks one message by @deadline, calling @stamp (if not
- * NULL) once it is in; @started as read_err()'s. */
+/* How recv_by() reads a message. */
+struct recv_how {
+	tcmd_stamp_fn stamp;	/* called once it is in (NULL: none) */
+	void *arg;		/* @stamp's */
+	bool split;		/* the rest in trace-cmd's reads: command struct, then
+				 * payload (else both in one) */
+};
+
+/* Reads and checks one message by @deadline, as @how says (NULL: one
+ * read of the rest, no stamp); @started as read_err()'s. */
 static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bool started,
-		   tcmd_stamp_fn stamp, void *arg, char *err, size_t errlen)
+		   const struct recv_how *how, char *err, size_t errlen)
 {
+	tcmd_stamp_fn stamp = how ? how->stamp : NULL;
+	size_t first;
 	struct tcmd_err e = { { 0 } };
 	struct tcmd_hdr h;
 	int ret;
@@ -302,15 +312,22 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 		tsync_set_err(err, errlen, "%s", e.reason);
 		return -EBADMSG;
 	}
-	if (!ret)
-		ret = read_part(c, c->buf + TCMD_HDR_LEN, h.size - TCMD_HDR_LEN, TCMD_HDR_LEN,
-				deadline);
+	/* the rest: in one read, or in trace-cmd's two (tracecmd_msg_recv():
+	 * the command struct, then the payload; none of an empty part) */
+	if (!ret) {
+		first = how && how->split ? h.cmd_size : h.size - TCMD_HDR_LEN;
+		ret = read_part(c, c->buf + TCMD_HDR_LEN, first, TCMD_HDR_LEN, deadline);
+		if (!ret)
+			ret = read_part(c, c->buf + TCMD_HDR_LEN + first,
+					h.size - TCMD_HDR_LEN - first, TCMD_HDR_LEN + first,
+					deadline);
+	}
 	if (ret) {
 		read_err(c, ret, started, err, errlen);
 		return ret;
 	}
 	/* the message is in: its stamp before anything else */
-	if (stamp && (ret = stamp(arg)) < 0) {
+	if (stamp && (ret = stamp(how->arg)) < 0) {
 		tsync_set_err(err, errlen, "timestamp: %s", strerror(-ret));
 		return ret;
 	}
@@ -326,7 +343,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 /* Receives one message; see tcmd_io.h. */
 int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen)
 {
-	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, NULL, NULL, err,
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, NULL, err,
 		       errlen);
 }
 
@@ -334,8 +351,20 @@ int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t er
 int tcmd_conn_recv_stamped(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
 			   void *arg, char *err, size_t errlen)
 {
-	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, stamp, arg,
-		       err, errlen);
+	const struct recv_how how = { .stamp = stamp, .arg = arg };
+
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, &how, err,
+		       errlen);
+}
+
+/* tcmd_conn_recv_stamped() in trace-cmd's reads; see tcmd_io.h. */
+int tcmd_conn_recv_stamped_split(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
+				 void *arg, char *err, size_t errlen)
+{
+	const struct recv_how how = { .stamp = stamp, .arg = arg, .split = true };
+
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, &how, err,
+		       errlen);
 }
 
 /* Waits until @fd is readable (or closed, or failed: a peer the
@@ -366,7 +395,7 @@ int tcmd_conn_recv_idle(struct tcmd_conn *c, struct tcmd_msg *m, int64_t first,
 		read_err(c, ret, false, err, errlen);
 		return ret;
 	}
-	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), true, NULL, NULL, err,
+	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), true, NULL, err,
 		       errlen);
 }
 

@@ -141,6 +141,21 @@ typedef int (*tcmd_stamp_fn)(void *arg);
  * the message, before it is decoded (even if it then proves malformed). */
 int tcmd_conn_recv_stamped(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
 			   void *arg, char *err, size_t errlen);
+/*
+ * tcmd_conn_recv_stamped() reading the message in the reads trace-cmd's
+ * own receive makes (tracecmd_msg_recv()): the header, then the command
+ * struct, then the payload (a part that is empty is not read), where
+ * tcmd_conn_recv_stamped() reads all after the header at once. For the
+ * host's PTP probe loop only: trace-cmd's agent computes the offset from
+ * the stamps the host takes between a probe's arrival and its echo, so
+ * the host's path from the probe's first bytes to its stamp is part of
+ * the measured trip, and it cancels against trace-cmd's host's only if
+ * it is the same path: the same reads, each woken as the bytes it asks
+ * for come (the agent writes the command struct and the payload in two
+ * writes).
+ */
+int tcmd_conn_recv_stamped_split(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
+				 void *arg, char *err, size_t errlen);
 /* Reads one message and checks it is TIME_SYNC of protocol @proto with id
  * @id; else -EPROTO with what came instead in @err. */
 int tcmd_conn_recv_tsync(struct tcmd_conn *c, const char *proto, uint32_t id,

@@ -51,8 +51,11 @@ static int stamp_arrival(void *arg)
  * that must come next (END gets one too, which nothing asks for), and the
  * echo is encoded before that, so the host adds no delay of its own
  * between the probe's arrival, its stamp and the echo's departure. The
- * echo goes in the two writes trace-cmd makes of a message, as long after
- * the stamp as trace-cmd's host sends it (tcmd_conn_send_split()). */
+ * probe is read in the reads trace-cmd's host makes of it, so that it is
+ * stamped as long after its first bytes came as trace-cmd's host stamps
+ * it (tcmd_conn_recv_stamped_split()), and the echo goes in the two
+ * writes trace-cmd makes of a message, as long after the stamp as
+ * trace-cmd's host sends it (tcmd_conn_send_split()). */
 static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
 		      uint32_t cpu, struct tsync_stamp_slot *slots, char *err, size_t errlen)
 {
@@ -65,7 +68,7 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 		struct arrival a = { .st = st, .round = round, .seq = n + 1, .cpu = cpu };
 		ssize_t len = tcmd_enc_ptp_probe(buf, sizeof(buf), n + 1);
 
-		ret = tcmd_conn_recv_stamped(c, &m, stamp_arrival, &a, err, errlen);
+		ret = tcmd_conn_recv_stamped_split(c, &m, stamp_arrival, &a, err, errlen);
 		if (ret)
 			return ret;
 		if (m.cmd == TCMD_TIME_SYNC && !strcmp(m.ts.proto, TCMD_PROTO_PTP) &&

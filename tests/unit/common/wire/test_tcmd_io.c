@@ -8,7 +8,8 @@
  * wait ends: a silent peer, one that stalls after the first byte, an idle
  * deadline, a close; TIME_SYNC of the wrong kind is refused; an encoder's
  * error is passed on. A stamped receive stamps once the last byte is in
- * and passes the stamp's error on, and waits for a probe inside recv()
+ * and passes the stamp's error on, reads a probe in trace-cmd's reads
+ * when split, and waits for a probe inside recv()
  * (SO_RCVTIMEO, the same timeout), the socket option set once, not per
  * message; TCP_QUICKACK is re-armed only once a
  * message's rest lagged its first part (a peer waiting for our ACK), never
@@ -348,6 +349,46 @@ static void test_stamped(void **state)
 	assert_non_null(strstr(f->err, "timestamp"));
 }
 
+/* A split stamped receive reads a probe as trace-cmd's host does: the
+ * header, then exactly the command struct, then the payload. On a
+ * SOCK_SEQPACKET pair each read takes one record: the probe as three
+ * records (trace-cmd's reads) is received and stamped once; with the
+ * command struct and the payload in one record the split receive reads
+ * the command struct alone (the record's rest is dropped) and then waits
+ * for a payload that never comes, where the unsplit receive reads both. */
+static void test_stamped_split(void **state)
+{
+	struct fx *f = *state;
+	struct stamp_rec r = { 0 };
+	uint8_t msg[64];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 5);
+	size_t cut = TCMD_HDR_LEN + ((size_t)msg[8] << 24 | (size_t)msg[9] << 16 |
+				     (size_t)msg[10] << 8 | msg[11]);
+	struct tcmd_msg m;
+
+	assert_true(len > (ssize_t)cut && cut > TCMD_HDR_LEN);
+	peer_write(f, msg, TCMD_HDR_LEN);
+	peer_write(f, msg + TCMD_HDR_LEN, cut - TCMD_HDR_LEN);
+	peer_write(f, msg + cut, (size_t)len - cut);
+	assert_int_equal(tcmd_conn_recv_stamped_split(&f->c, &m, stamp, &r, f->err,
+						      sizeof(f->err)), 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(m.cmd, TCMD_TIME_SYNC);
+	assert_int_equal(m.ts.count, 5);
+
+	peer_write(f, msg, TCMD_HDR_LEN);
+	peer_write(f, msg + TCMD_HDR_LEN, (size_t)len - TCMD_HDR_LEN);
+	assert_int_equal(tcmd_conn_recv_stamped(&f->c, &m, stamp, &r, f->err, sizeof(f->err)), 0);
+	assert_int_equal(r.calls, 2);
+	assert_int_equal(m.ts.count, 5);
+
+	peer_write(f, msg, TCMD_HDR_LEN);
+	peer_write(f, msg + TCMD_HDR_LEN, (size_t)len - TCMD_HDR_LEN);
+	assert_int_equal(tcmd_conn_recv_stamped_split(&f->c, &m, stamp, &r, f->err,
+						      sizeof(f->err)), -ETIMEDOUT);
+	assert_int_equal(r.calls, 2);
+}
+
 /* The rest of a message, written 3x TCMD_ACK_STALL_MS late. */
 struct late {
 	int fd;
@@ -520,6 +561,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recv_tsync, setup, teardown),
 		cmocka_unit_test(test_tcp),
 		cmocka_unit_test_setup_teardown(test_stamped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamped_split, setup_seqpacket, teardown),
 		cmocka_unit_test_setup_teardown(test_stamped_waits_in_recv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rcvtimeo_once, setup, teardown),
 		cmocka_unit_test(test_tcp_stall),
