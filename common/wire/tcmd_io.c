@@ -85,14 +85,15 @@ void tcmd_conn_close(struct tcmd_conn *c)
 }
 
 /* Writes @n bytes at @p, part of message @msg of @len bytes, by
- * @deadline; re-arms the quick ACK after it. Returns 0 or -errno with a
- * reason in @err. */
+ * @deadline; re-arms the quick ACK after it if @rearm. Returns 0 or
+ * -errno with a reason in @err. */
 static int send_part(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, const uint8_t *p,
-		     size_t n, int64_t deadline, char *err, size_t errlen)
+		     size_t n, int64_t deadline, bool rearm, char *err, size_t errlen)
 {
 	int ret = tsync_write_full(c->fd, p, n, capped(c, deadline));
 
-	quickack(c);
+	if (rearm)
+		quickack(c);
 	if (ret == -ETIMEDOUT && exchange_over(c))
 		tsync_set_err(err, errlen, "sending %s: %s did not finish the exchange by its "
 			      "deadline", len >= TCMD_HDR_LEN ? tcmd_cmd_name(msg[7]) : "a message",
@@ -117,12 +118,13 @@ int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
 {
 	if (len < 0)
 		return enc_failed(len, err, errlen);
-	return send_part(c, msg, len, msg, (size_t)len, deadline, err, errlen);
+	return send_part(c, msg, len, msg, (size_t)len, deadline, true, err, errlen);
 }
 
-/* Sends one message in trace-cmd's two writes; see tcmd_io.h. */
-int tcmd_conn_send_split(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
-			 size_t errlen)
+/* Sends one message in trace-cmd's two writes, re-arming the quick ACK
+ * after the last and, if @between, after the first too. */
+static int send_two(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, bool between,
+		    char *err, size_t errlen)
 {
 	int64_t deadline = tsync_deadline_ms(c->timeout_ms);
 	struct tcmd_err e = { { 0 } };
@@ -137,10 +139,25 @@ int tcmd_conn_send_split(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, c
 	cut = TCMD_HDR_LEN + h.cmd_size;
 	if (cut >= (size_t)len)
 		return tcmd_conn_send_by(c, msg, len, deadline, err, errlen);
-	ret = send_part(c, msg, len, msg, cut, deadline, err, errlen);
+	ret = send_part(c, msg, len, msg, cut, deadline, between, err, errlen);
 	if (!ret)
-		ret = send_part(c, msg, len, msg + cut, (size_t)len - cut, deadline, err, errlen);
+		ret = send_part(c, msg, len, msg + cut, (size_t)len - cut, deadline, true, err,
+				errlen);
 	return ret;
+}
+
+/* Sends one message in trace-cmd's two writes; see tcmd_io.h. */
+int tcmd_conn_send_split(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+			 size_t errlen)
+{
+	return send_two(c, msg, len, true, err, errlen);
+}
+
+/* Sends a PTP echo; see tcmd_io.h. */
+int tcmd_conn_send_echo(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+			size_t errlen)
+{
+	return send_two(c, msg, len, false, err, errlen);
 }
 
 /* Sends one message; see tcmd_io.h. */
@@ -218,7 +235,8 @@ static void rest_lags(struct tcmd_conn *c, int64_t since)
  * (set_rcvtimeo()), for the first bytes as for the rest: the arrival
  * wakes the call that reads it, as trace-cmd's blocking read does (a
  * non-blocking socket waits in poll() instead). Re-arms the quick ACK
- * after every read but the last (the caller does, after its stamp).
+ * after every read that leaves some of @len to read (recv_by() does
+ * after the message's stamp, or leaves it to the echo that follows).
  * Returns 0 or -errno.
  */
 static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int64_t deadline)
@@ -288,6 +306,8 @@ struct recv_how {
 	void *arg;		/* @stamp's */
 	bool split;		/* the rest in trace-cmd's reads: command struct, then
 				 * payload (else both in one) */
+	bool ack_later;		/* no quick-ACK re-arm once it is in: the caller's
+				 * reply, sent next, re-arms after its last write */
 };
 
 /* Reads and checks one message by @deadline, as @how says (NULL: one
@@ -331,7 +351,8 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 		tsync_set_err(err, errlen, "timestamp: %s", strerror(-ret));
 		return ret;
 	}
-	quickack(c);
+	if (!how || !how->ack_later)
+		quickack(c);
 	if (tcmd_decode(c->buf, h.size, m, &e)) {
 		tsync_set_err(err, errlen, "%s", e.reason);
 		return -EBADMSG;
@@ -361,7 +382,8 @@ int tcmd_conn_recv_stamped(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_f
 int tcmd_conn_recv_stamped_split(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
 				 void *arg, char *err, size_t errlen)
 {
-	const struct recv_how how = { .stamp = stamp, .arg = arg, .split = true };
+	const struct recv_how how = { .stamp = stamp, .arg = arg, .split = true,
+				      .ack_later = true };
 
 	return recv_by(c, m, capped(c, tsync_deadline_ms(c->timeout_ms)), false, &how, err,
 		       errlen);

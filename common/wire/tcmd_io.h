@@ -29,7 +29,9 @@
  * is one held back by our delayed ACK. Then TCP_QUICKACK is set at once
  * (which sends the pending ACK, so the rest follows) and from then on the
  * connection re-arms it after every read and every send (the kernel clears
- * it again on its own), so the first part is ACKed as it arrives. A peer
+ * it again on its own), so the first part is ACKed as it arrives (the
+ * host's PTP probe loop only after its echo's last write:
+ * tcmd_conn_send_echo()). A peer
  * that never stalls (TCP_NODELAY) never pays the setsockopt() (0.5-1 us a
  * probe here). TSYNC_TCMD_QUICKACK=always in the environment re-arms from
  * the start (the old behaviour, for benchmarks).
@@ -122,6 +124,20 @@ int tcmd_conn_send_by(struct tcmd_conn *c, const uint8_t *msg, ssize_t len,
  */
 int tcmd_conn_send_split(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
 			 size_t errlen);
+/*
+ * tcmd_conn_send_split() for the host's PTP echo, which follows
+ * tcmd_conn_recv_stamped_split() at once: TCP_QUICKACK (once the peer is
+ * seen waiting for our ACKs) is re-armed once, after the last write, not
+ * also after the probe's stamp and between the two writes. Only that one
+ * matters: writing re-enters the delayed-ACK ("pingpong") mode the re-arm
+ * leaves, so the one after the last write is what has the next probe's
+ * first part ACKed as we read it, and with it the Nagle-held rest sent;
+ * the others only lay a system call each between the probe's stamp and
+ * the echo's departure, where trace-cmd's host has none, one way of the
+ * measured trip longer than the other.
+ */
+int tcmd_conn_send_echo(struct tcmd_conn *c, const uint8_t *msg, ssize_t len, char *err,
+			size_t errlen);
 /* Reads one whole message into c->buf within the timeout and decodes it
  * into @m (valid until the next read). */
 int tcmd_conn_recv(struct tcmd_conn *c, struct tcmd_msg *m, char *err, size_t errlen);
@@ -152,7 +168,8 @@ int tcmd_conn_recv_stamped(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_f
  * the measured trip, and it cancels against trace-cmd's host's only if
  * it is the same path: the same reads, each woken as the bytes it asks
  * for come (the agent writes the command struct and the payload in two
- * writes).
+ * writes). It leaves re-arming TCP_QUICKACK to the echo sent next
+ * (tcmd_conn_send_echo()).
  */
 int tcmd_conn_recv_stamped_split(struct tcmd_conn *c, struct tcmd_msg *m, tcmd_stamp_fn stamp,
 				 void *arg, char *err, size_t errlen);

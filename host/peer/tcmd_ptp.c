@@ -55,7 +55,8 @@ static int stamp_arrival(void *arg)
  * stamped as long after its first bytes came as trace-cmd's host stamps
  * it (tcmd_conn_recv_stamped_split()), and the echo goes in the two
  * writes trace-cmd makes of a message, as long after the stamp as
- * trace-cmd's host sends it (tcmd_conn_send_split()). */
+ * trace-cmd's host sends it (tcmd_conn_send_echo()), with no
+ * TCP_QUICKACK re-arm between the stamp and the echo's last write. */
 static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
 		      uint32_t cpu, struct tsync_stamp_slot *slots, char *err, size_t errlen)
 {
@@ -90,7 +91,7 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 		slots[n].ts = a.ts;
 		n++;
 		/* in trace-cmd's two writes, as its agent sends the probe */
-		ret = tcmd_conn_send_split(c, buf, len, err, errlen);
+		ret = tcmd_conn_send_echo(c, buf, len, err, errlen);
 		if (ret)
 			return ret;
 	}

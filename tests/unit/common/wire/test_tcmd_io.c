@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <cmocka.h>
@@ -131,6 +132,21 @@ static void test_send_split(void **state)
 	assert_int_equal(tcmd_conn_send_split(&f->c, msg, -ENOSPC, f->err, sizeof(f->err)),
 			 -ENOSPC);
 	assert_non_null(strstr(f->err, "cannot encode a message"));
+}
+
+/* A PTP echo goes in the same two writes. */
+static void test_send_echo(void **state)
+{
+	struct fx *f = *state;
+	uint8_t msg[64], got[128];
+	ssize_t len = tcmd_enc_ptp_probe(msg, sizeof(msg), 6);
+	size_t cut = TCMD_HDR_LEN + 20;
+
+	assert_int_equal(tcmd_conn_send_echo(&f->c, msg, len, f->err, sizeof(f->err)), 0);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), (ssize_t)cut);
+	assert_memory_equal(got, msg, cut);
+	assert_int_equal(recv(f->fd[1], got, sizeof(got), 0), len - (ssize_t)cut);
+	assert_memory_equal(got, msg + cut, (size_t)len - cut);
 }
 
 /* A whole message is received and decoded, also in pieces within the
@@ -502,6 +518,16 @@ static void test_rcvtimeo_once(void **state)
  * peer's second write waiting for our delayed ACK): quick ACKs from then
  * on. Until then a wait looks every TCMD_ACK_STALL_MS; after, every half
  * timeout. */
+/* TCP_QUICKACK as the kernel reports it: not in delayed-ACK mode. */
+static bool quickack_on(int fd)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &v, &l), 0);
+	return v == 1;
+}
+
 static void test_tcp_stall(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
@@ -544,6 +570,17 @@ static void test_tcp_stall(void **state)
 	assert_int_equal(write(a, msg, (size_t)len), len);
 	assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
 	assert_true(rcvtimeo_is(b, 500));
+	/* a plain write after a receive leaves the quick-ACK mode (what the
+	 * kernel reports as TCP_QUICKACK) ... */
+	assert_int_equal(write(a, msg, (size_t)len), len);
+	assert_int_equal(tcmd_conn_recv_stamped_split(&cb, &m, NULL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(write(b, msg, (size_t)len), len);
+	assert_false(quickack_on(b));
+	/* ... a probe and its echo leave it set, re-armed after the last write */
+	assert_int_equal(write(a, msg, (size_t)len), len);
+	assert_int_equal(tcmd_conn_recv_stamped_split(&cb, &m, NULL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(tcmd_conn_send_echo(&cb, msg, len, err, sizeof(err)), 0);
+	assert_true(quickack_on(b));
 	close(a);
 	tcmd_conn_close(&cb);
 }
@@ -553,6 +590,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_send_one_write, setup_seqpacket, teardown),
 		cmocka_unit_test_setup_teardown(test_send_split, setup_seqpacket, teardown),
+		cmocka_unit_test_setup_teardown(test_send_echo, setup_seqpacket, teardown),
 		cmocka_unit_test_setup_teardown(test_recv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_body, setup, teardown),
