@@ -19,6 +19,7 @@
 
 VM_DIR_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$VM_DIR_SRC/../e2e/report.inc"
+. "$VM_DIR_SRC/../e2e/ports.inc"
 VM_PID=
 VM_RFD=
 VM_WFD=
@@ -101,17 +102,9 @@ vm_guest_cpus() {
 	echo "$VM_SMP"
 }
 
-# vm_free_port: prints a TCP port that nothing listens on now (127.0.0.1).
+# vm_free_port: prints a TCP port for a forward (tests/e2e/ports.inc).
 vm_free_port() {
-	local p i
-	for i in $(seq 1 50); do
-		p=$((20000 + RANDOM % 40000))
-		if [ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ]; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
+	tcp_port_pick
 }
 
 # vm_start [-r GUEST_SCRIPT] [-p GUEST_PORT]... [-s SHARE_DIR]: launches
