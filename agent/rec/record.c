@@ -89,6 +89,7 @@ struct agent_rec {
 	struct rec_cpu *cpus;
 	uint64_t reserved_kb;		/* of the agent's budget (--max-trace-mb) */
 	struct agent_hide hide;		/* the agent's threads left out? */
+	struct tracemeta *meta;		/* agent_rec_meta()'s, of this instance */
 };
 
 /* Creates an idle recording; see record.h. */
@@ -204,6 +205,8 @@ static int stop_timeout_ms(const struct agent_rec *r)
  * resets it to idle; the streams must be done. Lock held. */
 static void remove_instance(struct agent_rec *r)
 {
+	tracemeta_free(r->meta);
+	r->meta = NULL;
 	tsync_instance_destroy(r->ti);	/* logs a failure */
 	agent_budget_release(r->ctx->budget, r->reserved_kb);
 	r->reserved_kb = 0;
@@ -545,6 +548,26 @@ int agent_rec_collect(struct agent_rec *r, const struct tracemeta_opts *o,
 	pthread_mutex_lock(&r->lock);
 	if (r->ti)
 		ret = tracemeta_collect(tsync_instance_tracefs(r->ti), o, out);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* The metadata for a META_REQ, collected once and then refreshed; see
+ * record.h. */
+int agent_rec_meta(struct agent_rec *r, const struct tracemeta_opts *o,
+		   const struct tracemeta **out)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->ti && r->meta) {
+		ret = tracemeta_refresh(r->meta, tsync_instance_tracefs(r->ti), o);
+	} else if (r->ti) {
+		ret = tracemeta_collect(tsync_instance_tracefs(r->ti), o, &r->meta);
+		if (ret)
+			r->meta = NULL;
+	}
+	*out = ret ? NULL : r->meta;
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }

@@ -140,5 +140,17 @@ int agent_rec_marker(struct agent_rec *r);
  * *@out, or -ENOENT (no instance) or -errno. */
 int agent_rec_collect(struct agent_rec *r, const struct tracemeta_opts *o,
 		      struct tracemeta **out);
+/*
+ * The instance's metadata for a META_REQ: collected at the recording's
+ * first call (tracemeta_collect()), kept, and at later calls only read
+ * again where a recording changes it (tracemeta_refresh(): printk
+ * formats, cmdlines, CPU stats), so that the final one, at the stop, does
+ * not read kallsyms and every format again. Pass the same @o every time.
+ * Returns 0 and *@out (owned by @r, valid until the instance goes:
+ * agent_rec_setup(), agent_rec_clear()), or -ENOENT (no instance) or
+ * -errno. Control thread only.
+ */
+int agent_rec_meta(struct agent_rec *r, const struct tracemeta_opts *o,
+		   const struct tracemeta **out);
 
 #endif

@@ -228,9 +228,11 @@ int agent_trace_send_meta(struct agent_session *s)
 {
 	struct tracemeta_opts opts = { .kallsyms = true, .cpustat = true };
 	struct agent_rec *r = rec_of(s);
-	struct tracemeta *tm = NULL;
+	const struct tracemeta *tm = NULL;
 	struct tsync_msg m;
-	int ret = r ? agent_rec_collect(r, &opts, &tm) : -ENOENT;
+	/* the first META_REQ collects it all; the one after the stop reads
+	 * again only what the recording changed */
+	int ret = r ? agent_rec_meta(r, &opts, &tm) : -ENOENT;
 
 	if (ret == -ENOENT && !tm) {
 		agent_rl_warn(s->ctx->rl, AGENT_RL_SESSION, "%s: META_REQ without a trace",
@@ -245,7 +247,6 @@ int agent_trace_send_meta(struct agent_session *s)
 					   "cannot collect trace metadata: %s", strerror(-ret));
 	}
 	ret = tracemeta_foreach_part(tm, TSYNC_META_CHUNK_MAX, send_chunk, s);
-	tracemeta_free(tm);
 	if (ret)
 		return ret;
 	tsync_msg_init(&m, TSYNC_MSG_META_END);

@@ -534,6 +534,73 @@ int tracemeta_refresh_cmdlines(struct tracemeta *tm)
 	return 0;
 }
 
+/* Stores @n CPUSTAT texts (taken) in place of @tm's, with their view when
+ * @tm is finished. Returns 0 or -ENOMEM (then @tm keeps its old ones and
+ * the texts are freed). */
+static int replace_cpustat(struct tracemeta *tm, struct tracedat_text *t, int n)
+{
+	const char **view = NULL;
+
+	if (tm->finished && n > 0) {
+		view = calloc((size_t)(unsigned int)n, sizeof(char *));
+		if (!view) {
+			free_texts(t, n);
+			return -ENOMEM;
+		}
+		for (int i = 0; i < n; i++)
+			view[i] = t[i].data;
+	}
+	for (int i = 0; i < tm->ncpustat; i++)
+		tm->total -= tm->cpustat[i].len;
+	for (int i = 0; i < n; i++)
+		tm->total += t[i].len;
+	free_texts(tm->cpustat, tm->ncpustat);
+	free(tm->cpustat_str);
+	tm->nformats += n - tm->ncpustat;
+	tm->cpustat = t;
+	tm->ncpustat = n;
+	tm->cpustat_str = view;
+	return 0;
+}
+
+/* Reads single text @idx again from @rel of @inst (NULL: the top
+ * instance), keeping the old one on failure. Returns 0 or -errno. */
+static int reread_text(struct tracemeta *tm, struct tracefs_instance *inst,
+		       const char *rel, int idx)
+{
+	size_t old = tm->text[idx].len;
+	int ret = read_text(tm, inst, rel, idx);
+
+	if (!ret)
+		tm->total -= old;
+	return ret;
+}
+
+int tracemeta_refresh(struct tracemeta *tm, struct tracefs_instance *inst,
+		      const struct tracemeta_opts *opts)
+{
+	struct tracemeta fresh = { .finished = false };
+	int ret;
+
+	if (!tm || !tm->finished)
+		return -EINVAL;
+	if (opts && opts->cpustat) {
+		ret = collect_cpustat(&fresh, inst);
+		if (!ret)
+			ret = replace_cpustat(tm, fresh.cpustat, fresh.ncpustat);
+		else
+			free_texts(fresh.cpustat, fresh.ncpustat);
+		if (ret)
+			return ret;
+	}
+	ret = reread_text(tm, NULL, "printk_formats", T_PRINTK);
+	if (!ret)
+		ret = reread_text(tm, NULL, "saved_cmdlines", T_CMDLINES);
+	tm->meta.printk_formats = tm->text[T_PRINTK];
+	tm->meta.cmdlines = tm->text[T_CMDLINES];
+	return ret;
+}
+
 int tracemeta_collect(struct tracefs_instance *inst,
 		      const struct tracemeta_opts *opts, struct tracemeta **out)
 {

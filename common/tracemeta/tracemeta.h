@@ -59,6 +59,18 @@ int tracemeta_collect(struct tracefs_instance *inst,
  * collected before the processes of the recording ran. Returns 0 or
  * -errno (@tm keeps its old ones then). */
 int tracemeta_refresh_cmdlines(struct tracemeta *tm);
+/*
+ * Reads again into @tm, collected from @inst with @opts (or the same
+ * options), what changes while @inst records: the printk formats and
+ * saved cmdlines and, with opts->cpustat, every CPU's stats of @inst.
+ * Everything else (headers, formats, kallsyms, uname, trace clock) stays
+ * as collected: a recording's events, clock and kernel do not change.
+ * Cheaper than a new tracemeta_collect() by kallsyms and the formats.
+ * Returns 0, -EINVAL when @tm is not finished, or -errno of a read (what
+ * was not read again then keeps its old text; @tm stays valid).
+ */
+int tracemeta_refresh(struct tracemeta *tm, struct tracefs_instance *inst,
+		      const struct tracemeta_opts *opts);
 /* Returns the metadata view for tracedat_write(); valid until freed. */
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm);
 /* Frees @tm (NULL is fine). */

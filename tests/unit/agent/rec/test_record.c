@@ -140,7 +140,10 @@ static void test_states(void **state)
 	uint32_t ncpus = (uint32_t)f->ctx.ncpus, code = 0;
 	struct tsync_cpu_stats *cs = calloc(ncpus, sizeof(*cs));
 	struct tracemeta_opts mo = { .kallsyms = false };
+	struct tracemeta_opts so = { .cpustat = true };
 	struct tracemeta *tm = NULL;
+	const struct tracemeta *m1 = NULL, *m2 = NULL;
+	const char *hp, *const *st;
 	struct drain d[2] = { 0 };
 	struct waiter w = { 0 };
 	struct agent_rec *r;
@@ -152,6 +155,8 @@ static void test_states(void **state)
 	assert_string_equal(agent_rec_name(r), "");
 	assert_int_equal(agent_rec_ncpus(r), ncpus);
 	assert_int_equal(agent_rec_collect(r, NULL, NULL), -ENOENT);
+	assert_int_equal(agent_rec_meta(r, &so, &m1), -ENOENT);
+	assert_null(m1);
 	assert_int_equal(agent_rec_marker(r), -ENOENT);
 	assert_int_equal(agent_rec_stop(r, cs), -ENOENT);
 
@@ -188,6 +193,10 @@ static void test_states(void **state)
 	} else {
 		shutdown(sv[1][0], SHUT_WR);
 	}
+	/* the metadata while recording (the host's first META_REQ) */
+	assert_int_equal(agent_rec_meta(r, &so, &m1), 0);
+	assert_non_null(m1);
+	hp = tracemeta_meta(m1)->header_page.data;
 	for (int i = 0; i < 200; i++)
 		usleep(1000);	/* some sched_switch events */
 
@@ -210,6 +219,13 @@ static void test_states(void **state)
 		assert_true(cs[1].bytes == d[1].bytes);
 	assert_int_equal(agent_rec_claim(r, 0, why, sizeof(why)), TSYNC_ERR_UNEXPECTED);
 
+	/* the one after the stop: the same, refreshed, not collected again */
+	assert_int_equal(agent_rec_meta(r, &so, &m2), 0);
+	assert_ptr_equal(m2, m1);
+	assert_ptr_equal(tracemeta_meta(m2)->header_page.data, hp);
+	assert_int_equal(tracemeta_cpustat(m2, &st), (int)ncpus);
+	assert_int_equal(strncmp(st[0], "CPU: 0\n", 7), 0);
+
 	/* the metadata of a stopped recording, then a new one in its place */
 	assert_int_equal(agent_rec_collect(r, &mo, &tm), 0);
 	assert_non_null(tm);
@@ -220,7 +236,9 @@ static void test_states(void **state)
 	assert_int_equal(agent_budget_reserve(f->ctx.budget,
 					      BUDGET_KB - (uint64_t)TSYNC_INSTANCE_DEFAULT_BUFFER_KB *
 					      ncpus + 1, NULL), -ENOSPC);
+	assert_int_equal(agent_rec_meta(r, &so, &m1), 0);
 	agent_rec_clear(r);
+	assert_int_equal(agent_rec_meta(r, &so, &m2), -ENOENT);
 	assert_string_equal(agent_rec_name(r), "");
 	assert_false(instance_left(f));
 	budget_all_free(f);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -727,6 +728,120 @@ static void test_parts_errors(void **state)
 #undef BAD
 }
 
+/* Forks a child named @name that switches out 20 times (sched_switch,
+ * when enabled, makes the saved cmdlines hold it); its "PID NAME" line
+ * into @line. */
+static void switching_child(const char *name, char *line, size_t len)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		prctl(PR_SET_NAME, name);
+		for (int i = 0; i < 20; i++) {
+			struct timespec ts = { 0, 200000 };
+
+			nanosleep(&ts, NULL);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	snprintf(line, len, "%d %s\n", (int)pid, name);
+}
+
+/* @n markers written from CPU 0. */
+static void markers_cpu0(struct tfx *f, int n)
+{
+	cpu_set_t orig, one;
+
+	sched_getaffinity(0, sizeof(orig), &orig);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	markers(f, n);
+	sched_setaffinity(0, sizeof(orig), &orig);
+}
+
+/*
+ * tracemeta_refresh() reads again what a recording changes and nothing
+ * else: CPU 0's stats say 5 entries when collected after 5 markers, still
+ * 5 after a refresh without cpustat, 12 after 7 more markers and one with
+ * it; a task that ran after the collect is in the refreshed cmdlines
+ * only; headers and formats are the texts collected (the same memory);
+ * the refreshed metadata's parts rebuild into the same stats and
+ * cmdlines; an unfinished tracemeta is refused.
+ */
+static void test_refresh(void **state)
+{
+	struct tfx *f = *state;
+	const struct tracemeta_event_spec specs[] = { { .spec = "sched:sched_switch" } };
+	struct tracemeta_opts mo = { .cpustat = true }, nostat = { .cpustat = false };
+	struct tracemeta_events *ev = NULL;
+	struct tracemeta *tm = NULL, *empty;
+	struct parts p = { 0 };
+	const struct tracedat_meta *m, *b;
+	const char *hp, *ftrace0, *const *sa, *const *sb;
+	char err[256], child[64], *old;
+	int n, nb;
+
+	markers_cpu0(f, 5);
+	assert_int_equal(tracemeta_collect(f->inst, &mo, &tm), 0);
+	m = tracemeta_meta(tm);
+	hp = m->header_page.data;
+	ftrace0 = m->ftrace_formats[0].data;
+	n = tracemeta_cpustat(tm, &sa);
+	assert_true(n >= 1);
+	assert_int_equal(strncmp(sa[0], "CPU: 0\nentries: 5\n", 18), 0);
+
+	markers_cpu0(f, 7);
+	assert_int_equal(tracemeta_refresh(tm, f->inst, &nostat), 0);
+	assert_int_equal(tracemeta_cpustat(tm, &sa), n);
+	assert_int_equal(strncmp(sa[0], "CPU: 0\nentries: 5\n", 18), 0);
+	assert_int_equal(tracemeta_refresh(tm, f->inst, &mo), 0);
+	assert_int_equal(tracemeta_cpustat(tm, &sa), n);
+	assert_int_equal(strncmp(sa[0], "CPU: 0\nentries: 12\n", 19), 0);
+	assert_ptr_equal(m->header_page.data, hp);
+	assert_ptr_equal(m->ftrace_formats[0].data, ftrace0);
+
+	/* a task that ran after the collect: in the cmdlines refreshed */
+	assert_int_equal(tracemeta_resolve_events(specs, 1, &ev, err, sizeof(err)), 0);
+	assert_int_equal(tracemeta_enable_events(f->inst, ev, err, sizeof(err)), 0);
+	tracemeta_events_free(ev);
+	old = strdup(m->cmdlines.data ? m->cmdlines.data : "");
+	assert_non_null(old);
+	switching_child("tmrefresh", child, sizeof(child));
+	assert_int_equal(tracemeta_refresh(tm, f->inst, &mo), 0);
+	assert_null(strstr(old, child));
+	assert_non_null(strstr(m->cmdlines.data, child));
+	assert_int_equal(m->cmdlines.len, strlen(m->cmdlines.data));
+	assert_true(m->printk_formats.len == 0 ||
+		    m->printk_formats.len == strlen(m->printk_formats.data));
+	free(old);
+
+	/* what is sent of it rebuilds into the same */
+	p.dst = tracemeta_new();
+	assert_non_null(p.dst);
+	assert_int_equal(tracemeta_foreach_part(tm, 1000, feed, &p), 0);
+	assert_int_equal(tracemeta_finish(p.dst, 0), 0);
+	b = tracemeta_meta(p.dst);
+	text_eq(&m->cmdlines, &b->cmdlines);
+	text_eq(&m->printk_formats, &b->printk_formats);
+	assert_int_equal(tracemeta_cpustat(tm, &sa), n);	/* the texts were replaced */
+	nb = tracemeta_cpustat(p.dst, &sb);
+	assert_int_equal(nb, n);
+	for (int i = 0; i < n; i++)
+		assert_string_equal(sa[i], sb[i]);
+	tracemeta_free(p.dst);
+	tracemeta_free(tm);
+
+	empty = tracemeta_new();
+	assert_non_null(empty);
+	assert_int_equal(tracemeta_refresh(empty, f->inst, &mo), -EINVAL);
+	assert_int_equal(tracemeta_refresh(NULL, f->inst, &mo), -EINVAL);
+	tracemeta_free(empty);
+}
+
 /*
  * An instance whose sub-buffers were made 8 KiB: the collected page size
  * is the instance's, the one the ring buffer module gives, and agrees
@@ -758,6 +873,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_collect_roundtrip, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_collect_subbuf, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_real, setup, teardown),
 		cmocka_unit_test(test_stats_parse),
 		cmocka_unit_test(test_resolve),
