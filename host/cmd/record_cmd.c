@@ -517,6 +517,11 @@ static int rec_write(struct recorder *r)
 	if (r->cfg.opt.verbose != TSYNC_RECOPT_LOG_UNSET) {
 		rec_phases_format(&r->ph, err, sizeof(err));
 		log_info("time (ms): %s", err);
+		for (int i = 0; i < cfg->nguests; i++) {
+			guest_stop_split(cfg->guests[i].stop_t, err, sizeof(err));
+			if (err[0])
+				log_info("guest %s: stop (ms): %s", cfg->guests[i].name, err);
+		}
 	}
 	status_print_legend(stdout);
 	/* COMMAND's failure is the run's (a Ctrl-C that ended it is not) */

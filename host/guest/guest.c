@@ -405,11 +405,15 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 	int64_t deadline;
 	int ret;
 
+	memset(g->stop_t, 0, sizeof(g->stop_t));
+	g->stop_t[GUEST_STOP_BEGIN] = tsync_now_ns();
 	if (!g->status) {
 		ret = peer_trace_stop(g->peer, timeout_ms, &g->stopped, g->error,
 				      sizeof(g->error));
 		if (ret)
 			g->status = ret;
+		else
+			g->stop_t[GUEST_STOP_STOPPED] = tsync_now_ns();
 	}
 	/* The agent closes each stream after its final flush: EOF ends the
 	 * receivers. The wait starts now, not before TRACE_STOP, so that a
@@ -420,6 +424,7 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 	for (uint32_t cpu = 0; cpu < g->ncpus; cpu++)
 		if (g->rx[cpu])
 			rx_ended(g, cpu, rx_join(g->rx[cpu], deadline));
+	g->stop_t[GUEST_STOP_DRAINED] = tsync_now_ns();
 	/* the end of the agent's recording, with the final metadata when
 	 * the dialect sends it then (the guest's statistics at its stop) */
 	if (!g->status) {
@@ -427,9 +432,12 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 		if (ret) {
 			log_warn("guest %s: %s", g->name, g->error);
 			g->status = ret;
-		} else if (tm) {
-			tracemeta_free(g->meta);
-			g->meta = tm;
+		} else {
+			g->stop_t[GUEST_STOP_META] = tsync_now_ns();
+			if (tm) {
+				tracemeta_free(g->meta);
+				g->meta = tm;
+			}
 		}
 	}
 	/* the data's fault says most about what went wrong */
@@ -438,6 +446,36 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 		snprintf(g->error, sizeof(g->error), "%s", g->data_error);
 	}
 	return g->status;
+}
+
+/* Formats the stop split; see guest.h. */
+void guest_stop_split(const int64_t t[GUEST_STOP_N], char *buf, size_t len)
+{
+	static const char *const span[GUEST_STOP_N] = {
+		[GUEST_STOP_STOPPED] = "agent's stop",
+		[GUEST_STOP_DRAINED] = "streams' ends",
+		[GUEST_STOP_META] = "final metadata",
+	};
+	int64_t prev = t[GUEST_STOP_BEGIN];
+	size_t off = 0;
+	int n;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (int i = GUEST_STOP_BEGIN + 1; prev && i < GUEST_STOP_N; i++) {
+		if (!t[i])
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s %.1f", off ? ", " : "", span[i],
+			     (double)(t[i] - prev) / 1e6);
+		if (n < 0 || (size_t)n >= len - off)
+			return;	/* cut: terminated by snprintf */
+		off += (size_t)n;
+		prev = t[i];
+	}
+	if (off && prev)
+		snprintf(buf + off, len - off, "; total %.1f ms",
+			 (double)(prev - t[GUEST_STOP_BEGIN]) / 1e6);
 }
 
 /* Writes the guest's trace.dat; see guest.h. */

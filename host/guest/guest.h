@@ -28,6 +28,16 @@ struct tracemeta;
 struct guest_rx;
 struct rx_group;
 
+/* The moments of a guest's stop (guest_stop_trace()), CLOCK_MONOTONIC ns;
+ * 0: not reached. */
+enum guest_stop_mark {
+	GUEST_STOP_BEGIN,	/* TRACE_STOP about to be sent */
+	GUEST_STOP_STOPPED,	/* the agent's answer: its tracing off, its streams flushed */
+	GUEST_STOP_DRAINED,	/* every receiver ended (EOF) */
+	GUEST_STOP_META,	/* the final metadata received */
+	GUEST_STOP_N
+};
+
 /* Per-CPU time-sync samples gathered during the recording. */
 struct guest_samples {
 	uint32_t count, cap;
@@ -79,6 +89,7 @@ struct guest {
 	_Atomic uint32_t live_rounds;
 	_Atomic int64_t live_offset_ns;
 	_Atomic int64_t live_error_ns;
+	int64_t stop_t[GUEST_STOP_N];	/* where its stop's time went */
 };
 
 struct guest_sync_opts {
@@ -93,6 +104,13 @@ struct guest_sync_opts {
  * how the guest is synced with the rounds @ro (host/sync/sync.h); 0 or
  * -errno with g->error set. */
 int guest_connect(struct guest *g, const struct peer_opts *o, const struct round_opts *ro);
+/*
+ * Formats a guest's stop split @t into @buf (never more than @len bytes,
+ * always terminated): milliseconds of the agent's stop, of the streams'
+ * ends after it, of the final metadata, and in all, leaving out what was
+ * not reached. Pure: no I/O.
+ */
+void guest_stop_split(const int64_t t[GUEST_STOP_N], char *buf, size_t len);
 /* Returns true once connected. */
 bool guest_connected(const struct guest *g);
 /* Returns the guest's trace id (its file's TRACEID); 0 before connecting. */
