@@ -33,7 +33,10 @@
  * own time (`sleep 1` alone) measured in the same repetition.
  *
  * Usage: bench_11_observer [REPS] (default 3); prints medians and ranges
- * (min-max). Holds /run/lock/tsync-trace-cmd.lock over the trace-cmd
+ * (min-max). BENCH11_B2=DIR runs a second tsync build (DIR/tsync-host with
+ * DIR/tsync-agent) beside the first in the same repetitions, the two
+ * alternating, and prints its figures against the first's after the
+ * table (a change measured against its baseline in one run). Holds /run/lock/tsync-trace-cmd.lock over the trace-cmd
  * runs (waiting for it at most 10 s). Skips (exit 0) without trace-cmd or tracefs. Numbers only: a
  * benchmark never fails on timing.
  */
@@ -388,6 +391,16 @@ static void guest_once(const char *prog, bool tcmd, int port, const char *env,
 		add(&tl->gwall, wall);
 }
 
+/* The second build's runs of one repetition (BENCH11_B2): host only with
+ * and without filters, then its loopback guest (agent @agent on @port). */
+static void b2_runs(const char *host, pid_t agent, int port, const char *dir, struct tool *tl)
+{
+	host_once(host, false, false, dir, tl);
+	host_once(host, false, true, dir, tl);
+	if (agent > 0)
+		guest_once(host, false, port, NULL, dir, tl);
+}
+
 /* "median unit (min-max)" of @f into @buf, or "-" without values. */
 static void cell(struct fig *f, const char *unit, char *buf, size_t len)
 {
@@ -442,11 +455,13 @@ int main(int argc, char **argv)
 	int reps = argc > 1 ? atoi(argv[1]) : 3;
 	char b[PATH_MAX], host[PATH_MAX + 16], agent[PATH_MAX + 16], dir[] = "/tmp/bench11.XXXXXX";
 	char shim[PATH_MAX + 16], pre[PATH_MAX + 32], cmd[PATH_MAX + 16];
-	struct tool tc = { .name = "trace-cmd" }, ts = { .name = "tsync" };
+	struct tool tc = { .name = "trace-cmd" }, ts = { .name = "tsync" }, t2 = { .name = "B2" };
+	const char *b2 = getenv("BENCH11_B2");
+	char host2[PATH_MAX + 16], agent2[PATH_MAX + 16], r2[PATH_MAX];
 	struct fig own = { 0 };
 	char *sleep_argv[] = { "sleep", "1", NULL };
-	pid_t ta, sa;
-	int tport, sport;
+	pid_t ta, sa, sa2 = -1;
+	int tport, sport, sport2 = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (reps < 1 || reps > MAXREPS)
@@ -459,6 +474,12 @@ int main(int argc, char **argv)
 		return 1;
 	snprintf(host, sizeof(host), "%s/tsync-host", b);
 	snprintf(agent, sizeof(agent), "%s/tsync-agent", b);
+	if (b2 && !realpath(b2, r2)) {
+		printf("bench_11_observer: BENCH11_B2=%s: %s\n", b2, strerror(errno));
+		return 1;
+	}
+	snprintf(host2, sizeof(host2), "%s/tsync-host", b2 ? r2 : b);
+	snprintf(agent2, sizeof(agent2), "%s/tsync-agent", b2 ? r2 : b);
 	pre[0] = '\0';
 	if (!getenv("BENCH11_TCMD")) {
 		build_shim(dir, shim, sizeof(shim));
@@ -473,12 +494,19 @@ int main(int argc, char **argv)
 		printf("  (version unknown)\n");
 	ta = start_agent(tcmd, true, pre[0] ? pre : NULL, dir, &tport);
 	sa = start_agent(agent, false, NULL, dir, &sport);
+	if (b2) {
+		printf("  second build (BENCH11_B2): %s\n", r2);
+		sa2 = start_agent(agent2, false, NULL, dir, &sport2);
+	}
 	for (int r = 0; r < reps; r++) {
 		struct tids t;
 		double w, c;
 
 		if (!run(sleep_argv, dir, NULL, &w, &c, &t))
 			add(&own, w);
+		/* the second build first in every other repetition */
+		if (b2 && r % 2 == 0)
+			b2_runs(host2, sa2, sport2, dir, &t2);
 		for (int k = 0; k < 2; k++) {
 			bool first_tcmd = (r + k) % 2 == 0;
 
@@ -491,6 +519,8 @@ int main(int argc, char **argv)
 			else if (!first_tcmd && sa > 0)
 				guest_once(host, false, sport, NULL, dir, &ts);
 		}
+		if (b2 && r % 2)
+			b2_runs(host2, sa2, sport2, dir, &t2);
 	}
 	if (ta > 0) {
 		kill(-ta, SIGTERM);
@@ -499,6 +529,10 @@ int main(int argc, char **argv)
 	if (sa > 0) {
 		kill(-sa, SIGTERM);
 		waitpid(sa, NULL, 0);
+	}
+	if (sa2 > 0) {
+		kill(-sa2, SIGTERM);
+		waitpid(sa2, NULL, 0);
 	}
 	printf("\n  %-44s %-24s %-24s %s\n", "median (min-max)", "trace-cmd", "tsync",
 	       "tsync / trace-cmd, or x the command");
@@ -511,6 +545,19 @@ int main(int argc, char **argv)
 		  med(&own));
 	printf("  the command alone (sleep 1): %.3f s; failed runs: trace-cmd %d, tsync %d\n",
 	       med(&own), tc.fails, ts.fails);
+	if (b2) {
+		printf("\n  %-44s %-24s %-24s %s\n", "median (min-max)", "tsync (BENCH11_B2)",
+		       "tsync (B)", "B / B2, or x the command");
+		print_fig("switches involving the recorder's threads", &t2.sw, &ts.sw, "", 0);
+		print_fig("wakeups of the recorder's threads", &t2.wk, &ts.wk, "", 0);
+		print_fig("events naming them, default filters", &t2.left, &ts.left, "", 0);
+		print_fig("recorder CPU (user+sys)", &t2.cpu, &ts.cpu, "s", 0);
+		print_fig("wall, host only (x the command's own)", &t2.wall, &ts.wall, "s",
+			  med(&own));
+		print_fig("wall, one loopback guest (x the command's)", &t2.gwall, &ts.gwall, "s",
+			  med(&own));
+		printf("  failed runs: BENCH11_B2 %d\n", t2.fails);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
