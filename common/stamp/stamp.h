@@ -31,7 +31,7 @@
  * The marker instance is created once by tsync_stamp_open() (a
  * common/tracefs/instance.h instance with prefix "tsync-<tag>", named
  * "tsync-<tag>-<pid>-<n>", unique even for concurrent opens in one process),
- * its ring buffer sized to TSYNC_STAMP_BUFFER_KB per CPU, and removed by
+ * its ring buffer of at least TSYNC_STAMP_BUFFER_KB per CPU, and removed by
  * tsync_stamp_close(). Nothing is cleared or created per round: the records
  * carry the round id, and records of other rounds are skipped.
  *
@@ -58,8 +58,11 @@
 #include "proto/proto.h"
 
 /* Ring-buffer size per CPU of a marker instance: room for a round of 4096
- * probes, two stamps each, on one CPU (40 bytes per record). */
+ * probes, two stamps each, on one CPU (40 bytes per record). A new
+ * instance's own size is kept when it is at least that and at most
+ * TSYNC_STAMP_BUFFER_MAX_KB (a resize costs 8-20 ms). */
 #define TSYNC_STAMP_BUFFER_KB 512
+#define TSYNC_STAMP_BUFFER_MAX_KB 4096
 
 /* Longest instance tag accepted by tsync_stamp_open(). */
 #define TSYNC_STAMP_TAG_MAX 32

@@ -107,6 +107,22 @@ static int read_formats(struct stamp_marker *s)
 	return 0;
 }
 
+/*
+ * Gives @inst room for a round's stamps: the size a new instance has when
+ * it is between TSYNC_STAMP_BUFFER_KB and TSYNC_STAMP_BUFFER_MAX_KB per
+ * CPU (the kernel's default, 1408 KiB, is), else TSYNC_STAMP_BUFFER_KB.
+ * A resize costs 8-20 ms whatever the size (measured here), at every
+ * session's first round on both sides. 0 or -errno.
+ */
+static int size_buffer(struct tsync_instance *inst)
+{
+	ssize_t kb = tracefs_instance_get_buffer_size(tsync_instance_tracefs(inst), -1);
+
+	if (kb >= TSYNC_STAMP_BUFFER_KB && kb <= TSYNC_STAMP_BUFFER_MAX_KB)
+		return 0;
+	return tsync_instance_set_buffer_kb(inst, TSYNC_STAMP_BUFFER_KB);
+}
+
 /* Sets up @s: instance, clock, buffer, writer. 0 or -errno. */
 static int marker_setup(struct stamp_marker *s, const char *clock_name,
 			const char *tag)
@@ -125,7 +141,7 @@ static int marker_setup(struct stamp_marker *s, const char *clock_name,
 		log_err("stamp: trace clock '%s' refused: %s", clock_name, strerror(-ret));
 		return ret;
 	}
-	ret = tsync_instance_set_buffer_kb(s->inst, TSYNC_STAMP_BUFFER_KB);
+	ret = size_buffer(s->inst);
 	if (!ret)
 		ret = tsync_instance_start(s->inst);
 	if (!ret)

@@ -512,6 +512,51 @@ static void test_instances_unique_and_removed(void **state)
 	tsync_stamp_close(NULL);
 }
 
+/* buffer_size_kb of instance @name (per CPU), or -1. */
+static long instance_kb(const char *name)
+{
+	char path[512], buf[64];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s/buffer_size_kb", name);
+	f = fopen(path, "r");
+	if (f && fgets(buf, sizeof(buf), f))
+		kb = atol(buf);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/*
+ * A marker instance keeps the size a new instance has when that holds a
+ * round (TSYNC_STAMP_BUFFER_KB) and is not over TSYNC_STAMP_BUFFER_MAX_KB
+ * (no resize: it cost 8-20 ms a session); else it is TSYNC_STAMP_BUFFER_KB.
+ * The known answer is a plain new instance's size.
+ */
+static void test_marker_buffer_size(void **state)
+{
+	char plain[128], name[256];
+	struct tsync_stamper *a;
+	long def, kb;
+
+	(void)state;
+	snprintf(plain, sizeof(plain), INSTANCES "/tsync-sizeq-%d-0", (int)getpid());
+	assert_int_equal(mkdir(plain, 0750), 0);
+	def = instance_kb(strrchr(plain, '/') + 1);
+	assert_int_equal(rmdir(plain), 0);
+	assert_true(def > 0);
+	assert_int_equal(tsync_stamp_open(TSYNC_STAMP_MARKER, "local", "sizeq", 0, &a), 0);
+	snprintf(name, sizeof(name), "%s", tsync_stamp_instance(a));
+	kb = instance_kb(name);
+	if (def >= TSYNC_STAMP_BUFFER_KB && def <= TSYNC_STAMP_BUFFER_MAX_KB)
+		assert_int_equal(kb, def);
+	else
+		assert_int_equal(kb, TSYNC_STAMP_BUFFER_KB);
+	tsync_stamp_close(a);
+	assert_false(instance_exists(name));
+}
+
 /* Group teardown: removes instances a failed test left (ours by pid). */
 static int remove_leftovers(void **state)
 {
@@ -530,6 +575,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_choose),
+		cmocka_unit_test(test_marker_buffer_size),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_clock_source),
 		cmocka_unit_test(test_clock_source_timens),
