@@ -14,7 +14,9 @@
 # file's samples around it (within 1 ns of rounding; so the correction is
 # really applied, the samples being tens of ns off 0) and within 5 us of
 # 0; on every guest CPU the events checked must include moments in the
-# middle third between each two consecutive samples.
+# middle third between each two consecutive samples 0.6 s or more apart
+# (the workload's pace gives a CPU an exec every 40-60 ms; the last gap,
+# up to the sample at the stop, can be a tenth of a second).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
@@ -71,12 +73,18 @@ for cpu in $(seq 0 $((ncpu - 1))); do
 		  if (d > bound || e > 1) print "at", $2, "correction", c, "interpolated", interp($2) > "/dev/stderr"
 		  for (i = 0; i + 1 < ns; i++) {
 			q = (st[i + 1] - st[i]) / 3
-			if ($2 >= st[i] + q && $2 <= st[i + 1] - q) hit[i] = 1 } }
-		END { bad = 0; for (i = 0; i + 1 < ns; i++) if (!hit[i]) bad++
-		      print w + 0, bad }' 2>"$E2E_TMP/over.$cpu")"
+			if ($2 >= st[i] + q && $2 <= st[i + 1] - q) hit[i] = 1 }
+		  }
+		# a CPU gets an exec every 40-60 ms: a middle third under 200 ms
+		# (the last gap, from the last periodic sample to the stop, may
+		# be 0.1 s) may rightly hold none
+		END { bad = ""; for (i = 0; i + 1 < ns; i++)
+			if (!hit[i] && st[i + 1] - st[i] >= 600000000)
+				bad = bad " " st[i] "-" st[i + 1]
+		      print w + 0, (bad == "" ? 0 : bad) }' 2>"$E2E_TMP/over.$cpu")"
 	[ ! -s "$E2E_TMP/over.$cpu" ] ||
 		fail "CPU $cpu: corrections beyond $bound ns of the truth or off the samples' interpolation: $(head -5 "$E2E_TMP/over.$cpu")"
-	[ "$bad" = 0 ] || fail "CPU $cpu: $bad sample gaps without an event in their middle third"
+	[ "$bad" = 0 ] || fail "CPU $cpu: sample gaps (raw ns) without an event in their middle third, 0.6 s or more apart: $bad"
 	[ "$w" -gt "$worst" ] && worst=$w
 	total=$((total + n))
 done
