@@ -274,6 +274,26 @@ vm_wait_exit() {
 	echo "$rc"
 }
 
+# vm_send_wait_exit TEXT TIMEOUT_S: types TEXT (the line the guest's
+# script waits for to finish) and waits for its TSYNC-VM-DONE as
+# vm_wait_exit does, typing TEXT again every 10 s meanwhile (a check-vm
+# run once waited out its 60 s with the guest silent after the line was
+# typed); the guest's script takes the first one only.
+vm_send_wait_exit() {
+	local text=$1 deadline=$((SECONDS + $2)) r
+	while :; do
+		vm_send "$text"
+		vm_wait '^TSYNC-VM-DONE' 10
+		r=$?
+		[ $r = 0 ] && break
+		[ $r = 1 ] && [ $SECONDS -lt $deadline ] || return 1
+		vm_log "no TSYNC-VM-DONE 10 s after '$text': typing it again"
+	done
+	r=${VM_LINE#TSYNC-VM-DONE rc=}
+	vm_reap 10 || return 1
+	echo "$r"
+}
+
 # vm_reap TIMEOUT_S: waits up to TIMEOUT_S for QEMU to exit and reaps it.
 # Returns 1 if it still runs.
 vm_reap() {

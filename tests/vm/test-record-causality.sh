@@ -57,8 +57,7 @@ got=$(trace-cmd dump --options -i "$tmp/trace.dat" 2>&1 |
 [ -n "$want" ] && [ "$got" = "$want" ] ||
 	{ echo "FAIL: GUEST vCPU map '$got', QEMU's vCPU threads '$want'" >&2; exit 1; }
 echo "ok: GUEST option maps the vCPUs to QEMU's threads: $(echo $got)"
-vm_send "TSYNC-HOST done"
-rc=$(vm_wait_exit 60) || { echo "vm: guest did not finish" >&2; exit 1; }
+rc=$(vm_send_wait_exit "TSYNC-HOST done" 60) || { echo "vm: guest did not finish" >&2; exit 1; }
 [ "$rc" = 0 ] || { echo "FAIL: guest script exit status $rc" >&2; exit 1; }
 ls -l "$tmp"/*.dat
 

@@ -53,8 +53,7 @@ grep -qF "'dump' is a function trigger, which a guest's agent refuses" "$tmp/tri
 	fail "-l vfs_read:dump: the refusal does not name the trigger: $(cat "$tmp/trig.out")"
 echo "ok: the guest's agent refuses -l vfs_read:dump and takes -l vfs_read"
 # the guest script's status is its ping-pong server's, unused here (killed)
-vm_send "TSYNC-HOST done"
-vm_wait_exit 120 > /dev/null || fail "guest did not finish"
+vm_send_wait_exit "TSYNC-HOST done" 120 > /dev/null || fail "guest did not finish"
 # function_graph is in the top instance only on the guest's 6.1 kernel:
 # the agent borrowed it and must have given it back as it found it
 top=$(tr -d '\r' <"$VM_RUN/serial.log" | grep '^TSYNC-VM-TOP ')

@@ -85,7 +85,6 @@ check() {
 fail=0
 check mono || fail=1
 check local || fail=1
-vm_send "TSYNC-HOST done"
-rc=$(vm_wait_exit 60) || { echo "vm: guest did not finish" >&2; exit 1; }
+rc=$(vm_send_wait_exit "TSYNC-HOST done" 60) || { echo "vm: guest did not finish" >&2; exit 1; }
 echo "vm: guest script exit status $rc"
 [ "$rc" = 0 ] && [ $fail = 0 ]

@@ -136,7 +136,6 @@ print(sum(1 for c in d["cpus"] for x in c.get("rounds", [])
 		fail=1
 	fi
 fi
-vm_send "TSYNC-HOST done"
-rc=$(vm_wait_exit 60) || { echo "vm: guest did not finish" >&2; exit 1; }
+rc=$(vm_send_wait_exit "TSYNC-HOST done" 60) || { echo "vm: guest did not finish" >&2; exit 1; }
 echo "vm: guest script exit status $rc"
 [ "$rc" = 0 ] && [ $fail = 0 ]

@@ -16,6 +16,7 @@ echo "guest monotonic at agent start: $(cut -d' ' -f1 /proc/uptime) s"
 echo "TSYNC-VM-AGENT-READY 8823"
 line=$(vm_wait_line "TSYNC-HOST " 540)
 rc=$?
+echo "TSYNC-VM-HOST-SAID rc=$rc $line"	# before the waits for our programs
 kill $agent
 wait $agent
 arc=$?

@@ -21,6 +21,7 @@ fi
 echo "TSYNC-VM-AGENT-READY 8823 7000"
 line=$(vm_wait_line "TSYNC-HOST " 540)
 rc=$?
+echo "TSYNC-VM-HOST-SAID rc=$rc $line"	# before the waits for our programs
 kill $pp 2>/dev/null   # still serving only if the client never came
 wait $pp
 prc=$?
