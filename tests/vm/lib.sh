@@ -266,9 +266,14 @@ vm_share_run() {
 # vm_wait_exit TIMEOUT_S: waits for the guest's TSYNC-VM-DONE line and for
 # QEMU to exit; prints the guest script's status. Returns 1 on timeout.
 vm_wait_exit() {
-	local rc deadline
 	vm_wait '^TSYNC-VM-DONE' "$1" || return 1
-	rc=${VM_LINE#TSYNC-VM-DONE rc=}
+	vm__done_exit
+}
+
+# vm__done_exit: after the TSYNC-VM-DONE line (in VM_LINE), reaps QEMU and
+# prints the guest script's exit status; returns 1 if QEMU still runs.
+vm__done_exit() {
+	local rc=${VM_LINE#TSYNC-VM-DONE rc=}
 	# poweroff -f ends QEMU within ~0.1 s; allow 10 s
 	vm_reap 10 || return 1
 	echo "$rc"
@@ -289,9 +294,7 @@ vm_send_wait_exit() {
 		[ $r = 1 ] && [ $SECONDS -lt $deadline ] || return 1
 		vm_log "no TSYNC-VM-DONE 10 s after '$text': typing it again"
 	done
-	r=${VM_LINE#TSYNC-VM-DONE rc=}
-	vm_reap 10 || return 1
-	echo "$r"
+	vm__done_exit
 }
 
 # vm_reap TIMEOUT_S: waits up to TIMEOUT_S for QEMU to exit and reaps it.
