@@ -18,6 +18,7 @@
 #include "common/tracefs/instance.h"
 #include "common/base/log.h"
 #include "common/tracefs/global.h"
+#include "common/tracefs/remover.h"
 #include "common/tracefs/selffilter.h"
 #include "common/tracefs/topstate.h"
 
@@ -635,6 +636,37 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 	tsync_self_filter_free(ti->self_filter);
 	free(ti);
 	return ret;
+}
+
+/* Removes an instance by a process of its own; see instance.h. */
+int tsync_instance_destroy_detached(struct tsync_instance *ti)
+{
+	char *dir;
+	int pid;
+
+	if (!ti || ti->top || ti->lock_fd < 0)
+		return tsync_instance_destroy(ti);
+	dir = tracefs_instance_get_dir(ti->inst);
+	if (!dir)
+		return tsync_instance_destroy(ti);
+	if (ti->marker_fd >= 0)
+		close(ti->marker_fd);
+	ti->marker_fd = -1;
+	pid = tsync_remover_spawn(dir, ti->lock_fd);
+	tracefs_put_tracing_file(dir);
+	if (pid < 0) {
+		log_debug("no remover process for %s (%s): removing it now", ti->name,
+			  strerror(-pid));
+		return tsync_instance_destroy(ti);
+	}
+	log_debug("tracefs instance %s is removed by process %d", ti->name, pid);
+	close(ti->lock_fd);	/* the remover holds the lock now */
+	ti->lock_fd = -1;
+	pid = kept_restore(ti, false) || globals_release(ti) ? -EIO : 0;
+	tracefs_instance_free(ti->inst);
+	tsync_self_filter_free(ti->self_filter);
+	free(ti);
+	return pid;
 }
 
 /*

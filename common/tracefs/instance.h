@@ -40,6 +40,7 @@
  *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
  *   selffilter.c, selffilter.h  event filters leaving our threads out of the
  *                           switches and wakeups that name them
+ *   remover.c, remover.h    a stopped instance removed by a process of its own
  */
 #ifndef TSYNC_INSTANCE_H
 #define TSYNC_INSTANCE_H
@@ -276,6 +277,18 @@ const char *tsync_instance_name(const struct tsync_instance *ti);
  * Returns 0 or the -errno of the removal (-EBUSY: a file is still open).
  */
 int tsync_instance_destroy(struct tsync_instance *ti);
+
+/*
+ * Like tsync_instance_destroy(), but the kernel's part (switching off and
+ * the rmdir, which waits for RCU grace periods: 50-110 ms) is left to a
+ * process of its own (remover.h) that outlives the caller: returns at
+ * once. The caller must have closed every file it holds in the instance
+ * (streamers' trace_pipe_raw) or exit soon: the remover retries a busy
+ * instance for TSYNC_REMOVER_DEADLINE_MS. The top instance, an instance
+ * without an owner lock, or no process to be had: tsync_instance_destroy().
+ * Returns 0, or -errno of what was written back (kept settings).
+ */
+int tsync_instance_destroy_detached(struct tsync_instance *ti);
 
 /*
  * Removes every instance named "<@prefix>..." whose owner is known dead

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of common/tracefs/remover.c, through
+ * tsync_instance_destroy_detached(), against the real tracefs at
+ * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/tracefs/instance.h"
+#include "common/tracefs/remover.h"
+
+#define INSTANCES "/sys/kernel/tracing/instances"
+
+static bool exists(const char *name, const char *file)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s%s%s", name, file ? "/" : "", file ? file : "");
+	return stat(path, &st) == 0;
+}
+
+static char first_char(const char *name, const char *file)
+{
+	char path[512], c = '?';
+	int fd;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s/%s", name, file);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '?';
+		close(fd);
+	}
+	return c;
+}
+
+static void write_file(const char *name, const char *file, const char *val)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), INSTANCES "/%s/%s", name, file);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, val, strlen(val)), (ssize_t)strlen(val));
+	close(fd);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits up to @ms for tracing_on of @name to read '0' (true) . */
+static bool wait_off(const char *name, int ms)
+{
+	long long end = now_ms() + ms;
+	struct timespec pause = { 0, 5 * 1000 * 1000 };
+
+	while (first_char(name, "tracing_on") != '0') {
+		if (now_ms() >= end)
+			return false;
+		nanosleep(&pause, NULL);
+	}
+	return true;
+}
+
+/* Waits up to @ms for @name to be gone (true). */
+static bool wait_gone(const char *name, int ms)
+{
+	long long end = now_ms() + ms;
+	struct timespec pause = { 0, 5 * 1000 * 1000 };
+
+	while (exists(name, NULL)) {
+		if (now_ms() >= end)
+			return false;
+		nanosleep(&pause, NULL);
+	}
+	return true;
+}
+
+/*
+ * The instance is left to a process of its own: the call returns while a
+ * file of ours still keeps the instance (so it cannot be gone yet), the
+ * remover switches it off, is not our child, does not hold a pipe we
+ * passed it, and removes the instance once our file is closed.
+ */
+static void test_detached(void **state)
+{
+	struct tsync_instance *ti;
+	struct pollfd pfd;
+	char prefix[64], name[128], path[512], buf[8];
+	int p[2], held;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "tsync-tr%d", (int)getpid());
+	assert_int_equal(tsync_instance_create(prefix, &ti), 0);
+	snprintf(name, sizeof(name), "%s", tsync_instance_name(ti));
+	write_file(name, "events/sched/sched_switch/enable", "1");
+	assert_int_equal(tsync_instance_start(ti), 0);
+	assert_int_equal(first_char(name, "tracing_on"), '1');
+
+	/* a pipe as a harness capturing our output has it (inherited, not
+	 * close-on-exec), and a file of the instance still open */
+	assert_int_equal(pipe(p), 0);
+	snprintf(path, sizeof(path), INSTANCES "/%s/trace", name);
+	held = open(path, O_RDONLY);
+	assert_true(held >= 0);
+
+	assert_int_equal(tsync_instance_destroy_detached(ti), 0);
+	assert_true(exists(name, NULL));	/* our file keeps it */
+	assert_true(wait_off(name, 5000));	/* the remover switched it off */
+	assert_int_equal(first_char(name, "events/sched/sched_switch/enable"), '0');
+
+	/* nobody's child: nothing of it to reap here */
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+
+	/* the remover does not hold the pipe: our end closed, it reads EOF */
+	close(p[1]);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(read(p[0], buf, sizeof(buf)), 0);
+	close(p[0]);
+
+	/* busy until our file closes, then removed (well within its deadline) */
+	assert_true(exists(name, NULL));
+	close(held);
+	assert_true(wait_gone(name, TSYNC_REMOVER_DEADLINE_MS));
+}
+
+/* A bad directory or lock is refused before anything is forked. */
+static void test_spawn_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(tsync_remover_spawn(NULL, 5), -EINVAL);
+	assert_int_equal(tsync_remover_spawn(INSTANCES "/none", 2), -EINVAL);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	/* NULL: nothing to remove */
+	assert_int_equal(tsync_instance_destroy_detached(NULL), 0);
+}
+
+/* Group teardown: removes instances a failed test left (ours by pid). */
+static int remove_leftovers(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "for d in " INSTANCES "/tsync-tr%d*; do [ -d \"$d\" ] && "
+		 "echo 0 > \"$d/events/enable\" && rmdir \"$d\" && "
+		 "echo \"left behind: $d\"; done; true", (int)getpid());
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_detached),
+		cmocka_unit_test(test_spawn_refused),
+	};
+	struct stat st;
+
+	if (stat(INSTANCES, &st) || access(INSTANCES, W_OK)) {
+		fprintf(stderr, "no writable tracefs instances at " INSTANCES "\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
+}
