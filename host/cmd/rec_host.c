@@ -139,45 +139,19 @@ static struct tracemeta *meta_take(struct host_rec *h, int *ret)
 }
 
 
-/* What the removal thread takes over: the instance and its streamers
- * (whose trace_pipe_raw files would block the rmdir). */
-struct host_rm {
-	struct tsync_instance *ti;
-	struct tsync_streamer **streamers;
-	int ncpus;
-};
-
-/* Frees @m's streamers and removes its instance. */
-static void host_rm_run(struct host_rm *m)
-{
-	for (int cpu = 0; m->streamers && cpu < m->ncpus; cpu++)
-		tsync_streamer_free(m->streamers[cpu]);
-	tsync_instance_destroy(m->ti);	/* closes marker_fd */
-	free(m->streamers);
-}
-
-static void *host_rm_main(void *arg)
-{
-	host_rm_run(arg);
-	free(arg);
-	return NULL;
-}
-
-/* Hands the stopped instance and its streamers to a thread that removes
- * them (or removes them now, if none can start). */
+/* Frees the stopped instance's streamers (their trace_pipe_raw files
+ * would block the rmdir) and leaves the instance's removal to a process
+ * of its own (tens of ms of RCU grace periods in the kernel, which
+ * this process would otherwise wait for before it exits). */
 static void host_rm_start(struct host_rec *h)
 {
-	struct host_rm *m = malloc(sizeof(*m));
-
-	if (!m)
-		return;		/* host_free() does it */
-	*m = (struct host_rm){ h->ti, h->streamers, h->ncpus };
-	h->ti = NULL;
+	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
+		tsync_streamer_free(h->streamers[cpu]);
+	free(h->streamers);
 	h->streamers = NULL;
+	tsync_instance_destroy_detached(h->ti);	/* closes marker_fd */
+	h->ti = NULL;
 	h->marker_fd = -1;
-	h->rm_running = !pthread_create(&h->rm_thr, NULL, host_rm_main, m);
-	if (!h->rm_running)
-		host_rm_main(m);
 }
 
 /* Reads what host_write() needs of the stopped instance: the figures of
@@ -235,9 +209,6 @@ void host_remove_start(struct host_rec *h)
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h)
 {
-	if (h->rm_running)
-		pthread_join(h->rm_thr, NULL);
-	h->rm_running = false;
 	if (h->meta_running)
 		pthread_join(h->meta_thr, NULL);
 	h->meta_running = false;

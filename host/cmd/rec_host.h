@@ -34,10 +34,6 @@ struct host_rec {
 	struct tracemeta_stats *stats;
 	char **cpustat;
 	uint64_t *keep_from;
-	/* the instance's removal (tens of ms in the kernel) while the files
-	 * are written (host_remove_start()) */
-	pthread_t rm_thr;
-	bool rm_running;
 };
 
 /* Creates the host instance and starts its streamers into temporary
@@ -49,10 +45,11 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 /* Stops host tracing and its streamers and reads what host_write() needs
  * of the instance. */
 void host_stop(struct host_rec *h);
-/* Starts the removal of the instance host_stop() stopped, in a thread of
- * its own (host_free() waits for it). The kernel holds its tracing locks
- * for the tens of ms of a removal: an agent on this kernel (a loopback
- * guest) would wait for them, so call it once the guests stopped. */
+/* Leaves the removal of the instance host_stop() stopped to a process of
+ * its own (tsync_instance_destroy_detached()), which may outlive this one
+ * by the tens of ms the kernel takes. The kernel holds its tracing locks
+ * meanwhile: an agent on this kernel (a loopback guest) would wait for
+ * them, so call it once the guests stopped. */
 void host_remove_start(struct host_rec *h);
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h);

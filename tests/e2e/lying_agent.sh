@@ -51,7 +51,7 @@ abort_within() { # NAME PID SIG [RC WORDS]: RC and WORDS in the log, default 130
 	wait "$pid"; rc=$?
 	[ $rc -eq "$want" ] || fail "$name: exit $rc after SIG$sig, expected $want: $(tail -3 "$E2E_TMP/$name.log")"
 	grep -q "$words" "$E2E_TMP/$name.log" || fail "$name: no '$words': $(cat "$E2E_TMP/$name.log")"
-	[ -z "$(instances_left "^tsync-host-$pid-0$")" ] || fail "$name: host instance left behind"
+	[ -z "$(instances_gone "^tsync-host-$pid-0$")" ] || fail "$name: host instance left behind"
 	ABORT_MS=$(( (t1 - t0) / 1000000 ))
 }
 

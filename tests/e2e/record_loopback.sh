@@ -72,6 +72,6 @@ for f in trace.dat trace-g.dat; do
 		fail "$f: no round record in words"
 done
 pass "round records readable with the plugin in both files"
-left=$(instances_left "^(tsync-host-$rec_pid-0|tsync-r.*-$AGENT_PID-[0-9]+)$")
+left=$(instances_gone "^(tsync-host-$rec_pid-0|tsync-r.*-$AGENT_PID-[0-9]+)$")
 [ -z "$left" ] || fail "instances left: $left"
 pass "no recording instance left"
