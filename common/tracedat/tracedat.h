@@ -100,6 +100,28 @@ int tracedat_compress_parse(const char *name, enum tracedat_compress *out);
 const char *tracedat_compress_name(enum tracedat_compress c);
 
 /*
+ * A version 7 metadata section's payload compressed ahead of the write
+ * ({u32 compressed size, u32 size, data}, as the file holds it), so that a
+ * recorder compresses the few MiB of kallsyms (tens of ms of zstd) while
+ * its command runs rather than after it. tracedat_meta.kallsyms_z points
+ * to it; the writer uses it when the file has the same compression and
+ * the meta the same kallsyms text (same bytes at the same address).
+ */
+struct tracedat_zpart {
+	enum tracedat_compress kind;
+	const char *raw;		/* the text it was made of */
+	size_t raw_len;
+	uint8_t *data;
+	size_t len;
+};
+
+/* Compresses @m's kallsyms section payload with @kind into @out (free with
+ * tracedat_zpart_free()). Returns 0 or -errno (-EINVAL: @kind is none). */
+int tracedat_precompress_kallsyms(const struct tracedat_meta *m, enum tracedat_compress kind,
+				  struct tracedat_zpart *out);
+void tracedat_zpart_free(struct tracedat_zpart *z);
+
+/*
  * File layout: version 6 (also when 0) or 7. Version 7 also gets the
  * options trace-cmd writes there: CPUCOUNT and BUFFER (where each CPU's
  * data is; CPUs without data are left out of it, as trace-cmd does).

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tracedat_zpart;
+
 /* A borrowed byte string (not necessarily NUL-terminated). */
 struct tracedat_text {
 	const char *data;
@@ -54,6 +56,9 @@ struct tracedat_meta {
 	 * nanosecond timestamps ("local").
 	 */
 	const char *trace_clock;
+	/* Optional: the kallsyms section compressed already (tracedat.h,
+	 * tracedat_precompress_kallsyms()); NULL: compressed at the write. */
+	const struct tracedat_zpart *kallsyms_z;
 };
 
 #endif

@@ -114,6 +114,8 @@ const char *tdzip_version(enum tracedat_compress c);
 size_t tdzip_bound(const struct tdzip *z, size_t len);
 /* Compresses into @out (@cap >= tdzip_bound()). Returns the size or -errno. */
 ssize_t tdzip_compress(struct tdzip *z, const void *in, size_t len, void *out, size_t cap);
+/* The algorithm of @z (NULL: none). */
+enum tracedat_compress tdzip_kind(const struct tdzip *z);
 /* Appends {u32 compressed size, u32 size, compressed @in} to @out. */
 int tdzip_block(struct tdzip *z, const struct tdbuf *in, struct tdbuf *out);
 

@@ -100,13 +100,24 @@ static int meta_sections(struct v7 *v, const struct tracedat_meta *m)
 		td_part_header_info, td_part_ftrace, td_part_events,
 		td_part_kallsyms, td_part_printk, td_part_cmdlines,
 	};
+
+	const struct tracedat_zpart *kz = m->kallsyms_z;
 	int ret = 0;
 
 	for (int i = 0; i < 6 && !ret; i++) {
 		struct tdbuf b = { 0 };
 
-		part[i](&b, m);
 		v->sec_off[i] = w_off(v->w);
+		if (D_HEADERS + i == D_KALLSYMS && v->z && kz && kz->data &&
+		    kz->kind == tdzip_kind(v->z) && kz->raw == m->kallsyms.data &&
+		    kz->raw_len == m->kallsyms.len) {
+			/* compressed while the recording ran */
+			sec_hdr(v, TD_SEC_KALLSYMS, D_KALLSYMS, 1, kz->len);
+			w_bytes(v->w, kz->data, kz->len);
+			ret = w_err(v->w);
+			continue;
+		}
+		part[i](&b, m);
 		ret = sec_emit(v, (uint16_t)(TD_SEC_HEADER_INFO + i), D_HEADERS + i, &b);
 		tdbuf_free(&b);
 	}

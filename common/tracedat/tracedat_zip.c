@@ -147,3 +147,39 @@ int tdzip_block(struct tdzip *z, const struct tdbuf *in, struct tdbuf *out)
 		return (int)n;
 	return out->err;
 }
+
+enum tracedat_compress tdzip_kind(const struct tdzip *z)
+{
+	return z ? z->kind : TRACEDAT_COMPRESS_NONE;
+}
+
+int tracedat_precompress_kallsyms(const struct tracedat_meta *m, enum tracedat_compress kind,
+				  struct tracedat_zpart *out)
+{
+	struct tdbuf b = { 0 }, zb = { 0 };
+	struct tdzip *z;
+	int ret;
+
+	*out = (struct tracedat_zpart){ 0 };
+	ret = tdzip_new(kind, &z);
+	if (ret)
+		return ret;
+	td_part_kallsyms(&b, m);
+	ret = tdzip_block(z, &b, &zb);
+	tdbuf_free(&b);
+	tdzip_free(z);
+	if (ret) {
+		tdbuf_free(&zb);
+		return ret;
+	}
+	*out = (struct tracedat_zpart){ kind, m->kallsyms.data, m->kallsyms.len, zb.p, zb.len };
+	return 0;
+}
+
+void tracedat_zpart_free(struct tracedat_zpart *z)
+{
+	if (!z)
+		return;
+	free(z->data);
+	*z = (struct tracedat_zpart){ 0 };
+}

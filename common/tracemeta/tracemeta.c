@@ -53,6 +53,7 @@ struct tracemeta {
 	struct tracedat_text *cpustat;	/* data owned */
 	const char **cpustat_str;	/* view of cpustat for tracedat */
 	size_t total;			/* bytes of all texts */
+	struct tracedat_zpart kallsyms_z;	/* tracemeta_precompress() */
 	unsigned int open_kind;		/* part continued by the next add */
 	bool finished;
 };
@@ -89,6 +90,7 @@ void tracemeta_free(struct tracemeta *tm)
 	free_texts(tm->ftrace, tm->nftrace);
 	free_texts(tm->cpustat, tm->ncpustat);
 	free(tm->cpustat_str);
+	tracedat_zpart_free(&tm->kallsyms_z);
 	for (int i = 0; i < tm->nsys; i++) {
 		free((char *)tm->sys[i].name);
 		free_texts((struct tracedat_text *)tm->sys[i].formats,
@@ -106,6 +108,20 @@ struct tracemeta *tracemeta_new(void)
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm)
 {
 	return &tm->meta;
+}
+
+int tracemeta_precompress(struct tracemeta *tm, enum tracedat_compress kind)
+{
+	int ret;
+
+	tracedat_zpart_free(&tm->kallsyms_z);
+	tm->meta.kallsyms_z = NULL;
+	if (kind == TRACEDAT_COMPRESS_NONE || !tm->meta.kallsyms.len)
+		return 0;
+	ret = tracedat_precompress_kallsyms(&tm->meta, kind, &tm->kallsyms_z);
+	if (!ret)
+		tm->meta.kallsyms_z = &tm->kallsyms_z;
+	return ret;
 }
 
 int tracemeta_cpustat(const struct tracemeta *tm, const char *const **out)

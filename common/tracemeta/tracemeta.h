@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/tracedat/tracedat.h"
 #include "common/tracedat/tracedat_meta.h"
 /* tracemeta_read_stats() and its numbers: the collector's CPUSTAT texts
  * come from there */
@@ -71,6 +72,13 @@ int tracemeta_refresh_cmdlines(struct tracemeta *tm);
  */
 int tracemeta_refresh(struct tracemeta *tm, struct tracefs_instance *inst,
 		      const struct tracemeta_opts *opts);
+/*
+ * Compresses the kallsyms section for a version 7 file compressed with
+ * @kind (tracedat_precompress_kallsyms()), so that the write does not:
+ * for a recorder to call while its command runs. none: drops it. Returns
+ * 0 or -errno (the write then compresses as usual).
+ */
+int tracemeta_precompress(struct tracemeta *tm, enum tracedat_compress kind);
 /* Returns the metadata view for tracedat_write(); valid until freed. */
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm);
 /* Frees @tm (NULL is fine). */

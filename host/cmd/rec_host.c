@@ -52,6 +52,11 @@ static void *meta_main(void *arg)
 	struct tracemeta_opts mo = { .kallsyms = true };
 
 	h->meta_ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &h->meta);
+	/* kallsyms compressed now, not after COMMAND (tens of ms of zstd);
+	 * a failure leaves it to the write */
+	if (!h->meta_ret && h->meta_zip != TRACEDAT_COMPRESS_NONE &&
+	    tracemeta_precompress(h->meta, h->meta_zip))
+		log_debug("kallsyms is compressed at the write");
 	return NULL;
 }
 
@@ -95,6 +100,8 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		}
 	}
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
+	h->meta_zip = cfg->run_opts.format.version == 7 ? cfg->run_opts.format.compress :
+							  TRACEDAT_COMPRESS_NONE;
 	/* the formats and kallsyms (MBs) while COMMAND runs, not after it;
 	 * a thread that cannot start leaves it to host_write() */
 	h->meta_running = !pthread_create(&h->meta_thr, NULL, meta_main, h);

@@ -29,6 +29,7 @@ struct host_rec {
 	int meta_ret;
 	struct tracemeta *meta;
 	bool meta_done;			/* collected at host_stop() (no thread) */
+	enum tracedat_compress meta_zip;	/* the file's, for the kallsyms */
 	/* what host_write() needs of the instance, read at host_stop():
 	 * its figures per CPU and where -m keeps the data from */
 	struct tracemeta_stats *stats;

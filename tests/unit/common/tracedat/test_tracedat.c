@@ -1297,6 +1297,99 @@ static void test_meta_v7(void **state)
 	free(b);
 }
 
+/* Writes @f->meta as a v7 file compressed with @c to @name; returns its
+ * bytes (*@len). */
+static char *write_v7(struct fx *f, enum tracedat_compress c, const char *name, size_t *len)
+{
+	struct tracedat_opts o = { .has_traceid = 1, .traceid = 7, .format = { 7, c } };
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", f->tmpdir, name);
+	assert_int_equal(tracedat_write_file(path, &f->meta, &o, f->cpus, f->ncpus), 0);
+	return slurp(path, len);
+}
+
+/* Fills @t (@n bytes) with kallsyms-like lines whose names start with @tag. */
+static void fake_kallsyms(char *t, size_t n, char tag)
+{
+	size_t at = 0;
+
+	for (unsigned i = 0; at < n; i++) {
+		char line[64];
+		int k = snprintf(line, sizeof(line), "ffffffff81%06x T %c_sym_%u\n", i, tag, i);
+
+		memcpy(t + at, line, at + (size_t)k <= n ? (size_t)k : n - at);
+		at += (size_t)k;
+	}
+}
+
+/* A kallsyms section compressed ahead of the write: the file is byte for
+ * byte the one compressed at the write; it is used only for the same
+ * text and algorithm. */
+static void test_precompressed_kallsyms(void **state)
+{
+	struct fx *f = *state;
+	const size_t n = 300000;
+	char *t = malloc(n), *want_a, *want_b, *got;
+	size_t la, lb, lg;
+	struct tracedat_zpart z;
+
+	assert_non_null(t);
+	fake_kallsyms(t, n, 'a');
+	f->meta.kallsyms = (struct tracedat_text){ t, n };
+	want_a = write_v7(f, TRACEDAT_COMPRESS_ZSTD, "ks-a", &la);
+	assert_int_equal(tracedat_precompress_kallsyms(&f->meta, TRACEDAT_COMPRESS_ZSTD, &z), 0);
+	assert_true(z.len < n / 2);
+	f->meta.kallsyms_z = &z;
+	got = write_v7(f, TRACEDAT_COMPRESS_ZSTD, "ks-a-pre", &lg);
+	assert_int_equal(lg, la);
+	assert_memory_equal(got, want_a, la);
+	free(got);
+
+	/* the same bytes at the same address are trusted: the text changed
+	 * in place behind it, and the file still holds the text it was made
+	 * of - so it was used, not compressed again */
+	fake_kallsyms(t, n, 'b');
+	f->meta.kallsyms_z = NULL;
+	want_b = write_v7(f, TRACEDAT_COMPRESS_ZSTD, "ks-b", &lb);
+	assert_int_not_equal(lb == la && !memcmp(want_a, want_b, la), 1);
+	f->meta.kallsyms_z = &z;
+	got = write_v7(f, TRACEDAT_COMPRESS_ZSTD, "ks-b-pre", &lg);
+	assert_int_equal(lg, la);
+	assert_memory_equal(got, want_a, la);
+	free(got);
+
+	/* another length, or another algorithm: compressed at the write */
+	f->meta.kallsyms.len = n - 1;
+	free(want_b);
+	f->meta.kallsyms_z = NULL;
+	want_b = write_v7(f, TRACEDAT_COMPRESS_ZSTD, "ks-c", &lb);
+	f->meta.kallsyms_z = &z;
+	got = write_v7(f, TRACEDAT_COMPRESS_ZSTD, "ks-c-pre", &lg);
+	assert_int_equal(lg, lb);
+	assert_memory_equal(got, want_b, lb);
+	free(got);
+	free(want_b);
+	f->meta.kallsyms.len = n;
+	f->meta.kallsyms_z = NULL;
+	want_b = write_v7(f, TRACEDAT_COMPRESS_ZLIB, "ks-z", &lb);
+	f->meta.kallsyms_z = &z;
+	got = write_v7(f, TRACEDAT_COMPRESS_ZLIB, "ks-z-pre", &lg);
+	assert_int_equal(lg, lb);
+	assert_memory_equal(got, want_b, lb);
+	free(got);
+	free(want_b);
+
+	assert_int_equal(tracedat_precompress_kallsyms(&f->meta, TRACEDAT_COMPRESS_NONE, &z),
+			 -EINVAL);
+	assert_null(z.data);
+	f->meta.kallsyms_z = NULL;
+	f->meta.kallsyms = (struct tracedat_text){ NULL, 0 };
+	tracedat_zpart_free(&z);
+	free(want_a);
+	free(t);
+}
+
 static void test_invalid(void **state)
 {
 	struct fx *f = *state;
@@ -1341,6 +1434,7 @@ int main(void)
 		cmocka_unit_test(test_format_args),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test(test_meta_v7),
+		cmocka_unit_test(test_precompressed_kallsyms),
 		cmocka_unit_test(test_invalid),
 	};
 
