@@ -87,6 +87,7 @@ struct tsync_recopt {
 	bool ignore_missing;		/* -i: an -e matching nothing is skipped */
 	bool no_filter;			/* --no-filter: keep our own threads */
 	int sleep_us;			/* -s, -1: unset */
+	bool sleep_given;		/* -s was given (not its default) */
 	int rt_prio;			/* -r, 0: unset */
 	int verbose;			/* --verbose[=LEVEL], -1: unset */
 	bool quiet;			/* -q, --quiet */

@@ -126,8 +126,10 @@ const struct rec_opt rec_opts[] = {
 		 /* TSYNC_STREAMER_LOOK_MS, in microseconds */
 		 .max = INT_MAX, .def = "1000000",
 		 .help = "the recorders also look for new data every USECS "
-			 "(0: only when woken at 10% fill)" },
-	  .scope = SC_HOST, .kind = K_INT, .off = F(sleep_us), .unset = -1 },
+			 "(0: only when woken at 10% fill; default: once a second with a "
+			 "live status line or -m, else 0)" },
+	  .scope = SC_HOST, .kind = K_INT, .off = F(sleep_us), .unset = -1,
+	  .given = GIVEN(sleep_given) },
 	{ .o = { .short_name = 'r', .type = TSYNC_OPT_INT, .arg = "PRIO", .min = 0, .max = 99,
 		 .help = "run tsync-host's threads at SCHED_FIFO PRIO (0: normal priority)" },
 	  .scope = SC_HOST, .kind = K_INT, .off = F(rt_prio) },

@@ -17,6 +17,7 @@
 #include "common/stream/streamer.h"
 #include "common/tracefs/instance.h"
 #include "common/tracemeta/tracemeta.h"
+#include "host/cmd/status_live.h"
 #include "host/guest/guest.h"
 
 /* Creates and configures the host instance (tracing still off). */
@@ -64,13 +65,15 @@ static void *meta_main(void *arg)
 int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		      char *err, size_t errlen)
 {
-	/* -s: how often the streamers also look for data, at least every ms
-	 * (default TSYNC_STREAMER_LOOK_MS); 0: never, only when the kernel
-	 * wakes them at buffer_percent */
-	struct tsync_streamer_opts so = { .poll_ms = cfg->opt.sleep_us <= 0 ?
-						     TSYNC_STREAMER_NO_POLL :
-						     cfg->opt.sleep_us < 1000 ? 1 :
-						     cfg->opt.sleep_us / 1000,
+	/* -s: how often the streamers also look for data, at least every ms;
+	 * 0: never, only when the kernel wakes them at buffer_percent. Not
+	 * given: its default (TSYNC_STREAMER_LOOK_MS) only where the data of
+	 * a quiet CPU shows before the end (the live status line, -m), else
+	 * never: a quiet CPU is not woken once a second for nothing */
+	int look_us = cfg->opt.sleep_given || cfg->opt.max_kb ||
+		      status_live_wanted(STDERR_FILENO) ? cfg->opt.sleep_us : 0;
+	struct tsync_streamer_opts so = { .poll_ms = look_us <= 0 ? TSYNC_STREAMER_NO_POLL :
+						     look_us < 1000 ? 1 : look_us / 1000,
 					  .max_kb = cfg->opt.max_kb };
 	int ret;
 

@@ -101,6 +101,12 @@ static void *status_thread(void *arg)
 	}
 }
 
+/* Whether a status line is drawn; see status_live.h. */
+bool status_live_wanted(int fd)
+{
+	return isatty(fd);
+}
+
 /* Starts the status line; see status_live.h. */
 int status_live_start(int fd, const struct status_host *h, const struct guest *guests,
 		      int nguests, struct status_live **out)
@@ -109,7 +115,7 @@ int status_live_start(int fd, const struct status_host *h, const struct guest *g
 	int ret;
 
 	*out = NULL;
-	if (!isatty(fd))
+	if (!status_live_wanted(fd))
 		return 0;
 	s = calloc(1, sizeof(*s));
 	if (!s)

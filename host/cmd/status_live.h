@@ -25,6 +25,9 @@ struct status_host {
 	int ncpus;
 };
 
+/* True when status_live_start() draws a status line on @fd (a terminal). */
+bool status_live_wanted(int fd);
+
 /*
  * Starts the status line on @fd for host @h and the @nguests guests
  * @guests (which must outlive it). When @fd is not a terminal, starts

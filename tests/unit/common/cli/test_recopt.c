@@ -243,6 +243,7 @@ static void test_host_defaults_and_globals(void **state)
 	assert_string_equal(r.output, "trace.dat");
 	assert_int_equal(r.guest_max_mb, 4096);
 	assert_int_equal(r.sleep_us, 1000000);
+	assert_false(r.sleep_given);	/* its default: the host decides */
 	assert_false(r.has_tsync_interval);
 	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_UNSET);
 	assert_int_equal(r.stamp, -1);
@@ -260,6 +261,7 @@ static void test_host_defaults_and_globals(void **state)
 	assert_string_equal(r.compression, "zstd");
 	assert_string_equal(r.user, "nobody");
 	assert_int_equal(r.sleep_us, 1000);
+	assert_true(r.sleep_given);
 	assert_int_equal(r.rt_prio, 10);
 	assert_int_equal(r.verbose, TSYNC_RECOPT_LOG_DEBUG);
 	assert_true(r.quiet);
