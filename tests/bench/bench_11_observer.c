@@ -29,8 +29,13 @@
  * events whose pid is; in the default trace, every event that names one
  * of them (what the user sees of the recorder). Recorder CPU is user +
  * sys of the recorder and its reaped children (wait4), the command's
- * included (sleep: ~1 ms). Wall is fork to exit, against the command's
- * own time (`sleep 1` alone) measured in the same repetition.
+ * included (sleep: ~1 ms). Wall is fork to exit (a pidfd wakes the
+ * wait), against the command's own time (`sleep 1` alone) measured in the
+ * same repetition. After every run the bench waits until no tsync-host
+ * instance is left (tsync-host leaves the removal of its instance to a
+ * process that outlives it by the kernel's 50-110 ms, and the next run
+ * would otherwise start with its tail): that wait is printed as "its
+ * instance outlives it" (trace-cmd records in the top instance: 0).
  *
  * Usage: bench_11_observer [REPS] (default 3); prints medians and ranges
  * (min-max). BENCH11_B2=DIR runs a second tsync build (DIR/tsync-host with
@@ -49,12 +54,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "common/base/timeutil.h"
@@ -94,7 +101,7 @@ struct fig {
 /* The figures of one tool. */
 struct tool {
 	const char *name;
-	struct fig sw, wk, left, cpu, wall, gwall;
+	struct fig sw, wk, left, cpu, wall, gwall, gone;
 	int fails;
 };
 
@@ -249,11 +256,39 @@ static int tcmd_lock(void)
 	return -1;
 }
 
-/* Runs @argv in @dir to its end; wall (s), CPU (s) and the threads seen.
- * Returns 0, or -1 when it failed (its log shown). */
-static int run(char *const argv[], const char *dir, const char *env, double *wall,
-	       double *cpu, struct tids *t)
+/* Waits (at most 5 s) until no tsync-host instance is left in tracefs:
+ * tsync-host leaves its removal to a process that outlives it, and the
+ * kernel serializes instance changes, so the next run would start with
+ * that removal's tail. Returns the seconds waited. */
+static double wait_removed(void)
 {
+	int64_t t0 = tsync_now_ns();
+
+	for (int i = 0; i < 1000; i++) {
+		DIR *d = opendir("/sys/kernel/tracing/instances");
+		struct dirent *e;
+		bool left = false;
+
+		while (d && (e = readdir(d)))
+			left |= !strncmp(e->d_name, "tsync-host-", 11);
+		if (d)
+			closedir(d);
+		if (!left)
+			break;
+		usleep(5000);
+	}
+	return (double)(tsync_now_ns() - t0) / 1e9;
+}
+
+/* Runs @argv in @dir to its end; wall (s, to its exit: a pidfd wakes
+ * the wait), CPU (s), the threads seen and (@gone, may be NULL) how long
+ * its instance outlived it. Returns 0, or -1 when it failed (its log
+ * shown). */
+static int run(char *const argv[], const char *dir, const char *env, double *wall,
+	       double *cpu, struct tids *t, double *gone)
+{
+	double g;
+	int pfd;
 	char log[PATH_MAX];
 	struct rusage ru;
 	int status = 0;
@@ -266,11 +301,20 @@ static int run(char *const argv[], const char *dir, const char *env, double *wal
 	pid = bench_spawn(argv, dir, log, env);
 	if (pid < 0)
 		return -1;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	while ((w = wait4(pid, &status, WNOHANG, &ru)) == 0) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+
 		sample(t, pid, 0);
-		usleep(20000);
+		if (pfd < 0 || poll(&p, 1, 20) < 0)
+			usleep(20000);
 	}
 	*wall = (double)(tsync_now_ns() - t0) / 1e9;
+	if (pfd >= 0)
+		close(pfd);
+	g = wait_removed();
+	if (gone)
+		*gone = g;
 	*cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	if (w != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -293,7 +337,7 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 {
 	char *argv[12], file[PATH_MAX];
 	struct tids t;
-	double wall, cpu;
+	double wall, cpu, gone;
 	int n = 0, sw, wk, left, lock = -1;
 
 	argv[n++] = (char *)prog;
@@ -315,7 +359,7 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 	unlink(file);
 	if (tcmd)
 		lock = tcmd_lock();
-	n = run(argv, dir, NULL, &wall, &cpu, &t);
+	n = run(argv, dir, NULL, &wall, &cpu, &t, &gone);
 	if (tcmd)
 		bench_restore_tracefs();
 	if (lock >= 0)
@@ -332,6 +376,7 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 		add(&tl->left, left);
 		add(&tl->cpu, cpu);
 		add(&tl->wall, wall);
+		add(&tl->gone, gone);
 	}
 }
 
@@ -380,7 +425,7 @@ static void guest_once(const char *prog, bool tcmd, int port, const char *env,
 	snprintf(ep, sizeof(ep), "127.0.0.1:%d", port);
 	if (tcmd)
 		lock = tcmd_lock();
-	ret = run(tcmd ? targv : sargv, dir, env, &wall, &cpu, &t);
+	ret = run(tcmd ? targv : sargv, dir, env, &wall, &cpu, &t, NULL);
 	if (tcmd)
 		bench_restore_tracefs();
 	if (lock >= 0)
@@ -502,7 +547,7 @@ int main(int argc, char **argv)
 		struct tids t;
 		double w, c;
 
-		if (!run(sleep_argv, dir, NULL, &w, &c, &t))
+		if (!run(sleep_argv, dir, NULL, &w, &c, &t, NULL))
 			add(&own, w);
 		/* the second build first in every other repetition */
 		if (b2 && r % 2 == 0)
@@ -543,6 +588,7 @@ int main(int argc, char **argv)
 	print_fig("wall, host only (x the command's own)", &tc.wall, &ts.wall, "s", med(&own));
 	print_fig("wall, one loopback guest (x the command's)", &tc.gwall, &ts.gwall, "s",
 		  med(&own));
+	print_fig("its instance outlives it, host only", &tc.gone, &ts.gone, "s", 0);
 	printf("  the command alone (sleep 1): %.3f s; failed runs: trace-cmd %d, tsync %d\n",
 	       med(&own), tc.fails, ts.fails);
 	if (b2) {
@@ -556,6 +602,7 @@ int main(int argc, char **argv)
 			  med(&own));
 		print_fig("wall, one loopback guest (x the command's)", &t2.gwall, &ts.gwall, "s",
 			  med(&own));
+		print_fig("its instance outlives it, host only", &t2.gone, &ts.gone, "s", 0);
 		printf("  failed runs: BENCH11_B2 %d\n", t2.fails);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
