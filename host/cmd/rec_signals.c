@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -25,6 +26,8 @@ struct rec_signals {
 	struct host_cancel *hc;
 	enum rec_phase phase;
 	pid_t child;
+	int child_fd;		/* pidfd of COMMAND: its exit wakes the main
+				 * thread's wait, not the watcher (-1: SIGCHLD) */
 	bool child_done;
 	int child_status;
 	int stops;		/* SIGINT/SIGTERM received while recording */
@@ -38,6 +41,15 @@ static void wake(struct rec_signals *s)
 
 	if (write(s->stop_fd, &one, sizeof(one)) < 0)
 		perror("tsync-host record: eventfd");
+}
+
+/* Reaps COMMAND if it has exited (lock held); true if it has. */
+static bool child_reaped(struct rec_signals *s)
+{
+	if (s->child > 0 && !s->child_done &&
+	    waitpid(s->child, &s->child_status, WNOHANG) == s->child)
+		s->child_done = true;
+	return s->child_done;
 }
 
 /* Aborts the run (lock held). */
@@ -62,7 +74,7 @@ static void on_stop_signal(struct rec_signals *s, int sig)
 	if (s->child > 0 && !s->child_done) {
 		kill(s->child, SIGTERM);
 		if (sig == SIGINT) {
-			/* stop once the command has gone (SIGCHLD) */
+			/* stop once the command has gone (its exit) */
 			fprintf(stderr, "tsync-host record: stopping (press Ctrl-C again to abort)\n");
 			return;
 		}
@@ -88,11 +100,8 @@ static void *watch(void *arg)
 			continue;
 		pthread_mutex_lock(&s->lock);
 		if (si.ssi_signo == SIGCHLD) {
-			if (s->child > 0 && !s->child_done &&
-			    waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
-				s->child_done = true;
+			if (!s->child_done && child_reaped(s))
 				wake(s);
-			}
 		} else {
 			on_stop_signal(s, (int)si.ssi_signo);
 		}
@@ -112,12 +121,16 @@ int rec_signals_start(struct host_cancel *hc, struct rec_signals **out)
 	pthread_mutex_init(&s->lock, NULL);
 	s->hc = hc;
 	s->child = -1;
+	s->child_fd = -1;
 	sigemptyset(&s->mask);
 	sigaddset(&s->mask, SIGINT);
 	sigaddset(&s->mask, SIGTERM);
 	sigaddset(&s->mask, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &s->mask, NULL);
-	s->sigfd = signalfd(-1, &s->mask, SFD_CLOEXEC);
+	/* non-blocking: a signal the watcher's poll saw may be gone by its
+	 * read (a SIGCHLD queued before rec_signals_child() stopped blocking
+	 * it is then dropped), and a blocked read would never see quit_fd */
+	s->sigfd = signalfd(-1, &s->mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	s->quit_fd = eventfd(0, EFD_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (s->sigfd < 0 || s->quit_fd < 0 || s->stop_fd < 0) {
@@ -160,20 +173,44 @@ void rec_signals_child(struct rec_signals *s, pid_t child)
 {
 	pthread_mutex_lock(&s->lock);
 	s->child = child;
-	pthread_mutex_unlock(&s->lock);
-	/* it may have exited before its pid was known */
 	if (child > 0)
-		kill(getpid(), SIGCHLD);
+		s->child_fd = pidfd_open(child, 0);
+	if (s->child_fd >= 0) {
+		/* its exit wakes rec_signals_wait() directly: one wake-up in
+		 * the trace, where the watcher's would be two (it, then the
+		 * main thread). The kernel sends SIGCHLD to the thread that
+		 * forked, and drops it there, unqueued, when that thread does
+		 * not block it and its action is the default (ignore): so the
+		 * watcher's signalfd is not even woken. */
+		sigset_t c;
+
+		sigemptyset(&c);
+		sigaddset(&c, SIGCHLD);
+		pthread_sigmask(SIG_UNBLOCK, &c, NULL);
+	}
+	/* it may have exited before its pid was known */
+	if (child_reaped(s))
+		wake(s);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* Waits for the end of the recording; see rec_signals.h. */
 bool rec_signals_wait(struct rec_signals *s, int64_t deadline)
 {
-	struct pollfd pfd = { .fd = s->stop_fd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
 
+	pthread_mutex_lock(&s->lock);
+	pfd[1].fd = s->child_fd;	/* -1: ignored by poll */
+	pthread_mutex_unlock(&s->lock);
 	while (deadline < 0 || tsync_now_ns() < deadline) {
-		int ret = poll(&pfd, 1, deadline < 0 ? -1 : tsync_remaining_ms(deadline));
+		int ret = poll(pfd, 2, deadline < 0 ? -1 : tsync_remaining_ms(deadline));
 
+		if (ret > 0 && pfd[1].revents) {
+			pthread_mutex_lock(&s->lock);
+			child_reaped(s);
+			pthread_mutex_unlock(&s->lock);
+		}
 		if (ret > 0)
 			break;
 		if (ret < 0 && errno != EINTR)
@@ -199,6 +236,9 @@ int rec_signals_child_status(struct rec_signals *s)
 	int ret;
 
 	pthread_mutex_lock(&s->lock);
+	/* with a pidfd, an exit after the wait is seen only here */
+	if (s->child_fd >= 0)
+		child_reaped(s);
 	ret = s->child_done ? s->child_status : 0;
 	pthread_mutex_unlock(&s->lock);
 	return ret;
@@ -217,6 +257,8 @@ void rec_signals_free(struct rec_signals *s)
 	close(s->sigfd);
 	close(s->quit_fd);
 	close(s->stop_fd);
+	if (s->child_fd >= 0)
+		close(s->child_fd);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

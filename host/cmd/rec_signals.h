@@ -12,7 +12,9 @@
  *
  * Aborting fires the run's canceller (host/peer/cancel.h): every connection is
  * shut down, so the main thread's waits fail at once and it exits without
- * writing files. COMMAND's exit (SIGCHLD) stops the recording too.
+ * writing files. COMMAND's exit stops the recording too: a pidfd of it
+ * wakes rec_signals_wait() itself (SIGCHLD to the watcher where the
+ * kernel has no pidfd), so that its exit costs one wake-up of tsync-host.
  */
 #ifndef TSYNC_HOST_REC_SIGNALS_H
 #define TSYNC_HOST_REC_SIGNALS_H
@@ -41,7 +43,9 @@ int rec_signals_start(struct host_cancel *hc, struct rec_signals **out);
 const sigset_t *rec_signals_mask(const struct rec_signals *s);
 /* Enters phase @p. */
 void rec_signals_phase(struct rec_signals *s, enum rec_phase p);
-/* Sets the COMMAND's pid (recording phase: its exit stops). */
+/* Sets the COMMAND's pid (recording phase: its exit stops); call it from
+ * the thread that forked @child (where the kernel has pidfds, that thread
+ * stops blocking SIGCHLD, whose default action is to ignore it). */
 void rec_signals_child(struct rec_signals *s, pid_t child);
 /*
  * Waits until the recording should stop: a signal, COMMAND's exit, or
