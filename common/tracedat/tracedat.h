@@ -140,6 +140,8 @@ struct tracedat_format {
  */
 int tracedat_format_from_args(int file_version, const char *compression,
 			      struct tracedat_format *out);
+/* The compression of a file of format @f (none for version 6). */
+enum tracedat_compress tracedat_format_zip(const struct tracedat_format *f);
 
 /*
  * TSC2NSEC option: how trace-cmd converts x86-tsc timestamps to

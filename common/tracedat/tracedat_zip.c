@@ -183,3 +183,8 @@ void tracedat_zpart_free(struct tracedat_zpart *z)
 	free(z->data);
 	*z = (struct tracedat_zpart){ 0 };
 }
+
+enum tracedat_compress tracedat_format_zip(const struct tracedat_format *f)
+{
+	return f->version == 7 ? f->compress : TRACEDAT_COMPRESS_NONE;
+}

@@ -124,6 +124,21 @@ int tracemeta_precompress(struct tracemeta *tm, enum tracedat_compress kind)
 	return ret;
 }
 
+bool tracemeta_take_precompressed(struct tracemeta *to, struct tracemeta *from)
+{
+	const struct tracedat_text *a = &to->meta.kallsyms, *b = &from->meta.kallsyms;
+
+	if (!from->kallsyms_z.data || to->kallsyms_z.data || !a->len || a->len != b->len ||
+	    memcmp(a->data, b->data, a->len))
+		return false;
+	to->kallsyms_z = from->kallsyms_z;
+	to->kallsyms_z.raw = a->data;
+	to->meta.kallsyms_z = &to->kallsyms_z;
+	from->kallsyms_z = (struct tracedat_zpart){ 0 };
+	from->meta.kallsyms_z = NULL;
+	return true;
+}
+
 int tracemeta_cpustat(const struct tracemeta *tm, const char *const **out)
 {
 	*out = tm->cpustat_str;

@@ -79,6 +79,12 @@ int tracemeta_refresh(struct tracemeta *tm, struct tracefs_instance *inst,
  * 0 or -errno (the write then compresses as usual).
  */
 int tracemeta_precompress(struct tracemeta *tm, enum tracedat_compress kind);
+/*
+ * Moves @from's compressed kallsyms section (tracemeta_precompress()) to
+ * @to when @to has none and the same kallsyms text, byte for byte (a
+ * peer's final metadata sends it again). Returns true if it moved.
+ */
+bool tracemeta_take_precompressed(struct tracemeta *to, struct tracemeta *from);
 /* Returns the metadata view for tracedat_write(); valid until freed. */
 const struct tracedat_meta *tracemeta_meta(const struct tracemeta *tm);
 /* Frees @tm (NULL is fine). */

@@ -103,8 +103,7 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		}
 	}
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
-	h->meta_zip = cfg->run_opts.format.version == 7 ? cfg->run_opts.format.compress :
-							  TRACEDAT_COMPRESS_NONE;
+	h->meta_zip = tracedat_format_zip(&cfg->run_opts.format);
 	/* the formats and kallsyms (MBs) while COMMAND runs, not after it;
 	 * a thread that cannot start leaves it to host_write() */
 	h->meta_running = !pthread_create(&h->meta_thr, NULL, meta_main, h);

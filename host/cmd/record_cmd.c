@@ -155,7 +155,8 @@ static int guest_setup_rx(void *ctx, int i)
 {
 	struct recorder *r = ctx;
 
-	return guest_start_rx(&r->cfg.guests[i], r->dir) != 0;
+	return guest_start_rx(&r->cfg.guests[i], r->dir,
+			      tracedat_format_zip(&r->cfg.run_opts.format)) != 0;
 }
 
 /* Runs @fn for every guest at once (each guest's I/O has deadlines) and

@@ -282,7 +282,7 @@ int guest_start_trace(struct guest *g, const char *clock)
 }
 
 /* Fetches the metadata and starts the data receivers; see guest.h. */
-int guest_start_rx(struct guest *g, const char *dir)
+int guest_start_rx(struct guest *g, const char *dir, enum tracedat_compress zip)
 {
 	int ret;
 
@@ -304,6 +304,10 @@ int guest_start_rx(struct guest *g, const char *dir)
 		if (ret)
 			return g->status = ret;
 	}
+	/* the receivers run: now the tens of ms of zstd its kallsyms would
+	 * cost the write (a failure leaves them to the write) */
+	if (zip != TRACEDAT_COMPRESS_NONE && tracemeta_precompress(g->meta, zip))
+		log_debug("guest %s: kallsyms is compressed at the write", g->name);
 	return 0;
 }
 
@@ -435,6 +439,8 @@ int guest_stop_trace(struct guest *g, int timeout_ms)
 		} else {
 			g->stop_t[GUEST_STOP_META] = tsync_now_ns();
 			if (tm) {
+				/* kallsyms comes again: its compressed section too */
+				tracemeta_take_precompressed(tm, g->meta);
 				tracemeta_free(g->meta);
 				g->meta = tm;
 			}

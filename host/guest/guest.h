@@ -127,9 +127,11 @@ int guest_sync_all(struct guest *g, const struct round_opts *ro);
  * 0 or -errno with g->error set. */
 int guest_start_trace(struct guest *g, const char *clock);
 /* Then (the guest traces meanwhile) its metadata and one data receiver
- * per CPU writing into temporary files in @dir. 0 or -errno with g->error
- * set. */
-int guest_start_rx(struct guest *g, const char *dir);
+ * per CPU writing into temporary files in @dir; then the metadata's
+ * kallsyms section is compressed with @zip, the compression of the file
+ * to be written (none: not), so that the write after the recording does
+ * not. 0 or -errno with g->error set. */
+int guest_start_rx(struct guest *g, const char *dir, enum tracedat_compress zip);
 /* Starts the periodic sync thread (a round per CPU every interval, and a
  * final one when stop_fd fires). An adaptive interval is the shortest one
  * any CPU needs. */

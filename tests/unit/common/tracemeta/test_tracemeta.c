@@ -633,6 +633,56 @@ static int add(struct tracemeta *tm, unsigned int kind, const char *sys,
 	return tracemeta_add_part(tm, kind, sys, text, strlen(text), more);
 }
 
+/* A minimal finished tracemeta from parts with kallsyms text @ks. */
+static struct tracemeta *meta_with_kallsyms(const char *ks)
+{
+	static const char hp[] =
+		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+	struct tracemeta *tm = tracemeta_new();
+
+	assert_non_null(tm);
+	assert_int_equal(add(tm, TRACEMETA_HEADER_PAGE, "", hp, false), 0);
+	assert_int_equal(add(tm, TRACEMETA_HEADER_EVENT, "", "x", false), 0);
+	assert_int_equal(add(tm, TRACEMETA_KALLSYMS, "", ks, false), 0);
+	assert_int_equal(tracemeta_finish(tm, 0), 0);
+	return tm;
+}
+
+/* A peer's final metadata takes the compressed kallsyms of the first
+ * when its text is the same, byte for byte, and only then. */
+static void test_take_precompressed(void **state)
+{
+	const char *ks = "ffffffff81000000 T _text\nffffffff81000010 T _stext\n";
+	struct tracemeta *first, *final, *other;
+	const struct tracedat_meta *m;
+
+	(void)state;
+	first = meta_with_kallsyms(ks);
+	final = meta_with_kallsyms(ks);
+	other = meta_with_kallsyms("ffffffff81000000 T _text\nffffffff81000010 T _etext\n");
+	assert_false(tracemeta_take_precompressed(final, first));	/* none yet */
+	assert_int_equal(tracemeta_precompress(first, TRACEDAT_COMPRESS_ZSTD), 0);
+	assert_non_null(tracemeta_meta(first)->kallsyms_z);
+	assert_false(tracemeta_take_precompressed(other, first));	/* same length, other bytes */
+	assert_null(tracemeta_meta(other)->kallsyms_z);
+	assert_true(tracemeta_take_precompressed(final, first));
+	m = tracemeta_meta(final);
+	assert_non_null(m->kallsyms_z);
+	assert_ptr_equal(m->kallsyms_z->raw, m->kallsyms.data);	/* the writer uses it */
+	assert_int_equal(m->kallsyms_z->raw_len, strlen(ks));
+	assert_null(tracemeta_meta(first)->kallsyms_z);		/* moved, not shared */
+	assert_false(tracemeta_take_precompressed(final, first));
+	/* none: dropped */
+	assert_int_equal(tracemeta_precompress(final, TRACEDAT_COMPRESS_NONE), 0);
+	assert_null(tracemeta_meta(final)->kallsyms_z);
+	tracemeta_free(first);
+	tracemeta_free(final);
+	tracemeta_free(other);
+}
+
 /* What a peer sends is checked: duplicates, interleaving, names, limits. */
 static void test_parts_errors(void **state)
 {
@@ -881,6 +931,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parts_roundtrip, setup,
 						teardown),
 		cmocka_unit_test(test_parts_errors),
+		cmocka_unit_test(test_take_precompressed),
 	};
 
 	if (access("/sys/kernel/tracing/instances", W_OK)) {
