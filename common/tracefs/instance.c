@@ -639,20 +639,19 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 }
 
 /* Removes an instance by a process of its own; see instance.h. */
-int tsync_instance_destroy_detached(struct tsync_instance *ti)
+int tsync_instance_destroy_detached(struct tsync_instance *ti, int *go_fd)
 {
 	char *dir;
 	int pid;
 
+	if (go_fd)
+		*go_fd = -1;
 	if (!ti || ti->top || ti->lock_fd < 0)
 		return tsync_instance_destroy(ti);
 	dir = tracefs_instance_get_dir(ti->inst);
 	if (!dir)
 		return tsync_instance_destroy(ti);
-	if (ti->marker_fd >= 0)
-		close(ti->marker_fd);
-	ti->marker_fd = -1;
-	pid = tsync_remover_spawn(dir, ti->lock_fd);
+	pid = tsync_remover_spawn(dir, ti->lock_fd, go_fd);
 	tracefs_put_tracing_file(dir);
 	if (pid < 0) {
 		log_debug("no remover process for %s (%s): removing it now", ti->name,
@@ -660,6 +659,12 @@ int tsync_instance_destroy_detached(struct tsync_instance *ti)
 		return tsync_instance_destroy(ti);
 	}
 	log_debug("tracefs instance %s is removed by process %d", ti->name, pid);
+	/* after the fork: the remover's copies make these closes no last
+	 * close, which waits for the kernel's tracing lock while any
+	 * instance is being removed (seen: 128 ms) */
+	if (ti->marker_fd >= 0)
+		close(ti->marker_fd);
+	ti->marker_fd = -1;
 	close(ti->lock_fd);	/* the remover holds the lock now */
 	ti->lock_fd = -1;
 	pid = kept_restore(ti, false) || globals_release(ti) ? -EIO : 0;

@@ -282,13 +282,16 @@ int tsync_instance_destroy(struct tsync_instance *ti);
  * Like tsync_instance_destroy(), but the kernel's part (switching off and
  * the rmdir, which waits for RCU grace periods: 50-110 ms) is left to a
  * process of its own (remover.h) that outlives the caller: returns at
- * once. The caller must have closed every file it holds in the instance
- * (streamers' trace_pipe_raw) or exit soon: the remover retries a busy
- * instance for TSYNC_REMOVER_DEADLINE_MS. The top instance, an instance
- * without an owner lock, or no process to be had: tsync_instance_destroy().
+ * once. Files the caller still holds in the instance (trace_pipe_raw) are
+ * best closed after the call, then *@go_fd: the remover has copies and
+ * closes them only then, so that the last close, which waits for the
+ * kernel's tracing lock while any instance is being removed (128 ms seen),
+ * is the remover's. *@go_fd is -1 when the instance was removed here (the
+ * top instance, no owner lock, no process to be had:
+ * tsync_instance_destroy()); NULL: the remover goes on at once.
  * Returns 0, or -errno of what was written back (kept settings).
  */
-int tsync_instance_destroy_detached(struct tsync_instance *ti);
+int tsync_instance_destroy_detached(struct tsync_instance *ti, int *go_fd);
 
 /*
  * Removes every instance named "<@prefix>..." whose owner is known dead

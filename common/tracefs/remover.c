@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,11 +47,13 @@ static void write_zero(const char *path)
 	}
 }
 
-/* The remover: async-signal-safe calls only (remover.h). Never returns. */
-static void __attribute__((noreturn)) remover(const struct rm_paths *p, int lock_fd)
+/* The remover: async-signal-safe calls only (remover.h). Waits for EOF on
+ * @go (unless -1) before it closes its copies of the caller's files.
+ * Never returns. */
+static void __attribute__((noreturn)) remover(const struct rm_paths *p, int lock_fd, int go)
 {
 	struct timespec pause = { 0, REMOVER_RETRY_NS };
-	long long deadline;
+	long long deadline = now_ms() + TSYNC_REMOVER_DEADLINE_MS;
 	sigset_t none;
 	int fd;
 
@@ -63,15 +66,24 @@ static void __attribute__((noreturn)) remover(const struct rm_paths *p, int lock
 			dup2(fd, i);
 	if (fd > 2)
 		close(fd);
+	write_zero(p->on);
+	/* the caller closes its copies of the instance's files first: ours
+	 * are then the last closes, which wait for the kernel's tracing lock */
+	if (go >= 0) {
+		struct pollfd pfd = { .fd = go, .events = POLLIN };
+		long long left;
+
+		while ((left = deadline - now_ms()) > 0 &&
+		       poll(&pfd, 1, (int)left) < 0 && errno == EINTR)
+			;
+	}
 	/* every fd but 0-2 and the lock: the caller's files in the instance
 	 * would block the rmdir, and its pipes and locks are not ours */
 	if (lock_fd > 3)
 		close_range(3, (unsigned int)lock_fd - 1, 0);
 	close_range((unsigned int)lock_fd + 1, ~0U, 0);
-	write_zero(p->on);
 	write_zero(p->ev);
 	close(lock_fd);		/* an open file blocks rmdir */
-	deadline = now_ms() + TSYNC_REMOVER_DEADLINE_MS;
 	for (;;) {
 		if (!rmdir(p->dir) || errno == ENOENT)
 			_exit(0);
@@ -82,10 +94,10 @@ static void __attribute__((noreturn)) remover(const struct rm_paths *p, int lock
 }
 
 /* Starts a remover; see remover.h. */
-int tsync_remover_spawn(const char *dir, int lock_fd)
+int tsync_remover_spawn(const char *dir, int lock_fd, int *go_fd)
 {
 	struct rm_paths p;	/* the child's copy is the remover's */
-	int pipefd[2], status, ret;
+	int pipefd[2], go[2] = { -1, -1 }, status, ret;
 	pid_t child, remover_pid = -1;
 
 	if (lock_fd < 3 || !dir ||
@@ -93,14 +105,18 @@ int tsync_remover_spawn(const char *dir, int lock_fd)
 	    snprintf(p.on, sizeof(p.on), "%s/tracing_on", dir) >= (int)sizeof(p.on) ||
 	    snprintf(p.ev, sizeof(p.ev), "%s/events/enable", dir) >= (int)sizeof(p.ev))
 		return -EINVAL;
-	if (pipe2(pipefd, O_CLOEXEC))
+	if (go_fd && pipe2(go, O_CLOEXEC))
 		return -errno;
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		ret = -errno;
+		goto close_go;
+	}
 	child = fork();
 	if (child < 0) {
 		ret = -errno;
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return ret;
+		goto close_go;
 	}
 	if (child == 0) {
 		pid_t g = fork();
@@ -108,7 +124,9 @@ int tsync_remover_spawn(const char *dir, int lock_fd)
 		if (g == 0) {
 			close(pipefd[0]);
 			close(pipefd[1]);
-			remover(&p, lock_fd);
+			if (go[1] >= 0)
+				close(go[1]);	/* EOF comes when the caller's closes */
+			remover(&p, lock_fd, go[0]);
 		}
 		/* tell the parent who removes (or that nobody does), then go */
 		if (write(pipefd[1], &g, sizeof(g)) != (ssize_t)sizeof(g))
@@ -121,5 +139,15 @@ int tsync_remover_spawn(const char *dir, int lock_fd)
 	close(pipefd[0]);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	return remover_pid > 0 ? remover_pid : -EAGAIN;
+	ret = remover_pid > 0 ? remover_pid : -EAGAIN;
+	if (ret > 0 && go_fd) {
+		*go_fd = go[1];
+		go[1] = -1;
+	}
+close_go:
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	return ret;
 }

@@ -13,7 +13,12 @@
  * 0-2 (a pipe the caller wrote into is not held open after the caller
  * exits) and closes every other fd but the owner lock. Holding that lock
  * it switches the instance off (tracing_on, events/enable), then closes
- * it and removes the instance. EBUSY (a file of the instance its former
+ * it and removes the instance. The remover's copies of the caller's
+ * files of the instance (trace_pipe_raw, trace_marker_raw) are closed
+ * only once the caller has closed its own (EOF on a pipe, or the
+ * caller's exit): the last close of such a file waits for the kernel's
+ * tracing lock, which every instance's removal holds for its tens of
+ * ms, and it is the remover's then, not the caller's. EBUSY (a file of the instance its former
  * owner still holds until it exits, a cleaner's brief probe) is retried
  * until TSYNC_REMOVER_DEADLINE_MS. A remover that is killed before its
  * rmdir leaves the instance with a free lock: the next cleanup
@@ -21,8 +26,8 @@
  *
  * After fork() in a threaded process only async-signal-safe calls are
  * allowed: the child uses open, write, close, close_range, setsid,
- * sigprocmask, rmdir, nanosleep, clock_gettime and _exit, on paths made
- * before the fork.
+ * sigprocmask, poll, rmdir, nanosleep, clock_gettime and _exit, on paths
+ * made before the fork.
  */
 #ifndef TSYNC_REMOVER_H
 #define TSYNC_REMOVER_H
@@ -34,9 +39,12 @@
  * Starts a remover for the instance directory @dir, whose owner lock is
  * @lock_fd (an flock'd fd; the remover's copy keeps the lock held until it
  * removes the instance). The caller still has its own @lock_fd to close.
+ * With @go_fd, *@go_fd gets a pipe's write end: the caller closes it once
+ * it has closed its files of the instance (at most
+ * TSYNC_REMOVER_DEADLINE_MS later); NULL: the remover goes on at once.
  * Returns the remover's pid, or -errno when none could be started (the
  * caller then removes the instance itself).
  */
-int tsync_remover_spawn(const char *dir, int lock_fd);
+int tsync_remover_spawn(const char *dir, int lock_fd, int *go_fd);
 
 #endif

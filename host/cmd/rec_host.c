@@ -148,19 +148,26 @@ static struct tracemeta *meta_take(struct host_rec *h, int *ret)
 }
 
 
-/* Frees the stopped instance's streamers (their trace_pipe_raw files
- * would block the rmdir) and leaves the instance's removal to a process
- * of its own (tens of ms of RCU grace periods in the kernel, which
- * this process would otherwise wait for before it exits). */
+/* Leaves the stopped instance's removal to a process of its own (tens of
+ * ms of RCU grace periods in the kernel, which this process would
+ * otherwise wait for before it exits), then frees the streamers: the
+ * remover has copies of their trace_pipe_raw files and closes them once
+ * ours are, so that their last close, which waits for the kernel's
+ * tracing lock while any instance is being removed (a loopback agent's),
+ * is the remover's. */
 static void host_rm_start(struct host_rec *h)
 {
+	int go;
+
+	tsync_instance_destroy_detached(h->ti, &go);	/* closes marker_fd */
+	h->ti = NULL;
+	h->marker_fd = -1;
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
 		tsync_streamer_free(h->streamers[cpu]);
 	free(h->streamers);
 	h->streamers = NULL;
-	tsync_instance_destroy_detached(h->ti);	/* closes marker_fd */
-	h->ti = NULL;
-	h->marker_fd = -1;
+	if (go >= 0)
+		close(go);	/* the remover's closes are the last ones */
 }
 
 /* Reads what host_write() needs of the stopped instance: the figures of

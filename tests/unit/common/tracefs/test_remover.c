@@ -70,13 +70,13 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits up to @ms for tracing_on of @name to read '0' (true) . */
-static bool wait_off(const char *name, int ms)
+/* Waits up to @ms for @file of @name to read '0' (true). */
+static bool wait_zero(const char *name, const char *file, int ms)
 {
 	long long end = now_ms() + ms;
 	struct timespec pause = { 0, 5 * 1000 * 1000 };
 
-	while (first_char(name, "tracing_on") != '0') {
+	while (first_char(name, file) != '0') {
 		if (now_ms() >= end)
 			return false;
 		nanosleep(&pause, NULL);
@@ -101,15 +101,16 @@ static bool wait_gone(const char *name, int ms)
 /*
  * The instance is left to a process of its own: the call returns while a
  * file of ours still keeps the instance (so it cannot be gone yet), the
- * remover switches it off, is not our child, does not hold a pipe we
- * passed it, and removes the instance once our file is closed.
+ * remover switches tracing off, is not our child, keeps its copy of our
+ * file (so our close is not the last) until we close the go pipe, then
+ * does not hold a pipe we passed it and removes the instance.
  */
 static void test_detached(void **state)
 {
 	struct tsync_instance *ti;
 	struct pollfd pfd;
 	char prefix[64], name[128], path[512], buf[8];
-	int p[2], held;
+	int p[2], held, go;
 
 	(void)state;
 	snprintf(prefix, sizeof(prefix), "tsync-tr%d", (int)getpid());
@@ -126,24 +127,51 @@ static void test_detached(void **state)
 	held = open(path, O_RDONLY);
 	assert_true(held >= 0);
 
-	assert_int_equal(tsync_instance_destroy_detached(ti), 0);
+	assert_int_equal(tsync_instance_destroy_detached(ti, &go), 0);
+	assert_true(go >= 0);
 	assert_true(exists(name, NULL));	/* our file keeps it */
-	assert_true(wait_off(name, 5000));	/* the remover switched it off */
-	assert_int_equal(first_char(name, "events/sched/sched_switch/enable"), '0');
+	assert_true(wait_zero(name, "tracing_on", 5000));	/* switched off */
 
 	/* nobody's child: nothing of it to reap here */
 	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
 	assert_int_equal(errno, ECHILD);
 
-	/* the remover does not hold the pipe: our end closed, it reads EOF */
-	close(p[1]);
+	/* our file closed, the remover's copy still keeps the instance: it
+	 * waits for the go pipe (events stay enabled until then) */
+	close(held);
 	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	close(p[1]);
+	assert_int_equal(poll(&pfd, 1, 100), 0);	/* it holds our pipe too */
+	assert_true(exists(name, NULL));
+	assert_int_equal(first_char(name, "events/sched/sched_switch/enable"), '1');
+
+	/* go: it closes its copies (the pipe reads EOF) and removes it */
+	close(go);
 	assert_int_equal(poll(&pfd, 1, 5000), 1);
 	assert_int_equal(read(p[0], buf, sizeof(buf)), 0);
 	close(p[0]);
+	assert_true(wait_gone(name, TSYNC_REMOVER_DEADLINE_MS));
+}
 
-	/* busy until our file closes, then removed (well within its deadline) */
-	assert_true(exists(name, NULL));
+/* Without a go pipe the remover goes on at once; a file of ours still
+ * open keeps the instance until we close it. */
+static void test_detached_now(void **state)
+{
+	struct tsync_instance *ti;
+	char prefix[64], name[128], path[512];
+	int held;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "tsync-tr%d", (int)getpid());
+	assert_int_equal(tsync_instance_create(prefix, &ti), 0);
+	snprintf(name, sizeof(name), "%s", tsync_instance_name(ti));
+	write_file(name, "events/sched/sched_switch/enable", "1");
+	snprintf(path, sizeof(path), INSTANCES "/%s/trace", name);
+	held = open(path, O_RDONLY);
+	assert_true(held >= 0);
+	assert_int_equal(tsync_instance_destroy_detached(ti, NULL), 0);
+	assert_true(wait_zero(name, "events/sched/sched_switch/enable", 5000));
+	assert_true(exists(name, NULL));	/* our file keeps it */
 	close(held);
 	assert_true(wait_gone(name, TSYNC_REMOVER_DEADLINE_MS));
 }
@@ -151,12 +179,16 @@ static void test_detached(void **state)
 /* A bad directory or lock is refused before anything is forked. */
 static void test_spawn_refused(void **state)
 {
+	int go = 5;
+
 	(void)state;
-	assert_int_equal(tsync_remover_spawn(NULL, 5), -EINVAL);
-	assert_int_equal(tsync_remover_spawn(INSTANCES "/none", 2), -EINVAL);
+	assert_int_equal(tsync_remover_spawn(NULL, 5, NULL), -EINVAL);
+	assert_int_equal(tsync_remover_spawn(INSTANCES "/none", 2, &go), -EINVAL);
+	assert_int_equal(go, 5);
 	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-	/* NULL: nothing to remove */
-	assert_int_equal(tsync_instance_destroy_detached(NULL), 0);
+	/* NULL: nothing to remove, no pipe */
+	assert_int_equal(tsync_instance_destroy_detached(NULL, &go), 0);
+	assert_int_equal(go, -1);
 }
 
 /* Group teardown: removes instances a failed test left (ours by pid). */
@@ -176,6 +208,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_detached),
+		cmocka_unit_test(test_detached_now),
 		cmocka_unit_test(test_spawn_refused),
 	};
 	struct stat st;
