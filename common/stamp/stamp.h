@@ -135,6 +135,12 @@ void tsync_stamp_user_sources_text(char *buf, size_t len);
  * kernel trace clock's terms, as marker stamps and recorded events are.
  */
 #define TSYNC_STAMP_NS_CLOCK	0x1u
+/*
+ * tsync_stamp_open() flag: the marker source's instance is removed at
+ * close by a process of its own (tsync_instance_destroy_detached()), so
+ * that a program about to exit does not wait the kernel's 50-110 ms.
+ */
+#define TSYNC_STAMP_DETACHED_CLOSE	0x2u
 
 /*
  * Opens a timestamp source @source for trace clock @clock_name (checked

@@ -44,6 +44,7 @@ struct stamp_marker {
 	int ncpu;
 	struct stamp_cpu *cpus;
 	pthread_mutex_t lock;		/* guards creation of cpus[] readers */
+	bool detached_close;		/* TSYNC_STAMP_DETACHED_CLOSE */
 };
 
 /* Returns true if @tag is a valid instance tag. */
@@ -166,8 +167,13 @@ static int marker_setup(struct stamp_marker *s, const char *clock_name,
 static void marker_close(struct tsync_stamper *st)
 {
 	struct stamp_marker *s = (struct stamp_marker *)st;
-	int i;
+	int i, go = -1;
 
+	/* first: the remover takes copies of the readers' fds, so that their
+	 * last close (which waits for the kernel's tracing lock, held by any
+	 * instance's removal) is its, not ours */
+	if (s->detached_close)
+		tsync_instance_destroy_detached(s->inst, &go);
 	for (i = 0; s->cpus && i < s->ncpu; i++) {
 		if (s->cpus[i].fd >= 0)
 			close(s->cpus[i].fd);
@@ -176,7 +182,10 @@ static void marker_close(struct tsync_stamper *st)
 		free(s->cpus[i].page);
 	}
 	free(s->cpus);
-	tsync_instance_destroy(s->inst);
+	if (go >= 0)
+		close(go);	/* ours are closed: the remover's go on */
+	if (!s->detached_close)
+		tsync_instance_destroy(s->inst);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -188,10 +197,10 @@ static int marker_open(const char *clock, const char *tag, unsigned int flags,
 	struct stamp_marker *s = calloc(1, sizeof(*s));
 	int ret;
 
-	(void)flags;
 	if (!s)
 		return -ENOMEM;
 	s->marker_fd = -1;
+	s->detached_close = flags & TSYNC_STAMP_DETACHED_CLOSE;
 	pthread_mutex_init(&s->lock, NULL);
 	ret = marker_setup(s, clock, tag);
 	if (ret) {

@@ -221,7 +221,7 @@ void kvm_trace_close(struct kvm_trace *t)
 {
 	if (!t)
 		return;
-	tsync_instance_destroy(t->ti);
+	tsync_instance_destroy_detached(t->ti, NULL);	/* not waited for at exit */
 	if (t->tep)
 		tep_free(t->tep);
 	free(t);

@@ -313,8 +313,11 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 	if (tsync_stamp_peer_check(o->source, c->session.caps, why, sizeof(why)))
 		return round_fail(res, -EOPNOTSUPP, "%s", why);
 	snprintf(tag, sizeof(tag), "h%d", c->fd);
+	/* the host exits soon after its last round: the marker instance's
+	 * removal is not waited for */
 	ret = tsync_stamp_cache_get(&c->stamps, o->source, o->clock,
-				    o->ns_clock ? TSYNC_STAMP_NS_CLOCK : 0, tag);
+				    (o->ns_clock ? TSYNC_STAMP_NS_CLOCK : 0) |
+				    TSYNC_STAMP_DETACHED_CLOSE, tag);
 	if (ret)
 		return round_fail(res, ret, "host timestamps for clock %s (%s): %s", o->clock,
 				  tsync_stamp_source_name(o->source), strerror(-ret));

@@ -89,7 +89,7 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	tsync_endpoint_format(ep, t->addr, sizeof(t->addr));
 	so.argc = make_argv(o, words, nwords, argv);
 	keep_opts(t, words, nwords);
-	ret = tsync_stamp_open(o->source, o->clock, "tcmd", 0, &t->st);
+	ret = tsync_stamp_open(o->source, o->clock, "tcmd", TSYNC_STAMP_DETACHED_CLOSE, &t->st);
 	if (ret) {
 		snprintf(err, errlen, "timestamp source %s for clock %s: %s",
 			 tsync_stamp_source_name(o->source), o->clock, strerror(-ret));

@@ -86,7 +86,7 @@ record_start() {
 record_end() {
 	echo end >"$E2E_TMP/$1.gate"
 	wait "$REC_PID" || fail "record $1: exit $?: $(cat "$E2E_TMP/$1.err")"
-	[ -z "$(instances_left "^tsync-kvm-$REC_PID-")" ] || fail "record $1 left its tsync-kvm instance"
+	[ -z "$(instances_gone "^tsync-kvm-$REC_PID-")" ] || fail "record $1 left its tsync-kvm instance"
 	grep -q '^guest g1 (.*): .* CPUs, protocol tsync, method kvm$' "$E2E_TMP/$1.out" ||
 		fail "record $1: not kvm: $(cat "$E2E_TMP/$1.out" "$E2E_TMP/$1.err")"
 	timeshift "$E2E_TMP/$1-g1.dat"
