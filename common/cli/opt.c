@@ -332,7 +332,7 @@ static void usage_left(const struct tsync_opt *o, char *buf, size_t len)
 /* Writes @o's help sentence and its "(repeatable, range, default)" note. */
 static void usage_text(const struct tsync_opt *o, char *buf, size_t len)
 {
-	const char *def = o->def ? o->def : o->def_text;
+	const char *def = o->def_text ? o->def_text : o->def;
 	char lo[32], hi[32], note[256] = "";
 	size_t n = 0;
 

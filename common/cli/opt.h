@@ -49,7 +49,8 @@ struct tsync_opt {
 	unsigned int flags;
 	const char *arg;	/* the value's name in the usage ("N", "FILE") */
 	const char *def;	/* default applied when absent, or NULL */
-	const char *def_text;	/* the default in words when def is NULL */
+	const char *def_text;	/* the default in words (what --help shows, also
+				 * when def gives the value to store) */
 	double min, max;	/* range of INT and DOUBLE */
 	const char *const *choices; /* CHOICE: NULL-terminated */
 	const char *help;

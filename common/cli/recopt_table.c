@@ -125,9 +125,9 @@ const struct rec_opt rec_opts[] = {
 	{ .o = { .short_name = 's', .type = TSYNC_OPT_INT, .arg = "USECS", .min = 0,
 		 /* TSYNC_STREAMER_LOOK_MS, in microseconds */
 		 .max = INT_MAX, .def = "1000000",
+		 .def_text = "1000000 with the status line or -m, else 0",
 		 .help = "the recorders also look for new data every USECS "
-			 "(0: only when woken at 10% fill; default: once a second with a "
-			 "live status line or -m, else 0)" },
+			 "(0: only when woken at 10% fill)" },
 	  .scope = SC_HOST, .kind = K_INT, .off = F(sleep_us), .unset = -1,
 	  .given = GIVEN(sleep_given) },
 	{ .o = { .short_name = 'r', .type = TSYNC_OPT_INT, .arg = "PRIO", .min = 0, .max = 99,
