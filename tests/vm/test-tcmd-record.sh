@@ -19,8 +19,11 @@ vm_use_dyn || { echo "SKIP: no guest image with trace-cmd" >&2; exit 77; }
 vm_share_run /tests/tcmd-record.sh 300 || fail "the guest's part failed"
 share=$VM_SHARE
 
-# 50 us, the loopback tests' bound: in this guest the two copies of an
-# event are written a few us apart (TCG) and the PTP offsets are within
-# ~10 us, so the residuals stay within ~20 us (p99); a wrong clock or a
-# wrong sign is off by milliseconds (250 ms when the clocks differed)
-tcmd_check_files "$share/trace.dat" "$share/trace-g.dat" "$(vm_guest_cpus)" 1 "$share/chk" 50000 100
+# 200 us for 90% of the events: what this checks for, a wrong clock or a
+# wrong sign, is off by milliseconds (250 ms when the clocks differed).
+# Under TCG trace-cmd 3.1.6's PTP offsets against tsync-agent are biased
+# by tens of us, and the bias moves from boot to boot: residual medians
+# 11-18 us in three runs of one tree and 27-45 us in four of another
+# whose agent code did not change, with 67-99% of the events within the
+# loopback tests' 50 us (two of those seven runs under 90%).
+tcmd_check_files "$share/trace.dat" "$share/trace-g.dat" "$(vm_guest_cpus)" 1 "$share/chk" 200000 100
