@@ -55,8 +55,7 @@ static void *meta_main(void *arg)
 	h->meta_ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &h->meta);
 	/* kallsyms compressed now, not after COMMAND (tens of ms of zstd);
 	 * a failure leaves it to the write */
-	if (!h->meta_ret && h->meta_zip != TRACEDAT_COMPRESS_NONE &&
-	    tracemeta_precompress(h->meta, h->meta_zip))
+	if (!h->meta_ret && tracemeta_precompress(h->meta, h->meta_zip))
 		log_debug("kallsyms is compressed at the write");
 	return NULL;
 }

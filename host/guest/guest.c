@@ -306,7 +306,7 @@ int guest_start_rx(struct guest *g, const char *dir, enum tracedat_compress zip)
 	}
 	/* the receivers run: now the tens of ms of zstd its kallsyms would
 	 * cost the write (a failure leaves them to the write) */
-	if (zip != TRACEDAT_COMPRESS_NONE && tracemeta_precompress(g->meta, zip))
+	if (tracemeta_precompress(g->meta, zip))
 		log_debug("guest %s: kallsyms is compressed at the write", g->name);
 	return 0;
 }
