@@ -1385,12 +1385,12 @@ static void test_precompressed_kallsyms(void **state)
 	f->meta.kallsyms.len = n;
 	check_zpart_ignored(f, &z, TRACEDAT_COMPRESS_ZLIB, "ks-z");
 
+	f->meta.kallsyms_z = NULL;
+	tracedat_zpart_free(&z);
 	assert_int_equal(tracedat_precompress_kallsyms(&f->meta, TRACEDAT_COMPRESS_NONE, &z),
 			 -EINVAL);
 	assert_null(z.data);
-	f->meta.kallsyms_z = NULL;
 	f->meta.kallsyms = (struct tracedat_text){ NULL, 0 };
-	tracedat_zpart_free(&z);
 	free(want_a);
 	free(t);
 }
