@@ -39,7 +39,7 @@ static const char *const top_saved_files[] = {
 struct tsync_instance {
 	struct tracefs_instance *inst;	/* NULL: the top instance */
 	char name[TSYNC_INSTANCE_PREFIX_MAX + 32];
-	int lock_fd;		/* its tracing_on, flock'd: the owner lock */
+	int lock_fd;		/* its directory, flock'd: the owner lock */
 	int marker_fd;		/* trace_marker_raw, -1 until asked for */
 	bool top;		/* the top instance, borrowed */
 	char *saved[TOP_SAVED];	/* top: the values of top_saved_files */
@@ -68,16 +68,12 @@ static bool prefix_ok(const char *prefix)
 			      "0123456789_-") == n;
 }
 
-/*
- * Takes the owner lock of @inst without waiting: an flock on its
- * tracing_on file. Returns the fd (the lock lives while it is open), or
- * -EWOULDBLOCK (someone holds it) or -errno (-ENOENT: instance gone).
- */
-static int lock_take(struct tracefs_instance *inst)
+/* flock()s @fd without waiting; returns @fd, or -errno with @fd closed
+ * (-EWOULDBLOCK: someone holds the lock). */
+static int flock_now(int fd)
 {
-	int fd, ret;
+	int ret;
 
-	fd = tracefs_instance_file_open(inst, "tracing_on", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno ? -errno : -ENOENT;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -89,10 +85,43 @@ static int lock_take(struct tracefs_instance *inst)
 }
 
 /*
+ * Takes the owner lock of @inst without waiting: an flock on its
+ * directory, which, unlike any file in it, does not keep the instance from
+ * being removed, so the owner holds it until the instance is gone. Returns
+ * the fd (the lock lives while it is open), or -EWOULDBLOCK (someone holds
+ * it) or -errno (-ENOENT: instance gone).
+ */
+static int lock_take(struct tracefs_instance *inst)
+{
+	char *dir = tracefs_instance_get_dir(inst);
+	int fd;
+
+	if (!dir)
+		return errno ? -errno : -ENOENT;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tracefs_put_tracing_file(dir);
+	return flock_now(fd);
+}
+
+/* Returns true if an owner of an earlier tsync, which locked the
+ * instance's tracing_on file instead of its directory, holds @inst (NULL:
+ * the top instance). */
+static bool old_lock_held(struct tracefs_instance *inst)
+{
+	int fd = flock_now(tracefs_instance_file_open(inst, "tracing_on",
+						      O_RDONLY | O_CLOEXEC));
+
+	if (fd < 0)
+		return fd == -EWOULDBLOCK;
+	close(fd);	/* before the rmdir, which an open file blocks */
+	return false;
+}
+
+/*
  * Removes instance @inst, which must have no open file of ours: an open
- * file makes rmdir fail with EBUSY, so a cleaner probing the lock at this
- * moment is waited for (a few ms at most). Returns 0 (also when it is
- * gone already) or -errno.
+ * file makes rmdir fail with EBUSY, so a cleaner's brief look at a file
+ * (old_lock_held()) at this moment is waited for (a few ms at most).
+ * Returns 0 (also when it is gone already) or -errno.
  */
 static int rmdir_instance(struct tracefs_instance *inst)
 {
@@ -345,6 +374,10 @@ int tsync_instance_create_top(bool take_in_use, struct tsync_instance **out, cha
 	ti->top = true;
 	snprintf(ti->name, sizeof(ti->name), "top");
 	ti->lock_fd = lock_take(NULL);
+	if (ti->lock_fd >= 0 && old_lock_held(NULL)) {
+		close(ti->lock_fd);
+		ti->lock_fd = -EWOULDBLOCK;
+	}
 	if (ti->lock_fd < 0) {
 		ret = ti->lock_fd == -EWOULDBLOCK ? -EBUSY : ti->lock_fd;
 		tsync_set_err(why, whylen, "another tsync recording has it");
@@ -623,9 +656,9 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		return ret;
 	}
 	switch_off(ti->inst);
+	ret = rmdir_instance(ti->inst);	/* holding the lock: no cleaner meddles */
 	if (ti->lock_fd >= 0)
-		close(ti->lock_fd);	/* an open file blocks rmdir */
-	ret = rmdir_instance(ti->inst);
+		close(ti->lock_fd);
 	if (ret)
 		log_err("cannot remove tracefs instance %s: %s", ti->name, strerror(-ret));
 	else
@@ -716,9 +749,11 @@ struct stale_ctx {
 /*
  * Removes instance @name if its owner is known dead; walk callback. Dead
  * means: its owner lock is free, the only proof that holds across PID
- * namespaces, and - because a tsync without owner locks (an older version)
- * or a human leaves instances with a free lock too - no process with the
- * pid in the name exists in our own PID namespace.
+ * namespaces (an owner, or the remover it left, holds it until the
+ * instance is gone), so is an earlier tsync's lock on tracing_on, and -
+ * because a tsync without owner locks (an older version) or a human leaves
+ * instances with a free lock too - no process with the pid in the name
+ * exists in our own PID namespace.
  */
 static int stale_one(const char *name, void *arg)
 {
@@ -733,6 +768,10 @@ static int stale_one(const char *name, void *arg)
 	if (!inst)
 		return 0;
 	fd = lock_take(inst);
+	if (fd >= 0 && old_lock_held(inst)) {
+		close(fd);
+		fd = -EWOULDBLOCK;
+	}
 	if (fd < 0) {
 		if (fd == -EWOULDBLOCK)
 			log_debug("instance %s: its owner lives (lock held)", name);
@@ -740,8 +779,8 @@ static int stale_one(const char *name, void *arg)
 		return 0;
 	}
 	switch_off(inst);	/* the owner is dead: nobody records here */
-	close(fd);
 	ret = rmdir_instance(inst);
+	close(fd);
 	tracefs_instance_free(inst);
 	if (ret) {
 		log_warn("cannot remove stale tracefs instance %s: %s", name,

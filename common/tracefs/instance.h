@@ -14,16 +14,16 @@
  * sees who made it. The pid is not how "dead" is decided: pids repeat
  * across PID namespaces (containers share tracefs), and an agent in one
  * must not take a live agent of another for dead. Instead the owner holds
- * an flock(2) on the instance's own tracing_on file for as long as the
- * instance lives. tracefs has one set of inodes whatever namespace or mount
+ * an flock(2) on the instance's own directory for as long as the
+ * instance lives, its removal included. tracefs has one set of inodes whatever namespace or mount
  * it is seen through, and the kernel drops the lock when the owner dies, so
  * a free lock proves the owner is gone. tsync_instance_cleanup_stale()
  * switches nothing off before it holds that lock itself, and (for owners
  * that never locked: older versions, humans) before the pid in the name is
  * gone from its own PID namespace too. An open file blocks the rmdir of an
- * instance: the owner closes the lock just before removing it, and a
- * removal that meets a cleaner's brief probe (EBUSY) is retried for a few
- * ms. The design is described in Documentation/tracefs-instances.md.
+ * instance, an open directory does not: the lock stays held through the
+ * rmdir, and a removal that meets a cleaner's brief look at tracing_on
+ * (EBUSY; the lock of an earlier tsync) is retried for a few ms. The design is described in Documentation/tracefs-instances.md.
  *
  * Threads: one instance is used by one thread at a time, except
  * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
@@ -77,8 +77,9 @@ int tsync_instance_create(const char *prefix, struct tsync_instance **out);
 /*
  * Borrows the top tracefs instance, for what the kernel allows there only
  * (function_graph on kernels whose instances lack it, as Debian 12's 6.1;
- * blk: see tsync_instance_create_rec()). Takes the owner lock on its
- * tracing_on (one tsync recording at a time: -EBUSY), refuses a top
+ * blk: see tsync_instance_create_rec()). Takes the owner lock on the
+ * tracing directory (one tsync recording at a time: -EBUSY; so does an
+ * earlier tsync's lock on its tracing_on), refuses a top
  * instance someone else uses (tsync_topstate_in_use(), topstate.h:
  * -EADDRINUSE) unless @take_in_use, saves what tsync changes
  * (topstate.h's list, and CPU mask, buffer_percent, buffer size, clock,

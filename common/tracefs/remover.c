@@ -83,7 +83,9 @@ static void __attribute__((noreturn)) remover(const struct rm_paths *p, int lock
 		close_range(3, (unsigned int)lock_fd - 1, 0);
 	close_range((unsigned int)lock_fd + 1, ~0U, 0);
 	write_zero(p->ev);
-	close(lock_fd);		/* an open file blocks rmdir */
+	/* the lock (the instance's directory, which does not block the
+	 * rmdir) is held until the instance is gone: no cleaner takes it
+	 * for stale meanwhile, and it is dropped as the remover exits */
 	for (;;) {
 		if (!rmdir(p->dir) || errno == ENOENT)
 			_exit(0);

@@ -12,8 +12,9 @@
  * caller's process group, does not cut it short), has /dev/null for fds
  * 0-2 (a pipe the caller wrote into is not held open after the caller
  * exits) and closes every other fd but the owner lock. Holding that lock
- * it switches the instance off (tracing_on, events/enable), then closes
- * it and removes the instance. The remover's copies of the caller's
+ * (an flock on the instance's directory, which does not block the rmdir)
+ * it switches the instance off (tracing_on, events/enable) and removes
+ * the instance, so no cleaner takes it for stale meanwhile. The remover's copies of the caller's
  * files of the instance (trace_pipe_raw, trace_marker_raw) are closed
  * only once the caller has closed its own (EOF on a pipe, or the
  * caller's exit): the last close of such a file waits for the kernel's

@@ -291,15 +291,16 @@ static void test_clocks(void **state)
 	assert_true(local && mono);
 }
 
-/* Opens instance @name's tracing_on and flocks it, as a live owner in
- * another PID namespace would; returns the fd. */
-static int hold_lock(const char *name)
+/* Opens instance @name's directory (@old: its tracing_on, as tsync did
+ * before) and flocks it, as a live owner in another PID namespace would;
+ * returns the fd. */
+static int hold_lock(const char *name, bool old)
 {
 	char path[512];
 	int fd;
 
-	snprintf(path, sizeof(path), INSTANCES "/%s/tracing_on", name);
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	snprintf(path, sizeof(path), INSTANCES "/%s%s", name, old ? "/tracing_on" : "");
+	fd = open(path, (old ? O_RDWR : O_RDONLY | O_DIRECTORY) | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
 	return fd;
@@ -344,7 +345,7 @@ static void test_cleanup_stale(void **state)
 	snprintf(live, sizeof(live), "%s", tsync_instance_name(mine));
 	snprintf(fake, sizeof(fake), INSTANCES "/%s-1-0", prefix);
 	assert_int_equal(mkdir(fake, 0750), 0);
-	lock = hold_lock(strrchr(fake, '/') + 1);
+	lock = hold_lock(strrchr(fake, '/') + 1, false);
 
 	assert_int_equal(tsync_instance_cleanup_stale("nope-"), -EINVAL);
 	assert_int_equal(tsync_instance_cleanup_stale(prefix), 1);
@@ -362,8 +363,9 @@ static void test_cleanup_stale(void **state)
 /*
  * The pid in a name proves nothing across PID namespaces: an instance
  * named after a pid that does not exist here, whose owner (in another
- * namespace) holds its lock, keeps recording through a cleanup; once the
- * lock is free (the owner died), the next cleanup removes it.
+ * namespace) holds its lock, keeps recording through a cleanup, and so it
+ * does when an earlier tsync holds its tracing_on; once the lock is free
+ * (the owner died), the next cleanup removes it.
  */
 static void test_cleanup_lock_held(void **state)
 {
@@ -385,17 +387,17 @@ static void test_cleanup_lock_held(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "1", 1), 1);
 	close(fd);
-	*lock = hold_lock(name);
-
-	assert_int_equal(tsync_instance_cleanup_stale(prefix), 0);
-	assert_true(instance_exists(name));
-	read_inst(name, "tracing_on", val, sizeof(val));
-	assert_string_equal(val, "1");
-	read_inst(name, "events/sched/sched_switch/enable", val, sizeof(val));
-	assert_string_equal(val, "1");
-
-	close(*lock);
-	*lock = -1;
+	for (int old = 0; old < 2; old++) {
+		*lock = hold_lock(name, old);
+		assert_int_equal(tsync_instance_cleanup_stale(prefix), 0);
+		assert_true(instance_exists(name));
+		read_inst(name, "tracing_on", val, sizeof(val));
+		assert_string_equal(val, "1");
+		read_inst(name, "events/sched/sched_switch/enable", val, sizeof(val));
+		assert_string_equal(val, "1");
+		close(*lock);
+		*lock = -1;
+	}
 	assert_int_equal(tsync_instance_cleanup_stale(prefix), 1);
 	assert_false(instance_exists(name));
 }

@@ -176,6 +176,88 @@ static void test_detached_now(void **state)
 	assert_true(wait_gone(name, TSYNC_REMOVER_DEADLINE_MS));
 }
 
+/* Runs tsync_instance_cleanup_stale(@prefix) with our stderr in a file;
+ * returns what it printed (malloc'd) and its result in *@ret. */
+static char *cleanup_said(const char *prefix, int *ret)
+{
+	char tmpl[] = "/tmp/tsync-test-remover-XXXXXX", *out;
+	int fd = mkstemp(tmpl), saved = dup(STDERR_FILENO);
+	off_t len;
+
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(tmpl);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	*ret = tsync_instance_cleanup_stale(prefix);
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	len = lseek(fd, 0, SEEK_END);
+	assert_true(len >= 0);
+	out = calloc(1, (size_t)len + 1);
+	assert_non_null(out);
+	assert_int_equal(pread(fd, out, (size_t)len, 0), (ssize_t)len);
+	close(fd);
+	return out;
+}
+
+/*
+ * An instance whose owner has exited while its remover is at work is not
+ * stale: a cleaner (the next tsync program) leaves it alone and says
+ * nothing, however long the removal takes. Here the removal waits for a
+ * file we hold, as it waits for the kernel's tracing lock while another
+ * instance is being removed; the owner, a child of ours, is gone.
+ */
+static void test_removing_not_stale(void **state)
+{
+	struct tsync_instance *ti;
+	char prefix[64], name[128], path[512], *said;
+	int up[2], down[2], held, n, status;
+	pid_t child;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "tsync-tr%d", (int)getpid());
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char go;
+
+		if (tsync_instance_create(prefix, &ti) ||
+		    write(up[1], tsync_instance_name(ti), strlen(tsync_instance_name(ti)) + 1) <= 0 ||
+		    read(down[0], &go, 1) != 1 || tsync_instance_destroy_detached(ti, NULL))
+			_exit(1);
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	n = (int)read(up[0], name, sizeof(name) - 1);
+	close(up[0]);
+	assert_true(n > 1);
+	name[n] = '\0';
+	snprintf(path, sizeof(path), INSTANCES "/%s/trace", name);
+	held = open(path, O_RDONLY);
+	assert_true(held >= 0);
+	assert_int_equal(write(down[1], "g", 1), 1);
+	close(down[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the owner is gone; its remover waits for our file */
+	assert_true(wait_zero(name, "events/enable", 5000));
+	assert_true(exists(name, NULL));
+
+	said = cleanup_said(prefix, &n);
+	assert_int_equal(n, 0);
+	if (strstr(said, name)) {
+		close(held);
+		fail_msg("the cleaner took a removal at work for stale: %s", said);
+	}
+	free(said);
+	assert_true(exists(name, NULL));
+
+	close(held);
+	assert_true(wait_gone(name, TSYNC_REMOVER_DEADLINE_MS));
+}
+
 /* A bad directory or lock is refused before anything is forked. */
 static void test_spawn_refused(void **state)
 {
@@ -209,6 +291,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_detached_now),
+		cmocka_unit_test(test_removing_not_stale),
 		cmocka_unit_test(test_spawn_refused),
 	};
 	struct stat st;
