@@ -29,7 +29,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <cmocka.h>
 
@@ -405,17 +408,48 @@ static void test_stamped_split(void **state)
 	assert_int_equal(r.calls, 2);
 }
 
-/* The rest of a message, written 3x TCMD_ACK_STALL_MS late. */
+/* The rest of a message, written 3x TCMD_ACK_STALL_MS late: after it was
+ * written, or (@reader set) after thread @reader was seen blocked in
+ * recvfrom() on @rfd with nothing to read, i.e. waiting for that rest, so
+ * that a reader that starts late on a loaded machine still waits for it. */
 struct late {
 	int fd;
 	const uint8_t *p;
 	size_t len;
+	pid_t reader;
+	int rfd;
 };
+
+/* Waits (10 s at most) until thread @tid blocks in recvfrom() on @fd with
+ * no byte queued on @fd. */
+static void wait_blocked_in_recv(pid_t tid, int fd)
+{
+	int64_t deadline = tsync_now_ns() + 10 * NSEC_PER_SEC;
+	char path[64], want[48], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	snprintf(want, sizeof(want), "%ld 0x%x ", (long)SYS_recvfrom, fd);
+	for (;;) {
+		int f = open(path, O_RDONLY | O_CLOEXEC), queued = -1;
+		ssize_t n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+
+		if (f >= 0)
+			close(f);
+		buf[n > 0 ? n : 0] = '\0';
+		if (!strncmp(buf, want, strlen(want)) && !ioctl(fd, FIONREAD, &queued) &&
+		    !queued)
+			return;
+		assert_true(tsync_now_ns() < deadline);
+		usleep(200);
+	}
+}
 
 static void *write_late(void *arg)
 {
 	struct late *l = arg;
 
+	if (l->reader)
+		wait_blocked_in_recv(l->reader, l->rfd);
 	usleep(3000 * TCMD_ACK_STALL_MS);
 	assert_int_equal(write(l->fd, l->p, l->len), (ssize_t)l->len);
 	return NULL;
@@ -561,7 +595,8 @@ static void test_tcp_stall(void **state)
 	assert_true(rcvtimeo_is(b, TCMD_ACK_STALL_MS));
 	/* the rest 3x TCMD_ACK_STALL_MS late */
 	assert_int_equal(write(a, msg, TCMD_HDR_LEN), TCMD_HDR_LEN);
-	lt = (struct late){ .fd = a, .p = msg + TCMD_HDR_LEN, .len = (size_t)len - TCMD_HDR_LEN };
+	lt = (struct late){ .fd = a, .p = msg + TCMD_HDR_LEN, .len = (size_t)len - TCMD_HDR_LEN,
+			    .reader = (pid_t)syscall(SYS_gettid), .rfd = b };
 	assert_int_equal(pthread_create(&th, NULL, write_late, &lt), 0);
 	assert_int_equal(tcmd_conn_recv(&cb, &m, err, sizeof(err)), 0);
 	pthread_join(th, NULL);
