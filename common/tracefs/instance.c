@@ -117,6 +117,19 @@ static bool old_lock_held(struct tracefs_instance *inst)
 	return false;
 }
 
+/* lock_take() of an instance an earlier tsync may own: -EWOULDBLOCK also
+ * while that tsync holds its lock (old_lock_held()). */
+static int lock_take_any(struct tracefs_instance *inst)
+{
+	int fd = lock_take(inst);
+
+	if (fd >= 0 && old_lock_held(inst)) {
+		close(fd);
+		return -EWOULDBLOCK;
+	}
+	return fd;
+}
+
 /*
  * Removes instance @inst, which must have no open file of ours: an open
  * file makes rmdir fail with EBUSY, so a cleaner's brief look at a file
@@ -373,11 +386,7 @@ int tsync_instance_create_top(bool take_in_use, struct tsync_instance **out, cha
 		return ret;
 	ti->top = true;
 	snprintf(ti->name, sizeof(ti->name), "top");
-	ti->lock_fd = lock_take(NULL);
-	if (ti->lock_fd >= 0 && old_lock_held(NULL)) {
-		close(ti->lock_fd);
-		ti->lock_fd = -EWOULDBLOCK;
-	}
+	ti->lock_fd = lock_take_any(NULL);
 	if (ti->lock_fd < 0) {
 		ret = ti->lock_fd == -EWOULDBLOCK ? -EBUSY : ti->lock_fd;
 		tsync_set_err(why, whylen, "another tsync recording has it");
@@ -767,11 +776,7 @@ static int stale_one(const char *name, void *arg)
 	inst = tracefs_instance_alloc(NULL, name);
 	if (!inst)
 		return 0;
-	fd = lock_take(inst);
-	if (fd >= 0 && old_lock_held(inst)) {
-		close(fd);
-		fd = -EWOULDBLOCK;
-	}
+	fd = lock_take_any(inst);
 	if (fd < 0) {
 		if (fd == -EWOULDBLOCK)
 			log_debug("instance %s: its owner lives (lock held)", name);
