@@ -33,7 +33,7 @@
 #include "agent/conn/tracefs_check.h"
 #include "common/base/cpu.h"
 #include "common/base/log.h"
-#include "common/tracefs/instance.h"
+#include "common/tracefs/stale.h"
 #include "common/base/timeutil.h"
 #include "common/net/transport.h"
 

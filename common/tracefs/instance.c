@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tsync's private tracefs instances and their owner locks; see instance.h. */
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 
 #include "common/base/errbuf.h"
 #include "common/tracefs/instance.h"
+#include "common/tracefs/instance_priv.h"
 #include "common/base/log.h"
 #include "common/tracefs/global.h"
 #include "common/tracefs/remover.h"
@@ -117,9 +116,8 @@ static bool old_lock_held(struct tracefs_instance *inst)
 	return false;
 }
 
-/* lock_take() of an instance an earlier tsync may own: -EWOULDBLOCK also
- * while that tsync holds its lock (old_lock_held()). */
-static int lock_take_any(struct tracefs_instance *inst)
+/* lock_take() of an instance an earlier tsync may own; see instance_priv.h. */
+int tsync_instance_lock_take_any(struct tracefs_instance *inst)
 {
 	int fd = lock_take(inst);
 
@@ -130,13 +128,9 @@ static int lock_take_any(struct tracefs_instance *inst)
 	return fd;
 }
 
-/*
- * Removes instance @inst, which must have no open file of ours: an open
- * file makes rmdir fail with EBUSY, so a cleaner's brief look at a file
- * (old_lock_held()) at this moment is waited for (a few ms at most).
- * Returns 0 (also when it is gone already) or -errno.
- */
-static int rmdir_instance(struct tracefs_instance *inst)
+/* Removes instance @inst, waiting out a cleaner's brief look at a file
+ * (old_lock_held()); see instance_priv.h. */
+int tsync_instance_rmdir(struct tracefs_instance *inst)
 {
 	for (int i = 0; i < RMDIR_TRIES; i++) {
 		if (!tracefs_instance_destroy(inst) || errno == ENOENT)
@@ -169,7 +163,7 @@ static int try_create(struct tsync_instance *ti)
 	 * removing it; ENOENT: it has done so. Both: use another name. */
 	if (ti->lock_fd == -EWOULDBLOCK || ti->lock_fd == -ENOENT)
 		goto taken;
-	rmdir_instance(ti->inst);
+	tsync_instance_rmdir(ti->inst);
 	tracefs_instance_free(ti->inst);
 	ti->inst = NULL;
 	return ti->lock_fd;
@@ -386,7 +380,7 @@ int tsync_instance_create_top(bool take_in_use, struct tsync_instance **out, cha
 		return ret;
 	ti->top = true;
 	snprintf(ti->name, sizeof(ti->name), "top");
-	ti->lock_fd = lock_take_any(NULL);
+	ti->lock_fd = tsync_instance_lock_take_any(NULL);
 	if (ti->lock_fd < 0) {
 		ret = ti->lock_fd == -EWOULDBLOCK ? -EBUSY : ti->lock_fd;
 		tsync_set_err(why, whylen, "another tsync recording has it");
@@ -607,9 +601,8 @@ const char *tsync_instance_name(const struct tsync_instance *ti)
 	return ti->name;
 }
 
-/* Switches @inst off and disables its events (failures are harmless:
- * the removal that follows reports what matters). */
-static void switch_off(struct tracefs_instance *inst)
+/* Switches @inst off before its removal; see instance_priv.h. */
+void tsync_instance_switch_off(struct tracefs_instance *inst)
 {
 	tracefs_trace_off(inst);
 	events_off(inst);
@@ -664,8 +657,8 @@ int tsync_instance_destroy(struct tsync_instance *ti)
 		free(ti);
 		return ret;
 	}
-	switch_off(ti->inst);
-	ret = rmdir_instance(ti->inst);	/* holding the lock: no cleaner meddles */
+	tsync_instance_switch_off(ti->inst);
+	ret = tsync_instance_rmdir(ti->inst);	/* holding the lock: no cleaner meddles */
 	if (ti->lock_fd >= 0)
 		close(ti->lock_fd);
 	if (ret)
@@ -714,113 +707,6 @@ int tsync_instance_destroy_detached(struct tsync_instance *ti, int *go_fd)
 	tsync_self_filter_free(ti->self_filter);
 	free(ti);
 	return pid;
-}
-
-/*
- * Returns the pid in instance name @name ("...-<pid>-<n>" or "...-<pid>"),
- * or -1.
- */
-static long name_pid(const char *name)
-{
-	const char *p = name + strlen(name), *num[2] = { NULL, NULL };
-	int found = 0;
-
-	/* the last two dash-separated words, if numeric */
-	while (found < 2 && p > name) {
-		const char *end = p;
-
-		while (p > name && p[-1] >= '0' && p[-1] <= '9')
-			p--;
-		if (p == end || p == name || p[-1] != '-')
-			break;
-		num[found++] = p;
-		p--;		/* the dash */
-	}
-	if (!found)
-		return -1;
-	p = num[found - 1];
-	return strtol(p, NULL, 10);
-}
-
-/* Returns true if process @pid may be alive in our PID namespace. */
-static bool pid_alive_here(long pid)
-{
-	if (pid <= 0 || pid > INT_MAX)
-		return false;
-	return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
-}
-
-struct stale_ctx {
-	const char *prefix;
-	int removed;
-};
-
-/*
- * Removes instance @name if its owner is known dead; walk callback. Dead
- * means: its owner lock is free, the only proof that holds across PID
- * namespaces (an owner, or the remover it left, holds it until the
- * instance is gone), so is an earlier tsync's lock on tracing_on, and -
- * because a tsync without owner locks (an older version) or a human leaves
- * instances with a free lock too - no process with the pid in the name
- * exists in our own PID namespace.
- */
-static int stale_one(const char *name, void *arg)
-{
-	struct stale_ctx *c = arg;
-	struct tracefs_instance *inst;
-	int fd, ret;
-
-	if (strncmp(name, c->prefix, strlen(c->prefix)) ||
-	    pid_alive_here(name_pid(name)))
-		return 0;
-	inst = tracefs_instance_alloc(NULL, name);
-	if (!inst)
-		return 0;
-	fd = lock_take_any(inst);
-	if (fd < 0) {
-		if (fd == -EWOULDBLOCK)
-			log_debug("instance %s: its owner lives (lock held)", name);
-		tracefs_instance_free(inst);
-		return 0;
-	}
-	switch_off(inst);	/* the owner is dead: nobody records here */
-	ret = rmdir_instance(inst);
-	close(fd);
-	tracefs_instance_free(inst);
-	if (ret) {
-		log_warn("cannot remove stale tracefs instance %s: %s", name,
-			 strerror(-ret));
-		return 0;
-	}
-	log_info("removed stale tracefs instance %s", name);
-	c->removed++;
-	return 0;
-}
-
-/* Removes instances of dead owners; see instance.h. */
-int tsync_instance_cleanup_stale(const char *prefix)
-{
-	struct stale_ctx c = { .prefix = prefix };
-
-	if (!prefix || strncmp(prefix, TSYNC_INSTANCE_NAME_PREFIX,
-			       strlen(TSYNC_INSTANCE_NAME_PREFIX)))
-		return -EINVAL;
-	if (!tracefs_tracing_dir())
-		return -ENODEV;
-	if (tracefs_instances_walk(stale_one, &c) < 0)
-		return errno ? -errno : -EIO;
-	return c.removed;
-}
-
-/* The one cleanup of every program; see instance.h. */
-int tsync_instance_cleanup_all_stale(void)
-{
-	/* and the machine-wide settings a killed one changed */
-	int ret = tsync_global_cleanup();
-
-	if (ret < 0)
-		log_debug("machine-wide tracefs settings: %s", strerror(-ret));
-	return tsync_instance_cleanup_stale(TSYNC_INSTANCE_NAME_PREFIX);
 }
 
 /* Reads the kernel's clocks; see instance.h. */

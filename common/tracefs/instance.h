@@ -14,23 +14,27 @@
  * sees who made it. The pid is not how "dead" is decided: pids repeat
  * across PID namespaces (containers share tracefs), and an agent in one
  * must not take a live agent of another for dead. Instead the owner holds
- * an flock(2) on the instance's own directory for as long as the
- * instance lives, its removal included. tracefs has one set of inodes whatever namespace or mount
- * it is seen through, and the kernel drops the lock when the owner dies, so
- * a free lock proves the owner is gone. tsync_instance_cleanup_stale()
- * switches nothing off before it holds that lock itself, and (for owners
- * that never locked: older versions, humans) before the pid in the name is
- * gone from its own PID namespace too. An open file blocks the rmdir of an
- * instance, an open directory does not: the lock stays held through the
- * rmdir, and a removal that meets a cleaner's brief look at tracing_on
- * (EBUSY; the lock of an earlier tsync) is retried for a few ms. The design is described in Documentation/tracefs-instances.md.
+ * an flock(2) on the instance's own directory for as long as the instance
+ * lives, its removal included. tracefs has one set of inodes whatever
+ * namespace or mount it is seen through, and the kernel drops the lock
+ * when the owner dies, so a free lock proves the owner is gone.
+ * tsync_instance_cleanup_stale() (stale.h) switches nothing off before it
+ * holds that lock itself, and (for owners that never locked: older
+ * versions, humans) before the pid in the name is gone from its own PID
+ * namespace too. An open file blocks the rmdir of an instance, an open
+ * directory does not: the lock stays held through the rmdir, and a
+ * removal that meets a cleaner's brief look at tracing_on (EBUSY; the lock
+ * of an earlier tsync) is retried for a few ms. The design is described in
+ * Documentation/tracefs-instances.md.
  *
  * Threads: one instance is used by one thread at a time, except
  * tsync_instance_marker_fd() and tsync_instance_tracefs(), which only read.
  *
  * The folder's map (scripts/check-includes checks that it names every
  * file): common/tracefs/
- *   instance.c, instance.h  tsync's private tracefs instances, owner locks, stale cleanup
+ *   instance.c, instance.h  tsync's private tracefs instances, owner locks
+ *   instance_priv.h         what instance.c lends stale.c: the owner lock, removal
+ *   stale.c, stale.h        removal of the instances whose owners died
  *   instance_opts.c, instance_opts.h  a recording's settings (a plain struct)
  *                           written to an instance
  *   topstate.c, topstate.h  the top instance's state around a borrow: in use
@@ -293,26 +297,6 @@ int tsync_instance_destroy(struct tsync_instance *ti);
  * Returns 0, or -errno of what was written back (kept settings).
  */
 int tsync_instance_destroy_detached(struct tsync_instance *ti, int *go_fd);
-
-/*
- * Removes every instance named "<@prefix>..." whose owner is known dead
- * (its owner lock could be taken and no process of the pid in its name
- * lives here); only then is its tracing switched off. Live owners'
- * instances, in whatever PID namespace, are left. Failures to
- * remove are logged. Returns the number removed, or -errno (-EINVAL:
- * @prefix does not start with "tsync-").
- */
-int tsync_instance_cleanup_stale(const char *prefix);
-/*
- * The one stale cleanup every program runs (tsync-agent at start,
- * tsync-host before it opens a guest of either protocol): every
- * instance named TSYNC_INSTANCE_NAME_PREFIX..., whatever program or
- * session made it, by tsync_instance_cleanup_stale()'s rule, and the
- * machine-wide settings a killed recording left changed
- * (tsync_global_cleanup()). Returns the
- * number removed, or -errno (-ENODEV: no tracefs).
- */
-int tsync_instance_cleanup_all_stale(void);
 
 /*
  * Reads the clocks the kernel offers (top instance's trace_clock) into

@@ -16,6 +16,7 @@
 #include "common/base/log.h"
 #include "common/stream/streamer.h"
 #include "common/tracefs/instance.h"
+#include "common/tracefs/stale.h"
 #include "common/tracemeta/tracemeta.h"
 #include "host/cmd/status_live.h"
 #include "host/guest/guest.h"

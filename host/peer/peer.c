@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/base/log.h"
-#include "common/tracefs/instance.h"
+#include "common/tracefs/stale.h"
 #include "host/peer/peer.h"
 #include "host/peer/peer_priv.h"
 

@@ -22,6 +22,7 @@
 #include <tracefs.h>
 
 #include "common/tracefs/instance.h"
+#include "common/tracefs/stale.h"
 #include "common/tracefs/instance_opts.h"
 
 #define FILE_ "saved_cmdlines_size"

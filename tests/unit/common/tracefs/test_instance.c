@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of common/tracefs/instance.c against the real tracefs at
- * /sys/kernel/tracing (skipped, exit 77, where instances cannot be made).
+ * Unit tests of common/tracefs/instance.c and stale.c against the real
+ * tracefs at /sys/kernel/tracing (skipped, exit 77, where instances cannot
+ * be made).
  * Every instance a test makes carries its pid; the group teardown removes
  * what a failed test left.
  */
@@ -24,6 +25,7 @@
 #include <tracefs.h>
 
 #include "common/tracefs/instance.h"
+#include "common/tracefs/stale.h"
 #include "common/tracefs/instance_opts.h"
 #include "common/tracemeta/tracemeta.h"
 

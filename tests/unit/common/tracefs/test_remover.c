@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "common/tracefs/instance.h"
+#include "common/tracefs/stale.h"
 #include "common/tracefs/remover.h"
 
 #define INSTANCES "/sys/kernel/tracing/instances"
