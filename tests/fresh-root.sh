@@ -5,9 +5,10 @@
 # hand: mmdebstrap makes a minbase bookworm root (no /etc/hosts, no
 # netbase, no trace-cmd), the tree is copied in (tracked and untracked
 # files, not build/), and scripts/install-deps then `make check` run in
-# it under chroot. /proc, /sys, /dev and tracefs are
-# mounted in a private mount namespace, so nothing leaks to this machine
-# and nothing needs unmounting.
+# it under chroot. The root (bound on itself, so that / is a mount point
+# inside, as on a machine), /proc, /sys, /dev and tracefs are mounted in a
+# private mount namespace, so nothing leaks to this machine and nothing
+# needs unmounting.
 #
 # Slow (it downloads and installs about 1 GB), so `make check` does not
 # run it. Needs root, mmdebstrap and network access to a Debian mirror.
@@ -61,6 +62,10 @@ echo "fresh-root: scripts/install-deps, make $CHECK FUZZ_TIME=$FUZZ_TIME in the 
 set +e
 unshare --mount --propagation private /bin/bash -eu -c '
 	root=$1; shift
+	# the root a mount point of its own, as / is on a machine: else
+	# `unshare -m` and `ip netns exec` (which make / private or a
+	# slave) fail in the chroot with EINVAL
+	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount -t sysfs sysfs "$root/sys"
 	mount --bind /sys/kernel/tracing "$root/sys/kernel/tracing"
