@@ -94,7 +94,7 @@ pass "tsync-agent in trace-cmd's kvm exchange: taken, TimeShift of every CPU = -
 # one, which has no kvm (it offers kvm over vsock only, absent here), so
 # tsync-agent gets ptp as trace-cmd's agent would
 ( cd "$E2E_TMP" && timeout -s INT -k 10 120 trace-cmd record -d -k --no-filter -C x86-tsc \
-	-e sched:sched_switch -A "127.0.0.1:$aport" --name localhost -C x86-tsc \
+	-e sched:sched_switch -A "127.0.0.1:$aport" --name "$TCMD_GUEST" -C x86-tsc \
 	-e sched:sched_switch sleep 1 ) >"$E2E_TMP/tc.out" 2>&1 ||
 	fail "trace-cmd record -A: $(cat "$E2E_TMP/tc.out")"
 grep -q "Negotiated ptp time sync protocol" "$E2E_TMP/tc.out" ||

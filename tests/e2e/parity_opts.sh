@@ -147,19 +147,19 @@ pass "-m 8 with a guest: guest per-CPU data $gs, host $hs"
 # --- --tsync-interval -1: trace-cmd's host offers no time sync and its
 # guest file has no TimeShift (against tsync-agent); tsync-host's neither
 synced_kinds() { # synced_kinds DIR: TimeShift/GUEST kinds of DIR/h.dat and its guest's
-	echo "guest: $(kinds "$1/h-localhost.dat" | grep -x TimeShift) host: $(kinds "$1/h.dat" | grep -x GUEST)"
+	echo "guest: $(kinds "$1/h-$TCMD_GUEST.dat" | grep -x TimeShift) host: $(kinds "$1/h.dat" | grep -x GUEST)"
 }
 port=${AGENT_EP##*:}
 for iv in 0 -1; do
 	mkdir -p "$out/tc$iv" "$out/ts$iv"
 	echo local > /sys/kernel/tracing/trace_clock
 	(cd "$out/tc$iv" && timeout 60 trace-cmd record -d -k --no-filter -o h.dat \
-		-e sched:sched_switch --tsync-interval "$iv" -A "127.0.0.1:$port" --name localhost \
+		-e sched:sched_switch --tsync-interval "$iv" -A "127.0.0.1:$port" --name "$TCMD_GUEST" \
 		-e sched:sched_switch -- sleep 0.2) > "$E2E_TMP/tc.log" 2>&1 ||
 		fail "trace-cmd --tsync-interval $iv: $(tail -3 "$E2E_TMP/tc.log")"
 	tracecmd_restore
 	ts_record "$out/ts$iv/h.dat" -e sched:sched_switch --tsync-interval "$iv" \
-		-A "127.0.0.1:$port" --name localhost -e sched:sched_switch -- sleep 0.2
+		-A "127.0.0.1:$port" --name "$TCMD_GUEST" -e sched:sched_switch -- sleep 0.2
 	tc=$(synced_kinds "$out/tc$iv"); ts=$(synced_kinds "$out/ts$iv")
 	[ "$tc" = "$ts" ] || fail "--tsync-interval $iv: trace-cmd's files '$tc', tsync's '$ts'"
 	case $iv in
@@ -170,7 +170,7 @@ for iv in 0 -1; do
 	    ! grep -q "time-sync sample" "$E2E_TMP/ts.log" ||
 		fail "--tsync-interval -1: TimeShift left out for want of samples, not by choice" ;;
 	esac
-	report_events -i "$out/ts$iv/h-localhost.dat" 2>/dev/null | report_has sched_switch ||
+	report_events -i "$out/ts$iv/h-$TCMD_GUEST.dat" 2>/dev/null | report_has sched_switch ||
 		fail "--tsync-interval $iv: no guest events"
 	pass "--tsync-interval $iv: $ts, as trace-cmd's files"
 done

@@ -37,7 +37,7 @@ port=${AGENT_EP##*:}
 rec() {	# rec DIR [GUEST OPTIONS]: a record of `sleep 1` into DIR
 	local dir=$1; shift
 	mkdir -p "$dir" && (cd "$dir" && timeout -s INT -k 10 60 trace-cmd record -d -k --no-filter \
-		-e sched:sched_switch -A "127.0.0.1:$port" --name localhost "$@" sleep 1) \
+		-e sched:sched_switch -A "127.0.0.1:$port" --name "$TCMD_GUEST" "$@" sleep 1) \
 		>"$dir/rec.log" 2>&1
 }
 
@@ -46,14 +46,14 @@ rec one -e sched:sched_switch -e sched:sched_wakeup ||
 	fail "trace-cmd record failed: $(tail -5 one/rec.log)"
 grep -q "Negotiated ptp time sync protocol" one/rec.log ||
 	fail "no ptp negotiated: $(cat one/rec.log)"
-[ -s one/trace.dat ] && [ -s one/trace-localhost.dat ] || fail "files missing: $(ls one)"
+[ -s one/trace.dat ] && [ -s "one/trace-$TCMD_GUEST.dat" ] || fail "files missing: $(ls one)"
 ncpu=$(nproc)
 # report merges them in time order, TIME_SHIFT for every CPU, same-kernel
 # alignment within 50 us (tcmd_checks.inc, shared with the VM test)
-tcmd_check_files one/trace.dat one/trace-localhost.dat "$ncpu" 1 one/chk 50000 10
+tcmd_check_files one/trace.dat "one/trace-$TCMD_GUEST.dat" "$ncpu" 1 one/chk 50000 10
 # The agent sends its metadata as trace-cmd's agent does: version 7, zstd;
 # the host appended its options, the data and its strings to it.
-trace-cmd dump --summary -i one/trace-localhost.dat >one/summary.txt 2>&1
+trace-cmd dump --summary -i "one/trace-$TCMD_GUEST.dat" >one/summary.txt 2>&1
 grep -q '^[[:space:]]*7[[:space:]]*\[Version\]' one/summary.txt &&
 	grep -q '^[[:space:]]*zstd[[:space:]]*\[Compression algorithm\]' one/summary.txt ||
 	fail "guest file is not version 7 with zstd: $(head -12 one/summary.txt)"
@@ -66,10 +66,10 @@ pass "guest file: version 7, zstd ($(grep -c . one/summary.txt) summary lines)"
 # seen once in each file can be two events, one in each window) ---
 rec off --ts-offset 1000000000 -e sched:sched_switch ||
 	fail "trace-cmd record --ts-offset failed: $(tail -5 off/rec.log)"
-trace-cmd dump --options -i off/trace-localhost.dat 2>&1 |
+trace-cmd dump --options -i "off/trace-$TCMD_GUEST.dat" 2>&1 |
 	grep -A1 'Option OFFSET' | grep -qx 1000000000 ||
 	fail "no OFFSET 1000000000 in the guest file's options"
-trace-cmd report -t -i off/trace-localhost.dat >off/g.txt 2>/dev/null &&
+trace-cmd report -t -i "off/trace-$TCMD_GUEST.dat" >off/g.txt 2>/dev/null &&
 	trace-cmd report -t -i off/trace.dat >off/h.txt 2>/dev/null ||
 	fail "trace-cmd report of off/ failed"
 # host events tagged "host", guest events "guest" and 1 s earlier
@@ -86,7 +86,7 @@ pass "--ts-offset 1000000000 after -A: guest events 1 s after their host copies"
 # common/tracefs/instance.h).
 rec opts -e sched -v -e sched:sched_wakeup -i -e nosuch:event -M 1 -O noirq-info ||
 	fail "session with -v -i -M -O failed: $(tail -5 opts/rec.log)"
-report_events -i opts/trace-localhost.dat >opts/report.ev 2>/dev/null
+report_events -i "opts/trace-$TCMD_GUEST.dat" >opts/report.ev 2>/dev/null
 report_has sched_switch <opts/report.ev || fail "-e sched recorded no sched_switch"
 ! report_has sched_wakeup <opts/report.ev || fail "-v -e sched:sched_wakeup did not leave it out"
 cpus=$(cut -f4 opts/report.ev | sort -nu | awk '{ printf "[%03d]", $1 }')
@@ -98,10 +98,10 @@ pass "-v, -i, -M and -O applied (CPUs with events: $cpus)"
 # trace-cmd passes --file-version after -A to its agent, and tsync-host's
 # tcmd: mode always sends --file-version 6: the metadata comes as asked.
 rec v6 -e sched:sched_switch --file-version 6 || fail "--file-version 6 failed: $(tail -5 v6/rec.log)"
-trace-cmd dump --summary -i v6/trace-localhost.dat >v6/summary.txt 2>&1
+trace-cmd dump --summary -i "v6/trace-$TCMD_GUEST.dat" >v6/summary.txt 2>&1
 grep -q '^[[:space:]]*6[[:space:]]*\[Version\]' v6/summary.txt ||
 	fail "--file-version 6: $(head -6 v6/summary.txt)"
-tcmd_check_timeshift v6/trace-localhost.dat "$ncpu" 1 v6
+tcmd_check_timeshift "v6/trace-$TCMD_GUEST.dat" "$ncpu" 1 v6
 # trace-cmd's protocol with tsync-agent kept (TSYNC_TCMD_KEEP)
 TSYNC_TCMD_KEEP=1 timeout 60 "$HOST" sync "tcmd:127.0.0.1:$port" >tsh.out 2>&1 ||
 	fail "tsync-host sync tcmd: against tsync-agent: $(tail -3 tsh.out)"
@@ -154,7 +154,7 @@ wait_log tcmd "refused trace-cmd session: message size 9216 is above the limit o
 wait_log tcmd "refused trace-cmd session: TRACE_REQ ARGS: 3 strings announced, data ends after 2" 1
 wait_log tcmd "refused trace-cmd connection: .*(not in time|timed out)" 1
 rec after -e sched:sched_switch || fail "session after the hostile clients failed: $(tail -3 after/rec.log)"
-[ -s after/trace-localhost.dat ] || fail "no guest file after the hostile clients"
+[ -s "after/trace-$TCMD_GUEST.dat" ] || fail "no guest file after the hostile clients"
 pass "bad framing refused with reasons; the agent keeps serving"
 
 # a session's last line separates its words from the reason

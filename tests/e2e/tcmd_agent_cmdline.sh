@@ -44,14 +44,14 @@ agent_N() {
 }
 rec() {	# rec DIR PORT: trace-cmd's record of `sleep 1` against the agent at PORT
 	mkdir -p "$1" && (cd "$1" && timeout -s INT -k 10 60 trace-cmd record -d -k --no-filter \
-		-e sched:sched_switch -A "127.0.0.1:$2" --name localhost -e sched:sched_switch \
+		-e sched:sched_switch -A "127.0.0.1:$2" --name "$TCMD_GUEST" -e sched:sched_switch \
 		sleep 1) >"$1/rec.log" 2>&1
 }
 
 agent_N one 127.0.0.1 --verbose=warning
 grep -q "allowed peers" one.log && fail "--verbose=warning still logged info: $(cat one.log)"
 rec one "$port" || fail "trace-cmd record -A 127.0.0.1:$port failed: $(tail -5 one/rec.log)"
-tcmd_check_files one/trace.dat one/trace-localhost.dat "$(nproc)" 1 one/chk 50000 10
+tcmd_check_files one/trace.dat "one/trace-$TCMD_GUEST.dat" "$(nproc)" 1 one/chk 50000 10
 pass "tsync-agent -N 127.0.0.1 -p $port --verbose=warning serves trace-cmd record -A 127.0.0.1:$port"
 kill "$pid"; wait "$pid" 2>/dev/null
 

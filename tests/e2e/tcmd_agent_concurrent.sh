@@ -47,13 +47,13 @@ port=${AGENT_EP##*:}
 rec() {	# rec DIR EVENT CMD...: guest-only record of CMD into DIR
 	local dir=$1 ev=$2; shift 2
 	mkdir -p "$dir" && (cd "$dir" && timeout -s INT -k 10 60 trace-cmd record -d -k --no-filter \
-		-A "127.0.0.1:$port" --name localhost -e "$ev" "$@") >"$dir/rec.log" 2>&1
+		-A "127.0.0.1:$port" --name "$TCMD_GUEST" -e "$ev" "$@") >"$dir/rec.log" 2>&1
 }
 ncpu=$(nproc)
 # check_file DIR EVENT OTHER: DIR's guest file reports EVENT and not OTHER,
 # and trace-cmd does not call an option of it broken.
 check_file() {
-	local f=$1/trace-localhost.dat
+	local f="$1/trace-$TCMD_GUEST.dat"
 	[ -s "$f" ] || fail "$1: no guest file: $(tail -3 "$1/rec.log")"
 	trace-cmd report -i "$f" >"$1/report.txt" 2>"$1/report.err" ||
 		fail "$1: report failed: $(tail -3 "$1/report.err")"
@@ -68,7 +68,7 @@ check_shift() {	# check_shift DIR [any]: samples for every CPU, |offset| < 1 ms;
 	if [ "${2:-}" = any ] && ! grep -q 'Option TimeShift' "$1/opts.txt"; then
 		return 0
 	fi
-	tcmd_check_timeshift "$1/trace-localhost.dat" "$ncpu" 1 "$1"
+	tcmd_check_timeshift "$1/trace-$TCMD_GUEST.dat" "$ncpu" 1 "$1"
 	awk '/offset \* scaling/ { o = $1 < 0 ? -$1 : $1; if (o >= 1000000) bad = bad " " $1 }
 	     END { if (bad != "") { print "offsets of 1 ms or more:" bad; exit 1 } }' \
 		"$1/guest.opt" >"$1/shift.err" || fail "$1: $(cat "$1/shift.err")"
@@ -93,8 +93,8 @@ ts_range() {	# first and last raw timestamp of FILE's events (report -t --raw-ts
 		if (lo == "" || t < lo) lo = t; if (t > hi) hi = t }
 	     END { printf "%.0f %.0f\n", lo, hi }'
 }
-read -r alo ahi < <(ts_range a/trace-localhost.dat)
-read -r blo bhi < <(ts_range b/trace-localhost.dat)
+read -r alo ahi < <(ts_range "a/trace-$TCMD_GUEST.dat")
+read -r blo bhi < <(ts_range "b/trace-$TCMD_GUEST.dat")
 awk -v alo="$alo" -v ahi="$ahi" -v blo="$blo" -v bhi="$bhi" \
 	'BEGIN { exit !(alo + 0 < blo + 0 && ahi + 0 > bhi + 0) }' ||
 	fail "session A's events ($alo..$ahi) do not cover B's ($blo..$bhi)"
