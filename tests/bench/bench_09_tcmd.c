@@ -19,13 +19,13 @@
  *   tsync-host + tsync-agent             the baseline of the ratios
  *
  * Table 1, a record: each host runs, in a scratch directory,
- *   HOST record -C local -d -k --no-filter -A 127.0.0.1:PORT --name localhost
+ *   HOST record -C local -d -k --no-filter -A 127.0.0.1:PORT --name 127.0.0.1
  *               -d -k --no-filter -e sched:sched_switch sleep 1
  * (trace-cmd's agent needs -d -k --no-filter on this kernel; tsync-host
  * takes the same command line; its AGENT gets tcmd: for trace-cmd's
  * agent). Columns:
  *   first sync  from the start until the first sync of every guest CPU is
- *               done: for trace-cmd, until trace-localhost.dat appears (it
+ *               done: for trace-cmd, until trace-127.0.0.1.dat appears (it
  *               creates it after the first PTP round of every CPU: its
  *               setup_guest() runs after tracecmd_tsync_with_guest()'s
  *               barrier); for tsync-host, until it says "recording" (its
@@ -164,7 +164,7 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 {
 	char dir[] = "/tmp/bench09.XXXXXX", ep[64], prog[PATH_MAX + 16], guest[128], log[128];
 	char *argv[] = { prog, "record", "-C", "local", "-d", "-k", "--no-filter", "-A", ep,
-			 "--name", "localhost", "-d", "-k", "--no-filter", "-e",
+			 "--name", BENCH_TCMD_GUEST, "-d", "-k", "--no-filter", "-e",
 			 "sched:sched_switch", "sleep", "1", NULL };
 	int64_t t0, first = 0;
 	struct stat st;
@@ -183,7 +183,7 @@ static void record_once(const char *b, enum host_kind host, int port, bool tcmd,
 		return;
 	snprintf(ep, sizeof(ep), "%s127.0.0.1:%d", tcmd && host == HOST_TSYNC ? "tcmd:" : "",
 		 port);
-	snprintf(guest, sizeof(guest), "%s/trace-localhost.dat", dir);
+	snprintf(guest, sizeof(guest), "%s/trace-" BENCH_TCMD_GUEST ".dat", dir);
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	t0 = tsync_now_ns();
 	pid = bench_spawn(argv, dir, log, nofix ? "TSYNC_TCMD_NO_QUICKACK=1" : NULL);

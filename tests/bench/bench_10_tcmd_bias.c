@@ -201,7 +201,7 @@ static int record_once(const char *b, const char *dir, const struct runner *h, b
 {
 	char prog[PATH_MAX], ep[64], rdir[PATH_MAX], guest[PATH_MAX + 32], log[PATH_MAX + 32];
 	char *argv[] = { prog, "record", verbose ? "--verbose=debug" : "-q", "-C", "local",
-			 "-d", "-k", "--no-filter", "-A", ep, "--name", "localhost", "-d", "-k",
+			 "-d", "-k", "--no-filter", "-A", ep, "--name", BENCH_TCMD_GUEST, "-d", "-k",
 			 "--no-filter", "-e", "sched:sched_switch", "sleep", "1", NULL };
 	int status = 0;
 	pid_t pid;
@@ -214,7 +214,7 @@ static int record_once(const char *b, const char *dir, const struct runner *h, b
 	snprintf(rdir, sizeof(rdir), "%s/rec", dir);
 	if (mkdir(rdir, 0755) && errno != EEXIST)
 		return -1;
-	snprintf(guest, sizeof(guest), "%s/trace-localhost.dat", rdir);
+	snprintf(guest, sizeof(guest), "%s/trace-" BENCH_TCMD_GUEST ".dat", rdir);
 	snprintf(log, sizeof(log), "%s/record.log", rdir);
 	unlink(guest);
 	pid = spawn(argv, rdir, log, h->env);

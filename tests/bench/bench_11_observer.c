@@ -10,7 +10,7 @@
  *                repetition: with the tool's default filters and with
  *                --no-filter. trace-cmd gets -d -k (this kernel refuses
  *                the function tracer and set_ftrace_filter otherwise).
- *   one guest    TOOL record -A 127.0.0.1:PORT --name localhost
+ *   one guest    TOOL record -A 127.0.0.1:PORT --name 127.0.0.1
  *                -e sched:sched_switch -e sched:sched_switch sleep 1:
  *                trace-cmd's host with trace-cmd's own agent, tsync-host
  *                with tsync-agent, a 2-CPU loopback guest (this kernel).
@@ -413,9 +413,9 @@ static void guest_once(const char *prog, bool tcmd, int port, const char *env,
 {
 	char ep[64];
 	char *targv[] = { (char *)prog, "record", "-d", "-k", "--no-filter", "-A", ep, "--name",
-			  "localhost", "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
+			  BENCH_TCMD_GUEST, "-d", "-k", "--no-filter", "-e", "sched:sched_switch",
 			  "-e", "sched:sched_switch", "sleep", "1", NULL };
-	char *sargv[] = { (char *)prog, "record", "-A", ep, "--name", "localhost",
+	char *sargv[] = { (char *)prog, "record", "-A", ep, "--name", BENCH_TCMD_GUEST,
 			  "-e", "sched:sched_switch", "-e", "sched:sched_switch", "sleep", "1",
 			  NULL };
 	struct tids t;

@@ -36,6 +36,12 @@ void bench_wait_no_child(pid_t parent);
  * outside the benchmark's control holds it). Returns the fd, or -1. */
 int bench_lock(const char *path, int secs);
 
+/* The --name of a loopback guest, and so its file's name
+ * (trace-BENCH_TCMD_GUEST.dat): a trace-cmd host connects the guest's data
+ * ports to that name, so it is an address, which resolves without
+ * /etc/hosts (tests/e2e/lib.inc's TCMD_GUEST). */
+#define BENCH_TCMD_GUEST "127.0.0.1"
+
 /* Most busy loops bench_start_busy() starts. */
 #define BENCH_MAX_BUSY 64
 
