@@ -244,15 +244,28 @@ static int read_part(struct tcmd_conn *c, uint8_t *p, size_t len, size_t in, int
 	int64_t since = 0;	/* when the wait for the rest began */
 
 	while (len) {
-		int64_t now = tsync_now_ns();
-		ssize_t n;
-		int ret = c->nonblock ? 0 : set_rcvtimeo(c, now, deadline);
+		int64_t now = 0;
+		ssize_t n = -1;
+		int ret;
 
-		if (ret)
-			return ret;
-		if (in && !since)
-			since = now;
-		n = recv(c->fd, p, len, c->nonblock ? MSG_DONTWAIT : 0);
+		/* the rest of a message that is here: taken before any clock
+		 * read, so that its stamp follows its arrival by reads alone,
+		 * as trace-cmd's (a clock read here delayed tsync-host's stamp
+		 * of a PTP probe behind trace-cmd's host's) */
+		if (in) {
+			n = recv(c->fd, p, len, MSG_DONTWAIT);
+			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				return -errno;
+		}
+		if (n < 0) {
+			now = tsync_now_ns();
+			ret = c->nonblock ? 0 : set_rcvtimeo(c, now, deadline);
+			if (ret)
+				return ret;
+			if (in && !since)
+				since = now;
+			n = recv(c->fd, p, len, c->nonblock ? MSG_DONTWAIT : 0);
+		}
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
@@ -346,14 +359,20 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 		read_err(c, ret, started, err, errlen);
 		return ret;
 	}
-	/* the message is in: its stamp before anything else */
+	/* the message is in: its stamp before anything else, or, in
+	 * trace-cmd's order (@how->split), once it is decoded, as
+	 * tracecmd_msg_recv_time_sync() decodes before the stamp */
+	if (how && how->split && tcmd_decode(c->buf, h.size, m, &e)) {
+		tsync_set_err(err, errlen, "%s", e.reason);
+		return -EBADMSG;
+	}
 	if (stamp && (ret = stamp(how->arg)) < 0) {
 		tsync_set_err(err, errlen, "timestamp: %s", strerror(-ret));
 		return ret;
 	}
 	if (!how || !how->ack_later)
 		quickack(c);
-	if (tcmd_decode(c->buf, h.size, m, &e)) {
+	if (!(how && how->split) && tcmd_decode(c->buf, h.size, m, &e)) {
 		tsync_set_err(err, errlen, "%s", e.reason);
 		return -EBADMSG;
 	}
