@@ -10,6 +10,7 @@
 #   tests/unit/**/test_*.c      -> $(B)/tests/**/test_* (one cmocka binary
 #                                  each; tests/unit mirrors the source tree)
 #   tests/helpers/*.c           -> $(B)/helpers/*     (programs tests use)
+#   tests/shim/*.c              -> $(B)/shim/*.so     (LD_PRELOAD shims tests use)
 #   tests/bench/bench_*.c       -> $(B)/bench/bench_* (run by `make bench`;
 #                                  bench_lib.c is linked into each)
 #   tests/fuzz/fuzz_*.c         -> $(B)/fuzz/fuzz_*   (libFuzzer, clang)
@@ -78,6 +79,7 @@ AGENT_SRC := $(filter-out agent/main.c,$(call srcs,agent,*.c))
 PLUGIN_SRC := $(wildcard plugin/plugin_*.c)
 UNIT_SRC  := $(call srcs,tests/unit,test_*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
+SHIM_SRC  := $(wildcard tests/shim/*.c)
 BENCH_LIB := tests/bench/bench_lib.c
 BENCH_SRC := $(filter-out $(BENCH_LIB),$(wildcard tests/bench/bench_*.c))
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
@@ -90,7 +92,8 @@ LIBAGENT  = $(B)/libagent.a
 PROGS     = $(B)/tsync-agent $(B)/tsync-host
 PLUGINS   = $(patsubst plugin/%.c,$(B)/%.so,$(PLUGIN_SRC))
 UNITS     = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
-HELPERS   = $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRC))
+HELPERS   = $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRC)) \
+	    $(patsubst tests/shim/%.c,$(B)/shim/%.so,$(SHIM_SRC))
 BENCHES   = $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 FUZZERS   = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 ALL_LIBS  = $(LIBHOST) $(LIBAGENT) $(LIBTSYNC)
@@ -145,6 +148,11 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(ALL_LIBS) $(TEST_LIBS) $(HOST_LIBS) -ldl
+# never with the sanitizers: the shims are preloaded into programs built
+# without them (Debian's trace-cmd)
+$(B)/shim/%.so: tests/shim/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(WARN) -fstack-protector-strong -std=gnu11 -fPIC -shared -o $@ $< -ldl
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(call obj,$(BENCH_LIB)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(PIE_LDFLAGS) -o $@ $< $(call obj,$(BENCH_LIB)) $(ALL_LIBS) \

@@ -43,9 +43,9 @@
  * Environment: B (build dir, default build), BENCH10_REPS (records per
  * row, default 3), TCMD_NEW, BENCH10_B2, BENCH10_KEEP (keep the scratch
  * directory).
- * The shim is built at run time with cc into the scratch directory. Holds
+ * The shim is tests/shim/nodelay.c, which the Makefile builds. Holds
  * /run/lock/tsync-trace-cmd.lock over the run. Skips (exit 0) without
- * trace-cmd, cc or tracefs. Numbers only: it never fails on them.
+ * trace-cmd or tracefs. Numbers only: it never fails on them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,21 +67,6 @@
 
 #define LOCK "/run/lock/tsync-trace-cmd.lock"
 #define MAXOFF 8192
-
-static const char shim_src[] =
-	"#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <netinet/in.h>\n"
-	"#include <netinet/tcp.h>\n#include <sys/socket.h>\n"
-	"static void nd(int fd){int one=1;struct sockaddr_storage s;socklen_t l=sizeof(s);"
-	"if(fd>=0&&!getsockname(fd,(struct sockaddr*)&s,&l)&&(s.ss_family==AF_INET||"
-	"s.ss_family==AF_INET6))setsockopt(fd,IPPROTO_TCP,TCP_NODELAY,&one,sizeof(one));}\n"
-	"int connect(int fd,const struct sockaddr*a,socklen_t l){static int(*r)(int,"
-	"const struct sockaddr*,socklen_t);if(!r)r=dlsym(RTLD_NEXT,\"connect\");"
-	"int x=r(fd,a,l);nd(fd);return x;}\n"
-	"int accept(int fd,struct sockaddr*a,socklen_t*l){static int(*r)(int,struct sockaddr*,"
-	"socklen_t*);if(!r)r=dlsym(RTLD_NEXT,\"accept\");int x=r(fd,a,l);nd(x);return x;}\n"
-	"int accept4(int fd,struct sockaddr*a,socklen_t*l,int f){static int(*r)(int,"
-	"struct sockaddr*,socklen_t*,int);if(!r)r=dlsym(RTLD_NEXT,\"accept4\");"
-	"int x=r(fd,a,l,f);nd(x);return x;}\n";
 
 /* Who runs one side of a pairing. */
 enum side {
@@ -462,22 +447,20 @@ int main(void)
 	int lk;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (system("command -v trace-cmd >/dev/null && command -v cc >/dev/null") ||
-	    access("/sys/kernel/tracing/trace", F_OK)) {
-		printf("bench_10_tcmd_bias: skipped (needs trace-cmd, cc and tracefs)\n");
+	if (system("command -v trace-cmd >/dev/null") || access("/sys/kernel/tracing/trace", F_OK)) {
+		printf("bench_10_tcmd_bias: skipped (needs trace-cmd and tracefs)\n");
 		return 0;
 	}
 	if (!realpath(b0, b) || !mkdtemp(dir)) {
 		perror("bench_10_tcmd_bias");
 		return 1;
 	}
-	snprintf(shim, sizeof(shim), "%s/nodelay.so", dir);
+	snprintf(shim, sizeof(shim), "%s/shim/nodelay.so", b);
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
 	sh[0] = pre;
-	snprintf(cmd, sizeof(cmd), "printf '%%s' '%s' | cc -shared -fPIC -O2 -x c -o %s - -ldl",
-		 shim_src, shim);
-	if (system(cmd)) {
-		printf("bench_10_tcmd_bias: cannot build the NODELAY shim\n");
+	if (access(shim, R_OK)) {
+		printf("bench_10_tcmd_bias: no %s (tests/shim/nodelay.c: make bench builds it)\n",
+		       shim);
 		return 1;
 	}
 	nt = new_tcmd(b, newpath, sizeof(newpath), ver, sizeof(ver));
