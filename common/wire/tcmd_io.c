@@ -64,6 +64,12 @@ void tcmd_conn_set_deadline(struct tcmd_conn *c, int64_t deadline)
 	c->deadline = deadline;
 }
 
+/* Says whether the peer waits for our ACKs; see tcmd_io.h. */
+bool tcmd_conn_acking(const struct tcmd_conn *c)
+{
+	return c->acking;
+}
+
 /* Returns @dl, or the exchange's deadline if that comes first. */
 static int64_t capped(const struct tcmd_conn *c, int64_t dl)
 {

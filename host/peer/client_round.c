@@ -296,7 +296,7 @@ int client_sync_round(struct tsync_client *c, uint32_t cpu,
 {
 	int nhost = tsync_cpu_count();
 	struct round_ctx rc = { .o = o, .round = c->next_round++, .cpu = cpu,
-				.host_cpu = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)nhost),
+				.host_cpu = round_host_cpu(o, cpu, nhost, 0),
 				.busy = o->busy > 0 };
 	int64_t start = tsync_now_ns();
 	char tag[32], why[160];

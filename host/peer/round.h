@@ -62,7 +62,7 @@ struct round_opts {
 					 * more probes cannot help (round_stop.h) */
 	const struct tsync_stop_cfg *stop;	/* that rule; NULL: the default */
 	enum tsync_estimator estimator;
-	int host_cpu;			/* -1: same number as the guest CPU */
+	int host_cpu;			/* -1: the dialect's default (round_host_cpu()) */
 	int busy;			/* -1 auto, 0 sleep, 1 busy-poll */
 	/* probe loops of both ends at normal priority even when the host may
 	 * raise its own (common/base/cpu.h; bench_06_adaptive compares) */
@@ -82,5 +82,28 @@ struct round_opts {
 	 * (common/clock/clock.h); NULL: its defaults */
 	const struct agent_clock_cfg *host_clock;
 };
+
+/*
+ * The host CPU a round of guest CPU @cpu pins the host's thread to, of
+ * @nhost CPUs: @o->host_cpu if given, else the guest CPU's number plus
+ * @apart, modulo @nhost. tsync's protocol uses @apart 0: its estimator
+ * keeps the probes no switch delayed, and on one kernel its rounds on the
+ * agent's own CPU were the tighter (median |offset| 16-28 ns against
+ * 51-63 ns apart, `sync --host-cpu`, 30 rounds each). trace-cmd's agent
+ * estimates from the host's stamps without such a filter, and which CPU
+ * is better depends on its generation (`sync --host-cpu`, one kernel,
+ * median offsets): trace-cmd 3.4's agent (TCP_NODELAY) -1.13 and -1.12 us
+ * with the host thread on its CPU, -0.21 and -0.27 us apart (30 rounds
+ * each); 3.1.6's (Nagle on, waits for our ACKs) +0.50 and +0.43 us on its
+ * CPU, +2.85 and +2.94 us apart (20 each). So its dialect uses 1, apart,
+ * once a sample showed an agent that does not wait for ACKs, else 0.
+ */
+static inline int round_host_cpu(const struct round_opts *o, uint32_t cpu, int nhost,
+				 uint32_t apart)
+{
+	if (o->host_cpu >= 0)
+		return o->host_cpu;
+	return nhost > 0 ? (int)((cpu + apart) % (uint32_t)nhost) : 0;
+}
 
 #endif

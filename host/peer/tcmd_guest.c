@@ -29,6 +29,9 @@ struct tcmd_guest {
 	char clock[32];
 	uint32_t round;
 	int nhost;
+	/* a whole sample ran and the agent never waited for our ACKs: a
+	 * trace-cmd >= 3.3 (TCP_NODELAY); its samples go apart from its CPU */
+	bool nodelay_seen;
 	char opts[256];			/* the guest's option words, for messages */
 	char addr[TSYNC_EP_HOST_MAX + 32];	/* the agent's address, for messages */
 };
@@ -152,7 +155,9 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
 int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res)
 {
-	int hc = o->host_cpu >= 0 ? o->host_cpu : (int)(cpu % (uint32_t)t->nhost);
+	/* apart from the agent's CPU on one kernel once the agent is seen
+	 * not to wait for ACKs (round_host_cpu() says why) */
+	int hc = round_host_cpu(o, cpu, t->nhost, t->nodelay_seen ? 1 : 0);
 	struct tcmd_host_sample r;
 	int ret;
 
@@ -171,6 +176,8 @@ int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts
 			      sizeof(res->error));
 	if (o->cpu_locks)
 		pthread_mutex_unlock(&o->cpu_locks[hc]);
+	if (ret >= 0 && !tcmd_conn_acking(&t->s->ts))
+		t->nodelay_seen = true;
 	res->est = (struct tsync_estimate){ .offset_ns = r.offset, .guest_ts = r.ts,
 					    .error_ns = ROUND_UNKNOWN,
 					    .delay_ns = ROUND_UNKNOWN, .sent = r.probes };

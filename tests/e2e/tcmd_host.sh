@@ -52,8 +52,8 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["protocol"
 	"$E2E_TMP/sync.json" || fail "sync --json: $(cat "$E2E_TMP/sync.json")"
 pass "sync --json --rounds 2: valid JSON, a sample per CPU and round"
 tc_idle
-# --host-cpu: every sample stamped on that host CPU (not the guest CPU's
-# number, as without it), and the marker stamps read back from there
+# --host-cpu: every sample stamped on that host CPU (not the default,
+# tests/e2e/tcmd_host_cpu.sh), and the marker stamps read back from there
 if [ "$(nproc)" -ge 2 ]; then
 	hc=$(($(nproc) - 1))
 	timeout 60 "$HOST" sync --json --host-cpu "$hc" "$EP" > "$E2E_TMP/hcpu.json" 2>&1 ||

@@ -78,12 +78,33 @@ static void test_stream_close_no_peer(void **state)
 	peer_free(NULL);
 }
 
+/* round_host_cpu(): --host-cpu wins; else the guest CPU's number plus
+ * apart, modulo the host's CPUs. */
+static void test_round_host_cpu(void **state)
+{
+	struct round_opts o = { .host_cpu = -1 };
+
+	(void)state;
+	assert_int_equal(round_host_cpu(&o, 0, 2, 0), 0);
+	assert_int_equal(round_host_cpu(&o, 1, 2, 0), 1);
+	assert_int_equal(round_host_cpu(&o, 5, 4, 0), 1);
+	assert_int_equal(round_host_cpu(&o, 0, 2, 1), 1);
+	assert_int_equal(round_host_cpu(&o, 1, 2, 1), 0);
+	assert_int_equal(round_host_cpu(&o, 3, 4, 1), 0);
+	assert_int_equal(round_host_cpu(&o, 7, 1, 1), 0);	/* one host CPU */
+	assert_int_equal(round_host_cpu(&o, 7, 0, 1), 0);	/* none known */
+	o.host_cpu = 3;
+	assert_int_equal(round_host_cpu(&o, 0, 2, 0), 3);
+	assert_int_equal(round_host_cpu(&o, 1, 2, 1), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dialect),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_stream_close_no_peer),
+		cmocka_unit_test(test_round_host_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
