@@ -64,10 +64,10 @@ void tcmd_conn_set_deadline(struct tcmd_conn *c, int64_t deadline)
 	c->deadline = deadline;
 }
 
-/* Says whether the peer waits for our ACKs; see tcmd_io.h. */
-bool tcmd_conn_acking(const struct tcmd_conn *c)
+/* Says whether a TCP peer sends without waiting for our ACKs; see tcmd_io.h. */
+bool tcmd_conn_tcp_nodelay_peer(const struct tcmd_conn *c)
 {
-	return c->acking;
+	return c->quickack && !c->acking;
 }
 
 /* Returns @dl, or the exchange's deadline if that comes first. */

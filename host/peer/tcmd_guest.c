@@ -29,8 +29,9 @@ struct tcmd_guest {
 	char clock[32];
 	uint32_t round;
 	int nhost;
-	/* a whole sample ran and the agent never waited for our ACKs: a
-	 * trace-cmd >= 3.3 (TCP_NODELAY); its samples go apart from its CPU */
+	/* a whole sample ran over TCP and the agent never waited for our
+	 * ACKs: a trace-cmd >= 3.3 (TCP_NODELAY); its samples go apart from
+	 * its CPU (on vsock nothing tells, and they stay) */
 	bool nodelay_seen;
 	char opts[256];			/* the guest's option words, for messages */
 	char addr[TSYNC_EP_HOST_MAX + 32];	/* the agent's address, for messages */
@@ -176,7 +177,7 @@ int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts
 			      sizeof(res->error));
 	if (o->cpu_locks)
 		pthread_mutex_unlock(&o->cpu_locks[hc]);
-	if (ret >= 0 && !tcmd_conn_acking(&t->s->ts))
+	if (ret >= 0 && tcmd_conn_tcp_nodelay_peer(&t->s->ts))
 		t->nodelay_seen = true;
 	res->est = (struct tsync_estimate){ .offset_ns = r.offset, .guest_ts = r.ts,
 					    .error_ns = ROUND_UNKNOWN,

@@ -72,7 +72,8 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
  * One PTP sample of guest CPU @cpu (host/peer/tcmd_ptp.h) as a round of
  * @o (its clock and stamps are the session's): stamped on host CPU
  * o->host_cpu (-1: the guest CPU's number, or the next one once a sample
- * showed an agent that does not wait for our ACKs: round_host_cpu()),
+ * over TCP showed an agent that does not wait for our ACKs:
+ * round_host_cpu()),
  * holding that CPU's lock of o->cpu_locks (may be NULL) around it. The
  * agent estimates: @res holds the offset, the guest time and the probes
  * sent, its error bound and delay ROUND_UNKNOWN (host/peer/round.h).
