@@ -47,10 +47,11 @@ static int stamp_arrival(void *arg)
 
 /* The probe loop until END: stamps and echoes each probe into @slots
  * (TCMD_PTP_LOOP of them); returns the count or -errno. The stamp is
- * taken as soon as a message is in, before it is decoded, for the probe
- * that must come next (END gets one too, which nothing asks for), and the
- * echo is encoded before that, so the host adds no delay of its own
- * between the probe's arrival, its stamp and the echo's departure. The
+ * taken as soon as a message is in and decoded, as trace-cmd's host takes
+ * it after tracecmd_msg_recv_time_sync(), for the probe that must come
+ * next (END gets one too, which nothing asks for), and the echo is
+ * encoded before that, so the host adds no delay of its own between the
+ * probe's stamp and the echo's departure. The
  * probe is read in the reads trace-cmd's host makes of it, so that it is
  * stamped as long after its first bytes came as trace-cmd's host stamps
  * it (tcmd_conn_recv_stamped_split()), and the echo goes in the two
