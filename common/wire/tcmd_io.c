@@ -335,6 +335,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 		   const struct recv_how *how, char *err, size_t errlen)
 {
 	tcmd_stamp_fn stamp = how ? how->stamp : NULL;
+	bool split = how && how->split;	/* trace-cmd's reads and order */
 	size_t first;
 	struct tcmd_err e = { { 0 } };
 	struct tcmd_hdr h;
@@ -354,7 +355,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	/* the rest: in one read, or in trace-cmd's two (tracecmd_msg_recv():
 	 * the command struct, then the payload; none of an empty part) */
 	if (!ret) {
-		first = how && how->split ? h.cmd_size : h.size - TCMD_HDR_LEN;
+		first = split ? h.cmd_size : h.size - TCMD_HDR_LEN;
 		ret = read_part(c, c->buf + TCMD_HDR_LEN, first, TCMD_HDR_LEN, deadline);
 		if (!ret)
 			ret = read_part(c, c->buf + TCMD_HDR_LEN + first,
@@ -368,7 +369,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	/* the message is in: its stamp before anything else, or, in
 	 * trace-cmd's order (@how->split), once it is decoded, as
 	 * tracecmd_msg_recv_time_sync() decodes before the stamp */
-	if (how && how->split && tcmd_decode(c->buf, h.size, m, &e)) {
+	if (split && tcmd_decode(c->buf, h.size, m, &e)) {
 		tsync_set_err(err, errlen, "%s", e.reason);
 		return -EBADMSG;
 	}
@@ -378,7 +379,7 @@ static int recv_by(struct tcmd_conn *c, struct tcmd_msg *m, int64_t deadline, bo
 	}
 	if (!how || !how->ack_later)
 		quickack(c);
-	if (!(how && how->split) && tcmd_decode(c->buf, h.size, m, &e)) {
+	if (!split && tcmd_decode(c->buf, h.size, m, &e)) {
 		tsync_set_err(err, errlen, "%s", e.reason);
 		return -EBADMSG;
 	}
