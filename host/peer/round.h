@@ -96,8 +96,10 @@ struct round_opts {
  * with the host thread on its CPU, -0.21 and -0.27 us apart (30 rounds
  * each); 3.1.6's (Nagle on, waits for our ACKs) +0.50 and +0.43 us on its
  * CPU, +2.85 and +2.94 us apart (20 each). So its dialect uses 1, apart,
- * once a sample over TCP showed an agent that does not wait for ACKs,
- * else 0 (on vsock, where nothing tells, too).
+ * over TCP until the agent is seen waiting for ACKs, and 0 from then on,
+ * the sample it is seen in moving before its next stamp (3.1.6's agent
+ * shows it before its first probe's stamp: host/peer/tcmd_guest.c); on
+ * vsock, where nothing tells, 0.
  */
 static inline int round_host_cpu(const struct round_opts *o, uint32_t cpu, int nhost,
 				 uint32_t apart)

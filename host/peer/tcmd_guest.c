@@ -29,10 +29,6 @@ struct tcmd_guest {
 	char clock[32];
 	uint32_t round;
 	int nhost;
-	/* a whole sample ran over TCP and the agent never waited for our
-	 * ACKs: a trace-cmd >= 3.3 (TCP_NODELAY); its samples go apart from
-	 * its CPU (on vsock nothing tells, and they stay) */
-	bool nodelay_seen;
 	char opts[256];			/* the guest's option words, for messages */
 	char addr[TSYNC_EP_HOST_MAX + 32];	/* the agent's address, for messages */
 };
@@ -152,33 +148,59 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
 							   a), err, errlen);
 }
 
+/* What move_back() needs to name a sample's host CPU. */
+struct sample_cpu {
+	const struct round_opts *o;
+	uint32_t cpu;		/* the guest CPU */
+	int nhost;
+};
+
+/* struct tcmd_ptp_cpu's move: the agent proved one that waits for our
+ * ACKs, so the sample goes on on the guest CPU's number, its lock taken
+ * there (round_host_cpu() says why). */
+static int move_back(void *arg, int from)
+{
+	const struct sample_cpu *m = arg;
+	int to = round_host_cpu(m->o, m->cpu, m->nhost, 0);
+
+	if (to != from && m->o->cpu_locks) {
+		pthread_mutex_unlock(&m->o->cpu_locks[from]);
+		pthread_mutex_lock(&m->o->cpu_locks[to]);
+	}
+	return to;
+}
+
 /* Takes one sample as a round; see tcmd_guest.h. */
 int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res)
 {
-	/* apart from the agent's CPU on one kernel once the agent is seen
-	 * not to wait for ACKs (round_host_cpu() says why) */
-	int hc = round_host_cpu(o, cpu, t->nhost, t->nodelay_seen ? 1 : 0);
+	/* apart from the agent's CPU on one kernel unless the agent is seen
+	 * to wait for ACKs, before the sample's first stamp or during it
+	 * (round_host_cpu() says why) */
+	bool apart = o->host_cpu < 0 && tcmd_conn_tcp_nodelay_peer(&t->s->ts);
+	struct sample_cpu m = { .o = o, .cpu = cpu, .nhost = t->nhost };
+	struct tcmd_ptp_cpu hc = { .cpu = round_host_cpu(o, cpu, t->nhost, apart ? 1 : 0),
+				   .move = apart ? move_back : NULL, .arg = &m };
 	struct tcmd_host_sample r;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
 	res->round_id = ++t->round;
 	res->cpu = cpu;
-	res->host_cpu = hc;
+	res->host_cpu = hc.cpu;
 	if (t->s->kvm) {	/* its agent waits for kvm's exchange, not PTP's */
 		snprintf(res->error, sizeof(res->error), "the trace-cmd agent took kvm time "
 			 "sync: it runs no PTP probes");
 		return res->status = -EPROTONOSUPPORT;
 	}
 	if (o->cpu_locks)
-		pthread_mutex_lock(&o->cpu_locks[hc]);
-	ret = tcmd_ptp_sample(&t->s->ts, t->st, res->round_id, cpu, hc, &r, res->error,
+		pthread_mutex_lock(&o->cpu_locks[hc.cpu]);
+	ret = tcmd_ptp_sample(&t->s->ts, t->st, res->round_id, cpu, &hc, &r, res->error,
 			      sizeof(res->error));
+	/* the lock of the CPU it ended on (move_back() swaps them) */
 	if (o->cpu_locks)
-		pthread_mutex_unlock(&o->cpu_locks[hc]);
-	if (ret >= 0 && tcmd_conn_tcp_nodelay_peer(&t->s->ts))
-		t->nodelay_seen = true;
+		pthread_mutex_unlock(&o->cpu_locks[hc.cpu]);
+	res->host_cpu = hc.cpu;
 	res->est = (struct tsync_estimate){ .offset_ns = r.offset, .guest_ts = r.ts,
 					    .error_ns = ROUND_UNKNOWN,
 					    .delay_ns = ROUND_UNKNOWN, .sent = r.probes };

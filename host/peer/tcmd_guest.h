@@ -71,10 +71,11 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
 /*
  * One PTP sample of guest CPU @cpu (host/peer/tcmd_ptp.h) as a round of
  * @o (its clock and stamps are the session's): stamped on host CPU
- * o->host_cpu (-1: the guest CPU's number, or the next one once a sample
- * over TCP showed an agent that does not wait for our ACKs:
- * round_host_cpu()),
- * holding that CPU's lock of o->cpu_locks (may be NULL) around it. The
+ * o->host_cpu (-1: over TCP the next one after the guest CPU's number
+ * until the agent is seen waiting for our ACKs, the sample moving to the
+ * guest CPU's number then; otherwise the guest CPU's number:
+ * round_host_cpu()), holding the lock of o->cpu_locks (may be NULL) of
+ * the CPU it stamps on; res->host_cpu is the one it ended on. The
  * agent estimates: @res holds the offset, the guest time and the probes
  * sent, its error bound and delay ROUND_UNKNOWN (host/peer/round.h).
  * Returns as peer_round() (host/peer/peer.h): a sample trace-cmd would

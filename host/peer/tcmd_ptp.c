@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* trace-cmd's PTP time sync, host side; theory of operation in tcmd_ptp.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base/cpu.h"
+#include "common/base/log.h"
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
 #include "host/peer/tcmd_ptp.h"
@@ -30,18 +32,64 @@ static int ptp_start(struct tcmd_conn *c, uint32_t cpu, uint32_t *series, char *
 						    m.ts.start.flags), err, errlen);
 }
 
+/* Where a sample stamps (struct tcmd_ptp_cpu) and what it saw of it. */
+struct ptp_pin {
+	struct tcmd_conn *c;
+	struct tcmd_ptp_cpu *hc;
+	int first;		/* the CPU it started on */
+	uint32_t split;		/* slots stamped on @first */
+	bool asked;		/* @hc->move was asked */
+	char why[128];		/* why a move failed */
+};
+
 /* A probe's arrival stamp, taken the moment it is in. */
 struct arrival {
 	struct tsync_stamper *st;
+	struct ptp_pin *pin;
 	uint32_t round, seq, cpu;
 	int64_t ts;
 };
 
-/* Takes the stamp of @arg, a struct arrival: HOST_RECV. */
+/* Asks @p's caller where to go on, the agent having been seen waiting
+ * for our ACKs before probe @seq's stamp, and moves there. Returns 0 or
+ * -errno with the reason in @p->why. */
+static int move_on(struct ptp_pin *p, uint32_t seq)
+{
+	int from = p->hc->cpu, to, ret;
+
+	p->asked = true;
+	to = p->hc->move(p->hc->arg, from);
+	if (to < 0) {
+		snprintf(p->why, sizeof(p->why), "cannot move the host thread off CPU %d: %s",
+			 from, strerror(-to));
+		return to;
+	}
+	if (to == from)
+		return 0;
+	p->hc->cpu = to;
+	ret = tsync_cpu_pin(to, NULL);
+	if (ret) {
+		snprintf(p->why, sizeof(p->why), "cannot move the host thread to CPU %d: %s",
+			 to, strerror(-ret));
+		return ret;
+	}
+	p->split = seq - 1;
+	log_debug("tcmd: %s waits for our ACKs: its sample moves from host CPU %d to %d "
+		  "at probe %u", p->c->peer, from, to, seq);
+	return 0;
+}
+
+/* Takes the stamp of @arg, a struct arrival: HOST_RECV, on the CPU the
+ * sample goes on with (move_on()). */
 static int stamp_arrival(void *arg)
 {
 	struct arrival *a = arg;
+	struct ptp_pin *p = a->pin;
+	int ret;
 
+	if (p->hc->move && !p->asked && !tcmd_conn_tcp_nodelay_peer(p->c) &&
+	    (ret = move_on(p, a->seq)) < 0)
+		return ret;
 	return tsync_stamp_take(a->st, a->round, a->seq, TSYNC_DIR_HOST_RECV, a->cpu, &a->ts);
 }
 
@@ -58,8 +106,9 @@ static int stamp_arrival(void *arg)
  * writes trace-cmd makes of a message, as long after the stamp as
  * trace-cmd's host sends it (tcmd_conn_send_echo()), with no
  * TCP_QUICKACK re-arm between the stamp and the echo's last write. */
-static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
-		      uint32_t cpu, struct tsync_stamp_slot *slots, char *err, size_t errlen)
+static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, struct ptp_pin *pin,
+		      uint32_t round, uint32_t cpu, struct tsync_stamp_slot *slots, char *err,
+		      size_t errlen)
 {
 	uint8_t buf[64];
 	uint32_t n = 0;
@@ -67,10 +116,13 @@ static int ptp_probes(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t ro
 	int ret;
 
 	for (;;) {
-		struct arrival a = { .st = st, .round = round, .seq = n + 1, .cpu = cpu };
+		struct arrival a = { .st = st, .pin = pin, .round = round, .seq = n + 1,
+				     .cpu = cpu };
 		ssize_t len = tcmd_enc_ptp_probe(buf, sizeof(buf), n + 1);
 
 		ret = tcmd_conn_recv_stamped_split(c, &m, stamp_arrival, &a, err, errlen);
+		if (ret && pin->why[0])
+			snprintf(err, errlen, "%s", pin->why);
 		if (ret)
 			return ret;
 		if (m.cmd == TCMD_TIME_SYNC && !strcmp(m.ts.proto, TCMD_PROTO_PTP) &&
@@ -135,12 +187,31 @@ out:
 	return ret;
 }
 
+/* Reads back the marker stamps of @n @slots, stamped as @pin says;
+ * returns 0 or -errno with a reason in @err. */
+static int resolve(struct tsync_stamper *st, const struct ptp_pin *pin, uint32_t round,
+		   struct tsync_stamp_slot *slots, uint32_t n, char *err, size_t errlen)
+{
+	uint32_t k = pin->hc->cpu == pin->first ? n : pin->split;
+	int ret = 0;
+
+	/* each from the ring buffer of the CPU it was written on */
+	if (k)
+		ret = tsync_stamp_resolve(st, pin->first, round, slots, k);
+	if (!ret && k < n)
+		ret = tsync_stamp_resolve(st, pin->hc->cpu, round, slots + k, n - k);
+	if (ret)
+		snprintf(err, errlen, "reading the host's stamps back: %s", strerror(-ret));
+	return ret;
+}
+
 /* Takes one sample; see tcmd_ptp.h. */
 int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t round,
-		    uint32_t cpu, int host_cpu, struct tcmd_host_sample *r,
+		    uint32_t cpu, struct tcmd_ptp_cpu *hc, struct tcmd_host_sample *r,
 		    char *err, size_t errlen)
 {
 	struct tsync_stamp_slot *slots = calloc(TCMD_PTP_LOOP, sizeof(*slots));
+	struct ptp_pin pin = { .c = c, .hc = hc, .first = hc->cpu };
 	int64_t t0 = tsync_now_ns();
 	struct tsync_cpu_mask old;
 	uint32_t series = 0;
@@ -148,14 +219,14 @@ int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t roun
 
 	memset(r, 0, sizeof(*r));
 	r->cpu = cpu;
-	r->host_cpu = host_cpu;
+	r->host_cpu = hc->cpu;
 	if (!slots) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = tsync_cpu_pin(host_cpu, &old);
+	ret = tsync_cpu_pin(hc->cpu, &old);
 	if (ret) {
-		snprintf(err, errlen, "cannot pin the host thread to CPU %d: %s", host_cpu,
+		snprintf(err, errlen, "cannot pin the host thread to CPU %d: %s", hc->cpu,
 			 strerror(-ret));
 		goto out;
 	}
@@ -163,14 +234,11 @@ int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t roun
 	tcmd_conn_set_deadline(c, tsync_deadline_ms(2 * (int64_t)c->timeout_ms));
 	ret = ptp_start(c, cpu, &series, err, errlen);
 	if (!ret)
-		ret = n = ptp_probes(c, st, round, cpu, slots, err, errlen);
-	if (ret >= 0) {
-		/* marker stamps: read back from this CPU's ring buffer */
-		ret = tsync_stamp_resolve(st, host_cpu, round, slots, (size_t)n);
-		if (ret)
-			snprintf(err, errlen, "reading the host's stamps back: %s", strerror(-ret));
-	}
+		ret = n = ptp_probes(c, st, &pin, round, cpu, slots, err, errlen);
+	if (ret >= 0)
+		ret = resolve(st, &pin, round, slots, (uint32_t)n, err, errlen);
 	tsync_cpu_unpin(&old);
+	r->host_cpu = hc->cpu;
 	if (!ret)
 		ret = ptp_finish(c, series, slots, (uint32_t)n, r, err, errlen);
 	r->probes = n > 0 ? (uint32_t)n : 0;
