@@ -15,9 +15,10 @@
  *                trace-cmd's host with trace-cmd's own agent, tsync-host
  *                with tsync-agent, a 2-CPU loopback guest (this kernel).
  *                trace-cmd gets -d -k --no-filter on both sides; Debian's
- *                3.1.6 runs under an LD_PRELOAD shim setting TCP_NODELAY
- *                (standing in for trace-cmd >= 3.3: without it one record
- *                takes minutes, README, bench_09_tcmd). BENCH11_TCMD names
+ *                3.1.6 runs under tests/shim/nodelay.so ($B/shim/, which
+ *                sets TCP_NODELAY: standing in for trace-cmd >= 3.3;
+ *                without it one record takes minutes, README,
+ *                bench_09_tcmd). BENCH11_TCMD names
  *                another trace-cmd binary (then no shim); the table says
  *                which one ran.
  *
@@ -70,21 +71,6 @@
 #define LOCK "/run/lock/tsync-trace-cmd.lock"
 #define MAXREPS 50
 #define MAXTIDS 256
-
-static const char shim_src[] =
-	"#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <netinet/in.h>\n"
-	"#include <netinet/tcp.h>\n#include <sys/socket.h>\n"
-	"static void nd(int fd){int one=1;struct sockaddr_storage s;socklen_t l=sizeof(s);"
-	"if(fd>=0&&!getsockname(fd,(struct sockaddr*)&s,&l)&&(s.ss_family==AF_INET||"
-	"s.ss_family==AF_INET6))setsockopt(fd,IPPROTO_TCP,TCP_NODELAY,&one,sizeof(one));}\n"
-	"int connect(int fd,const struct sockaddr*a,socklen_t l){static int(*r)(int,"
-	"const struct sockaddr*,socklen_t);if(!r)r=dlsym(RTLD_NEXT,\"connect\");"
-	"int x=r(fd,a,l);nd(fd);return x;}\n"
-	"int accept(int fd,struct sockaddr*a,socklen_t*l){static int(*r)(int,struct sockaddr*,"
-	"socklen_t*);if(!r)r=dlsym(RTLD_NEXT,\"accept\");int x=r(fd,a,l);nd(x);return x;}\n"
-	"int accept4(int fd,struct sockaddr*a,socklen_t*l,int f){static int(*r)(int,"
-	"struct sockaddr*,socklen_t*,int);if(!r)r=dlsym(RTLD_NEXT,\"accept4\");"
-	"int x=r(fd,a,l,f);nd(x);return x;}\n";
 
 /* The recorder's tasks seen during one run. */
 struct tids {
@@ -474,25 +460,6 @@ static void print_fig(const char *what, struct fig *a, struct fig *b, const char
 	printf("\n");
 }
 
-/* Builds the NODELAY shim into @dir; returns its path in @out or "" */
-static void build_shim(const char *dir, char *out, size_t cap)
-{
-	char src[PATH_MAX], cmd[3 * PATH_MAX];
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(src, sizeof(src), "%s/nodelay.c", dir);
-	f = fopen(src, "w");
-	if (!f)
-		return;
-	fputs(shim_src, f);
-	fclose(f);
-	snprintf(out, cap, "%s/nodelay.so", dir);
-	snprintf(cmd, sizeof(cmd), "cc -shared -fPIC -O2 -o %s %s -ldl", out, src);
-	if (system(cmd))
-		out[0] = '\0';
-}
-
 int main(int argc, char **argv)
 {
 	const char *b0 = getenv("B") ? getenv("B") : "build";
@@ -526,11 +493,12 @@ int main(int argc, char **argv)
 	snprintf(host2, sizeof(host2), "%s/tsync-host", b2 ? r2 : b);
 	snprintf(agent2, sizeof(agent2), "%s/tsync-agent", b2 ? r2 : b);
 	pre[0] = '\0';
-	if (!getenv("BENCH11_TCMD")) {
-		build_shim(dir, shim, sizeof(shim));
-		if (shim[0])
-			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
-	}
+	snprintf(shim, sizeof(shim), "%s/shim/nodelay.so", b);
+	if (!getenv("BENCH11_TCMD") && !access(shim, R_OK))
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", shim);
+	else if (!getenv("BENCH11_TCMD"))
+		printf("  (no %s: make build-tests builds it; trace-cmd's agent runs "
+		       "without it)\n", shim);
 	printf("bench_11_observer: %d repetitions, trace-cmd = %s%s\n", reps, tcmd,
 	       pre[0] ? " (with its own agent under the NODELAY shim)" : "");
 	snprintf(cmd, sizeof(cmd), "%s -h 2>&1 | grep -m1 version", tcmd);
