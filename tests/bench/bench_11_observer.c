@@ -22,9 +22,13 @@
  *                another trace-cmd binary (then no shim); the table says
  *                which one ran.
  *
- * The recorder's threads are found while it runs: every task of the
- * recorder and of its descendants, sampled from /proc every 20 ms, except
- * those that became the command (comm "sleep"). In the --no-filter trace
+ * The recorder's threads are found in its trace (read with libtracecmd):
+ * every pid from the recorder's own on that an event shows under the
+ * recorder's name (the common pid's, prev/next of a switch, a wakeup's
+ * target), except those an event shows as the command ("sleep": the
+ * forked child carries the recorder's name until it becomes COMMAND).
+ * The bench itself sleeps on a pidfd while the recorder runs, so none of
+ * it is in the trace. In the --no-filter trace
  * (nothing of the recorder hidden) the bench counts the sched_switch
  * events whose prev_pid or next_pid is one of them and the sched_wakeup
  * events whose pid is; in the default trace, every event that names one
@@ -65,6 +69,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <trace-cmd.h>
+
 #include "common/base/timeutil.h"
 #include "tests/bench/bench_lib.h"
 
@@ -72,10 +78,15 @@
 #define MAXREPS 50
 #define MAXTIDS 256
 
-/* The recorder's tasks seen during one run. */
-struct tids {
+/* The recorder's tasks, as its trace names them: every pid from the
+ * recorder's own on (@base) that an event shows under the recorder's name
+ * (@comm), except those that an event shows as the command ("sleep"):
+ * the forked child carries the recorder's name until it runs COMMAND. */
+struct who {
+	const char *comm;
+	int base;
 	int tid[MAXTIDS], n;
-	int cmd[MAXTIDS], ncmd;	/* became the command */
+	int cmd[MAXTIDS], ncmd;
 };
 
 /* One measured figure over the repetitions. */
@@ -120,104 +131,113 @@ static bool has(const int *a, int n, int x)
 	return false;
 }
 
-/* Adds @pid's tasks and, recursively, its children's to @t. */
-static void sample(struct tids *t, int pid, int depth)
+static void put(int *a, int *n, int x)
 {
-	char path[64], comm[32], buf[4096];
-	struct dirent *de;
-	DIR *d;
+	if (!has(a, *n, x) && *n < MAXTIDS)
+		a[(*n)++] = x;
+}
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d || depth > 4) {
-		if (d)
-			closedir(d);
+/* Notes that an event shows task @pid named @comm. */
+static void seen(struct who *w, const char *comm, int pid)
+{
+	if (!comm || pid < w->base)
 		return;
-	}
-	while ((de = readdir(d))) {
-		int tid = atoi(de->d_name), fd;
-		ssize_t n;
-
-		if (tid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-		fd = open(path, O_RDONLY);
-		n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		comm[n > 0 ? n : 0] = '\0';
-		if (n >= 5 && !memcmp(comm, "sleep", 5)) {
-			if (!has(t->cmd, t->ncmd, tid) && t->ncmd < MAXTIDS)
-				t->cmd[t->ncmd++] = tid;
-		} else if (n > 0 && !has(t->tid, t->n, tid) && t->n < MAXTIDS) {
-			t->tid[t->n++] = tid;
-		}
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
-		fd = open(path, O_RDONLY);
-		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		for (char *p = buf, *e; *p; p = e) {
-			long c = strtol(p, &e, 10);
-
-			if (e == p)
-				break;
-			sample(t, (int)c, depth + 1);
-		}
-	}
-	closedir(d);
+	if (!strcmp(comm, "sleep"))
+		put(w->cmd, &w->ncmd, pid);
+	else if (!strcmp(comm, w->comm))
+		put(w->tid, &w->n, pid);
 }
 
-/* True if tid @x is a recorder thread of @t (not the command). */
-static bool mine(const struct tids *t, int x)
+/* True if @pid is one of the recorder's threads (not the command). */
+static bool mine(const struct who *w, int pid)
 {
-	return has(t->tid, t->n, x) && !has(t->cmd, t->ncmd, x);
+	return has(w->tid, w->n, pid) && !has(w->cmd, w->ncmd, pid);
 }
 
-/* The value of " KEY=NUMBER" in @line, or -1. */
-static int field(const char *line, const char *key)
-{
-	const char *p = strstr(line, key);
+/* The figures counted by count_cb(). */
+struct tally {
+	struct who *w;
+	bool second;	/* the counting pass; the first one finds the tasks */
+	int sw, wk, left;
+};
 
-	return p ? atoi(p + strlen(key)) : -1;
+/* Field @name of @rec as a number, or -1. */
+static int num(struct tep_event *ev, struct tep_record *rec, const char *name)
+{
+	unsigned long long v;
+
+	return tep_get_field_val(NULL, ev, name, rec, &v, 0) ? -1 : (int)v;
 }
 
-/* Counts in @file the switches and wakeups involving @t (@sw, @wk) and
- * every event that names a thread of @t (@left). */
-static void count(const char *file, const struct tids *t, int *sw, int *wk, int *left)
+/* Field @name of @rec as a string (a char array of the event), or NULL. */
+static const char *str(struct tep_event *ev, struct tep_record *rec, const char *name,
+		       char *buf, size_t cap)
 {
-	char cmd[PATH_MAX + 64], line[1024];
-	FILE *p;
+	int len;
+	const char *p = tep_get_field_raw(NULL, ev, name, rec, &len, 0);
 
-	*sw = *wk = *left = 0;
-	snprintf(cmd, sizeof(cmd), "trace-cmd report -R -i %s 2>/dev/null", file);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
-		const char *dash = strstr(line, " [");
-		int cpid = -1, hit = 0;
+	if (!p || len <= 0)
+		return NULL;
+	snprintf(buf, cap, "%.*s", len, p);
+	return buf;
+}
 
-		/* "comm-PID [CPU] ...": the common pid is before the CPU */
-		if (dash) {
-			const char *q = dash;
+/* One event: notes its tasks (first pass) or counts it (second). */
+static int count_cb(struct tracecmd_input *h, struct tep_record *rec, int cpu, void *data)
+{
+	struct tep_handle *tep = tracecmd_get_tep(h);
+	struct tep_event *ev = tep_find_event_by_record(tep, rec);
+	struct tally *t = data;
+	int cpid = tep_data_pid(tep, rec), hit = 0;
+	char c1[32], c2[32];
 
-			while (q > line && q[-1] >= '0' && q[-1] <= '9')
-				q--;
-			if (q > line && q[-1] == '-')
-				cpid = atoi(q);
+	(void)cpu;
+	if (!ev)
+		return 0;
+	if (!t->second) {
+		seen(t->w, tep_data_comm_from_pid(tep, cpid), cpid);
+		if (!strcmp(ev->name, "sched_switch")) {
+			seen(t->w, str(ev, rec, "prev_comm", c1, sizeof(c1)),
+			     num(ev, rec, "prev_pid"));
+			seen(t->w, str(ev, rec, "next_comm", c2, sizeof(c2)),
+			     num(ev, rec, "next_pid"));
+		} else if (!strcmp(ev->name, "sched_wakeup")) {
+			seen(t->w, str(ev, rec, "comm", c1, sizeof(c1)), num(ev, rec, "pid"));
 		}
-		if (strstr(line, "sched_switch:")) {
-			hit = mine(t, field(line, " prev_pid=")) || mine(t, field(line, " next_pid="));
-			*sw += hit;
-		} else if (strstr(line, "sched_wakeup:")) {
-			hit = mine(t, field(line, " pid="));
-			*wk += hit;
-		}
-		*left += hit || mine(t, cpid);
+		return 0;
 	}
-	pclose(p);
+	if (!strcmp(ev->name, "sched_switch")) {
+		hit = mine(t->w, num(ev, rec, "prev_pid")) || mine(t->w, num(ev, rec, "next_pid"));
+		t->sw += hit;
+	} else if (!strcmp(ev->name, "sched_wakeup")) {
+		hit = mine(t->w, num(ev, rec, "pid"));
+		t->wk += hit;
+	}
+	t->left += hit || mine(t->w, cpid);
+	return 0;
+}
+
+/* Counts in @file (read with libtracecmd) the switches and wakeups
+ * involving the recorder's threads (@sw, @wk) and every event that names
+ * one of them (@left). Returns 0, or -1 if @file cannot be read. */
+static int count(const char *file, struct who *w, int *sw, int *wk, int *left)
+{
+	struct tally t = { .w = w };
+	struct tracecmd_input *h;
+
+	for (int pass = 0; pass < 2; pass++) {
+		h = tracecmd_open(file, TRACECMD_FL_LOAD_NO_PLUGINS |
+				  TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
+		if (!h)
+			return -1;
+		t.second = pass;
+		tracecmd_iterate_events(h, NULL, 0, count_cb, &t);
+		tracecmd_close(h);
+	}
+	*sw = t.sw;
+	*wk = t.wk;
+	*left = t.left;
+	return 0;
 }
 
 /* Takes the trace-cmd lock, waiting at most 10 s: a trace-cmd left running
@@ -271,7 +291,7 @@ static double wait_removed(void)
  * its instance outlived it. Returns 0, or -1 when it failed (its log
  * shown). */
 static int run(char *const argv[], const char *dir, const char *env, double *wall,
-	       double *cpu, struct tids *t, double *gone)
+	       double *cpu, pid_t *rpid, double *gone)
 {
 	double g;
 	int pfd;
@@ -282,17 +302,18 @@ static int run(char *const argv[], const char *dir, const char *env, double *wal
 	pid_t pid, w;
 
 	snprintf(log, sizeof(log), "%s/record.log", dir);
-	memset(t, 0, sizeof(*t));
 	t0 = tsync_now_ns();
 	pid = bench_spawn(argv, dir, log, env);
 	if (pid < 0)
 		return -1;
+	if (rpid)
+		*rpid = pid;
 	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	while ((w = wait4(pid, &status, WNOHANG, &ru)) == 0) {
 		struct pollfd p = { .fd = pfd, .events = POLLIN };
 
-		sample(t, pid, 0);
-		if (pfd < 0 || poll(&p, 1, 20) < 0)
+		/* the bench sleeps while it runs: nothing of it in the trace */
+		if (pfd < 0 || poll(&p, 1, -1) < 0)
 			usleep(20000);
 	}
 	*wall = (double)(tsync_now_ns() - t0) / 1e9;
@@ -322,9 +343,11 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 		      struct tool *tl)
 {
 	char *argv[12], file[PATH_MAX];
-	struct tids t;
+	const char *slash = strrchr(prog, '/');
+	struct who w = { .comm = slash ? slash + 1 : prog };
 	double wall, cpu, gone;
 	int n = 0, sw, wk, left, lock = -1;
+	pid_t rpid = -1;
 
 	argv[n++] = (char *)prog;
 	argv[n++] = "record";
@@ -345,7 +368,7 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 	unlink(file);
 	if (tcmd)
 		lock = tcmd_lock();
-	n = run(argv, dir, NULL, &wall, &cpu, &t, &gone);
+	n = run(argv, dir, NULL, &wall, &cpu, &rpid, &gone);
 	if (tcmd)
 		bench_restore_tracefs();
 	if (lock >= 0)
@@ -354,7 +377,12 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 		tl->fails++;
 		return;
 	}
-	count(file, &t, &sw, &wk, &left);
+	w.base = rpid;
+	if (count(file, &w, &sw, &wk, &left)) {
+		printf("  %s: cannot read %s\n", prog, file);
+		tl->fails++;
+		return;
+	}
 	if (nofilter) {
 		add(&tl->sw, sw);
 		add(&tl->wk, wk);
@@ -404,14 +432,13 @@ static void guest_once(const char *prog, bool tcmd, int port, const char *env,
 	char *sargv[] = { (char *)prog, "record", "-A", ep, "--name", BENCH_TCMD_GUEST,
 			  "-e", "sched:sched_switch", "-e", "sched:sched_switch", "sleep", "1",
 			  NULL };
-	struct tids t;
 	double wall, cpu;
 	int lock = -1, ret;
 
 	snprintf(ep, sizeof(ep), "127.0.0.1:%d", port);
 	if (tcmd)
 		lock = tcmd_lock();
-	ret = run(tcmd ? targv : sargv, dir, env, &wall, &cpu, &t, NULL);
+	ret = run(tcmd ? targv : sargv, dir, env, &wall, &cpu, NULL, NULL);
 	if (tcmd)
 		bench_restore_tracefs();
 	if (lock >= 0)
@@ -512,10 +539,9 @@ int main(int argc, char **argv)
 		sa2 = start_agent(agent2, false, NULL, dir, &sport2);
 	}
 	for (int r = 0; r < reps; r++) {
-		struct tids t;
 		double w, c;
 
-		if (!run(sleep_argv, dir, NULL, &w, &c, &t, NULL))
+		if (!run(sleep_argv, dir, NULL, &w, &c, NULL, NULL))
 			add(&own, w);
 		/* the second build first in every other repetition */
 		if (b2 && r % 2 == 0)
