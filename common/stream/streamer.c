@@ -29,7 +29,11 @@
  * With TSYNC_STREAMER_NO_POLL it does not re-try on a timer: the thread
  * sleeps until buffer_percent (or the stop), as trace-cmd's recorders do
  * in their blocking splice, and costs no wake-ups while a CPU is quiet;
- * the pages under buffer_percent wait for the final flush.
+ * the pages under buffer_percent wait for the final flush. That holds
+ * from the first page on only where the caller armed the wake-up before
+ * the thread first sleeps (tsync_streamer_start_fd() with a descriptor
+ * tsync_watermark_arm() armed; common/tracefs/watermark.h): else the
+ * kernel wakes the thread once, a page into the recording.
  *
  * On stop there are two flushes, in this order:
  *
@@ -192,26 +196,31 @@ static void *streamer_main(void *arg)
 	return NULL;
 }
 
-/* Starts a streamer; see streamer.h. */
-int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
-			 const struct tsync_streamer_opts *opts,
-			 struct tsync_streamer **out)
+/* Starts a streamer on an open trace_pipe_raw; see streamer.h. */
+int tsync_streamer_start_fd(struct tracefs_instance *inst, int cpu, int trace_fd, int sock,
+			    const struct tsync_streamer_opts *opts,
+			    struct tsync_streamer **out)
 {
 	struct tsync_streamer_opts def = { 0 };
 	struct tsync_fwd_opts fo = { 0 };
 	struct tsync_streamer *s;
-	char path[64];
 	int ret;
 
-	if (cpu < 0 || sock < 0 || !out)
+	if (cpu < 0 || trace_fd < 0 || sock < 0 || !out) {
+		if (trace_fd >= 0)
+			close(trace_fd);
 		return -EINVAL;
+	}
 	if (!opts)
 		opts = &def;
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		close(trace_fd);
 		return -ENOMEM;
+	}
 	s->sock = sock;
-	s->trace_fd = s->stop_fd = -1;
+	s->trace_fd = trace_fd;
+	s->stop_fd = -1;
 	s->joined = true;
 	s->poll_ms = opts->poll_ms ? opts->poll_ms : STREAMER_POLL_MS;
 	if (s->poll_ms < 0)
@@ -228,14 +237,6 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 	s->page_size = (size_t)ret;
 	s->half = tsync_maxkb_half(opts->max_kb, s->page_size);
 
-	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
-	s->trace_fd = tracefs_instance_file_open(inst, path,
-						 O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (s->trace_fd < 0) {
-		ret = errno ? -errno : -ENOENT;
-		log_err("%s: cannot open %s: %s", s->name, path, strerror(-ret));
-		goto fail;
-	}
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->stop_fd < 0) {
 		ret = -errno;
@@ -257,6 +258,24 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 fail:
 	tsync_streamer_free(s);
 	return ret;
+}
+
+/* Opens the CPU's trace_pipe_raw and starts a streamer; see streamer.h. */
+int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
+			 const struct tsync_streamer_opts *opts,
+			 struct tsync_streamer **out)
+{
+	int fd;
+
+	if (cpu < 0 || sock < 0 || !out)
+		return -EINVAL;
+	fd = tsync_ringbuf_open_cpu(inst, cpu);
+	if (fd < 0) {
+		log_err("stream cpu%d: cannot open per_cpu/cpu%d/trace_pipe_raw: %s", cpu, cpu,
+			strerror(-fd));
+		return fd;
+	}
+	return tsync_streamer_start_fd(inst, cpu, fd, sock, opts, out);
 }
 
 /* Stops the streamer and waits for it; see streamer.h. */

@@ -55,6 +55,16 @@ int tsync_streamer_start(struct tracefs_instance *inst, int cpu, int sock,
 			 struct tsync_streamer **out);
 
 /*
+ * tsync_streamer_start() with @trace_fd, per_cpu/cpu@cpu/trace_pipe_raw
+ * of @inst already open (tsync_ringbuf_open_cpu(); armed by
+ * tsync_watermark_arm()), which the streamer takes over: it closes it
+ * when freed, or here on failure.
+ */
+int tsync_streamer_start_fd(struct tracefs_instance *inst, int cpu, int trace_fd, int sock,
+			    const struct tsync_streamer_opts *opts,
+			    struct tsync_streamer **out);
+
+/*
  * Stops the streamer: the thread moves the filled pages still in the ring
  * buffer, then the last partial page(s), pushes everything out of the
  * socket and ends; waits for it. Stop tracing first for a clean cut.

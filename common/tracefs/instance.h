@@ -41,7 +41,9 @@
  *                           by someone, saved, cleaned, written back
  *   global.c, global.h      machine-wide settings (saved_cmdlines_size) with one
  *                           owner: the first saves, the last writes back
- *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page)
+ *   ringbuf.c, ringbuf.h    the ring buffer's page size of an instance (header_page),
+ *                           a CPU's trace_pipe_raw opened
+ *   watermark.c, watermark.h  buffer_percent's wake-up armed before a recording
  *   selffilter.c, selffilter.h  event filters leaving our threads out of the
  *                           switches and wakeups that name them
  *   remover.c, remover.h    a stopped instance removed by a process of its own

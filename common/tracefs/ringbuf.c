@@ -3,6 +3,8 @@
 #include "common/tracefs/ringbuf.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,4 +53,17 @@ int tsync_ringbuf_page_size(struct tracefs_instance *inst)
 	ret = len > 0 ? tsync_ringbuf_page_size_of(hp, (size_t)len) : -EINVAL;
 	free(hp);
 	return ret;
+}
+
+int tsync_ringbuf_open_cpu(struct tracefs_instance *inst, int cpu)
+{
+	char path[64];
+	int fd;
+
+	if (cpu < 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	errno = 0;
+	fd = tracefs_instance_file_open(inst, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	return fd >= 0 ? fd : errno ? -errno : -ENOENT;
 }

@@ -42,4 +42,11 @@ int tsync_ringbuf_page_size(struct tracefs_instance *inst);
  */
 int tsync_ringbuf_page_size_of(const char *header_page, size_t len);
 
+/*
+ * Opens per_cpu/cpu@cpu/trace_pipe_raw of @inst (NULL = the top
+ * instance) read-only, non-blocking and close-on-exec: how every reader
+ * of a CPU's pages opens it. Returns the descriptor or -errno.
+ */
+int tsync_ringbuf_open_cpu(struct tracefs_instance *inst, int cpu);
+
 #endif
