@@ -16,7 +16,9 @@
 #include "common/base/log.h"
 #include "common/stream/streamer.h"
 #include "common/tracefs/instance.h"
+#include "common/tracefs/ringbuf.h"
 #include "common/tracefs/stale.h"
+#include "common/tracefs/watermark.h"
 #include "common/tracemeta/tracemeta.h"
 #include "host/cmd/status_live.h"
 #include "host/guest/guest.h"
@@ -61,6 +63,37 @@ static void *meta_main(void *arg)
 	return NULL;
 }
 
+/* Closes the trace_pipe_raw descriptors no streamer took over. */
+static void close_src(struct host_rec *h)
+{
+	for (int cpu = 0; h->src && cpu < h->ncpus; cpu++)
+		if (h->src[cpu] >= 0)
+			close(h->src[cpu]);
+	free(h->src);
+	h->src = NULL;
+}
+
+/* Opens every CPU's trace_pipe_raw for the streamers. */
+static int open_cpus(struct host_rec *h, char *err, size_t errlen)
+{
+	h->src = malloc((size_t)h->ncpus * sizeof(int));
+	if (!h->src)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < h->ncpus; cpu++)
+		h->src[cpu] = -1;
+	for (int cpu = 0; cpu < h->ncpus; cpu++) {
+		h->src[cpu] = tsync_ringbuf_open_cpu(tsync_instance_tracefs(h->ti), cpu);
+		if (h->src[cpu] < 0) {
+			int ret = h->src[cpu];
+
+			snprintf(err, errlen, "streaming host CPU %d: per_cpu/cpu%d/trace_pipe_raw: %s",
+				 cpu, cpu, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* Creates the host instance and starts its streamers into temp files. */
 int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 		      char *err, size_t errlen)
@@ -88,6 +121,14 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	ret = host_instance(h, cfg, err, errlen);
 	if (ret)
 		return ret;
+	ret = open_cpus(h, err, errlen);
+	if (ret)
+		return ret;
+	/* before any streamer sleeps: else each is woken a page into the
+	 * recording for nothing (common/tracefs/watermark.h) */
+	ret = tsync_watermark_arm(tsync_instance_tracefs(h->ti), h->src, h->ncpus);
+	if (ret < 0)
+		log_debug("buffer_percent's wake-up not armed: %s", strerror(-ret));
 	for (int cpu = 0; cpu < h->ncpus; cpu++) {
 		h->files[cpu] = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (h->files[cpu] < 0) {
@@ -95,8 +136,9 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 			snprintf(err, errlen, "temporary file in %.200s: %s", dir, strerror(errno));
 			return ret;
 		}
-		ret = tsync_streamer_start(tsync_instance_tracefs(h->ti), cpu, h->files[cpu],
-					   &so, &h->streamers[cpu]);
+		ret = tsync_streamer_start_fd(tsync_instance_tracefs(h->ti), cpu, h->src[cpu],
+					      h->files[cpu], &so, &h->streamers[cpu]);
+		h->src[cpu] = -1;	/* the streamer's now, closed with it */
 		if (ret) {
 			snprintf(err, errlen, "streaming host CPU %d: %s", cpu, strerror(-ret));
 			return ret;
@@ -162,6 +204,7 @@ static void host_rm_start(struct host_rec *h)
 	tsync_instance_destroy_detached(h->ti, &go);	/* closes marker_fd */
 	h->ti = NULL;
 	h->marker_fd = -1;
+	close_src(h);
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
 		tsync_streamer_free(h->streamers[cpu]);
 	free(h->streamers);
@@ -235,6 +278,7 @@ void host_free(struct host_rec *h)
 	free(h->cpustat);
 	free(h->stats);
 	free(h->keep_from);
+	close_src(h);
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
 		tsync_streamer_free(h->streamers[cpu]);
 	for (int cpu = 0; h->files && cpu < h->ncpus; cpu++)

@@ -20,6 +20,8 @@ struct host_rec {
 	struct tsync_instance *ti;
 	int ncpus;
 	int *files;
+	/* each CPU's trace_pipe_raw until its streamer takes it over */
+	int *src;
 	struct tsync_streamer **streamers;
 	int marker_fd;
 	struct tracemeta_events *events;
