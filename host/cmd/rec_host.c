@@ -3,6 +3,7 @@
  * The host's part of a `record`; see rec_host.h.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,19 +49,18 @@ static int host_instance(struct host_rec *h, const struct rec_cfg *cfg,
 	return tsync_instance_from_recipe(&rp, &h->ti, NULL, err, errlen);
 }
 
-/* Collects what the file needs while COMMAND runs; see rec_host.h. */
-void host_collect(struct host_rec *h)
+/* The metadata thread: collects what the file needs while COMMAND runs. */
+static void *meta_main(void *arg)
 {
+	struct host_rec *h = arg;
 	struct tracemeta_opts mo = { .kallsyms = true };
 
-	if (!h->ti || h->meta_done)
-		return;
 	h->meta_ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &h->meta);
-	h->meta_done = true;
 	/* kallsyms compressed now, not after COMMAND (tens of ms of zstd);
 	 * a failure leaves it to the write */
 	if (!h->meta_ret && tracemeta_precompress(h->meta, h->meta_zip))
 		log_debug("kallsyms is compressed at the write");
+	return NULL;
 }
 
 /* Closes the trace_pipe_raw descriptors no streamer took over. */
@@ -146,8 +146,11 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	}
 	h->marker_fd = tsync_instance_marker_fd(h->ti);
 	h->meta_zip = tracedat_format_zip(&cfg->run_opts.format);
-	/* the streamers run: the switches and wakeups that name them are
-	 * left out from the first event on */
+	/* the formats and kallsyms (MBs) while COMMAND runs, not after it;
+	 * a thread that cannot start leaves it to host_write() */
+	h->meta_running = !pthread_create(&h->meta_thr, NULL, meta_main, h);
+	/* the streamers and the metadata thread run: the switches and
+	 * wakeups that name them are left out from the first event on */
 	if (!cfg->opt.no_filter && tsync_instance_filter_self(h->ti))
 		log_warn("switches and wakeups of tsync-host's threads stay in the trace");
 	if (tsync_instance_start(h->ti)) {
@@ -157,18 +160,21 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	return 0;
 }
 
-/* The metadata host_collect() or host_stop() collected, or NULL with the
- * error in *@ret (none yet: collected now). */
+/* Waits for the metadata thread; the metadata it collected, or NULL with
+ * the error in *@ret (not started: collected now). */
 static struct tracemeta *meta_take(struct host_rec *h, int *ret)
 {
 	struct tracemeta_opts mo = { .kallsyms = true };
 	struct tracemeta *tm = NULL;
 
-	if (!h->meta_done) {
+	if (!h->meta_running && !h->meta_done) {
 		*ret = h->ti ? tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &tm) :
 			       -ENOENT;
 		return tm;
 	}
+	if (h->meta_running)
+		pthread_join(h->meta_thr, NULL);
+	h->meta_running = false;
 	h->meta_done = false;
 	tm = h->meta;
 	h->meta = NULL;
@@ -208,8 +214,8 @@ static void host_rm_start(struct host_rec *h)
 }
 
 /* Reads what host_write() needs of the stopped instance: the figures of
- * each CPU, where -m keeps the data from and (not collected yet) the
- * metadata. */
+ * each CPU, where -m keeps the data from and (without the metadata
+ * thread) the metadata. */
 static void host_read_stopped(struct host_rec *h)
 {
 	struct tracemeta_opts mo = { .kallsyms = true };
@@ -223,10 +229,13 @@ static void host_read_stopped(struct host_rec *h)
 		tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &h->stats[cpu],
 				     &h->cpustat[cpu]);
 	}
-	/* the metadata is read from the instance's files: before the
-	 * removal (host_collect() read it while COMMAND ran) */
-	if (!h->meta_done)
+	/* the metadata thread reads the instance's files: done before the
+	 * removal (it ran while COMMAND did) */
+	if (h->meta_running)
+		pthread_join(h->meta_thr, NULL);
+	else
 		h->meta_ret = tracemeta_collect(tsync_instance_tracefs(h->ti), &mo, &h->meta);
+	h->meta_running = false;
 	h->meta_done = true;
 }
 
@@ -259,6 +268,9 @@ void host_remove_start(struct host_rec *h)
 /* Removes the host instance and frees everything. */
 void host_free(struct host_rec *h)
 {
+	if (h->meta_running)
+		pthread_join(h->meta_thr, NULL);
+	h->meta_running = false;
 	tracemeta_free(h->meta);
 	h->meta = NULL;
 	for (int cpu = 0; h->cpustat && cpu < h->ncpus; cpu++)

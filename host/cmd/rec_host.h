@@ -6,6 +6,7 @@
 #ifndef TSYNC_HOST_REC_HOST_H
 #define TSYNC_HOST_REC_HOST_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,11 +25,12 @@ struct host_rec {
 	struct tsync_streamer **streamers;
 	int marker_fd;
 	struct tracemeta_events *events;
-	/* the metadata, collected while COMMAND runs (host_collect()) or at
-	 * host_stop() */
+	/* the metadata, collected while the recording runs (host_start()) */
+	pthread_t meta_thr;
+	bool meta_running;
 	int meta_ret;
 	struct tracemeta *meta;
-	bool meta_done;			/* collected (meta_ret says how) */
+	bool meta_done;			/* collected at host_stop() (no thread) */
 	enum tracedat_compress meta_zip;	/* the file's, for the kallsyms */
 	/* what host_write() needs of the instance, read at host_stop():
 	 * its figures per CPU and where -m keeps the data from */
@@ -38,16 +40,11 @@ struct host_rec {
 };
 
 /* Creates the host instance and starts its streamers into temporary
- * files in @dir (tracing on). Returns 0 or -errno (said why in @err). */
+ * files in @dir (tracing on), and a thread that collects the metadata
+ * meanwhile (only the saved cmdlines are read again at the end). Returns
+ * 0 or -errno (said why in @err). */
 int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	       char *err, size_t errlen);
-/* Collects the metadata the file needs (the formats, kallsyms, which it
- * compresses) now: by the main thread once COMMAND runs, before it waits
- * for its end, so that the tens of ms it takes overlap COMMAND and add
- * no thread of its own to the trace (only the saved cmdlines are read
- * again at the end). Not called: host_stop() collects it. Errors show
- * at host_write(). */
-void host_collect(struct host_rec *h);
 /* Stops host tracing and its streamers and reads what host_write() needs
  * of the instance. */
 void host_stop(struct host_rec *h);

@@ -657,9 +657,6 @@ static int rec_run(struct recorder *r)
 		log_warn("could not update the filters of tsync-host's threads");
 	if (!early)
 		rec_go(r);
-	/* COMMAND runs: the host's metadata meanwhile, on this thread (the
-	 * wait below notices COMMAND's end or a signal right after) */
-	host_collect(&r->h);
 	if (rec_signals_wait(r->sig, deadline))
 		return rec_aborted();
 	rec_phase_mark(&r->ph, REC_PH_CMD_END);
