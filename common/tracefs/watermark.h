@@ -37,9 +37,12 @@ struct tracefs_instance;
  * trace_pipe_raw descriptors @fds (@fds[cpu] for CPU cpu, -1 to skip one;
  * @n entries; see tsync_ringbuf_open_cpu()), which must stay open for the
  * recording. @inst must not be tracing (-EBUSY): what its buffers hold is
- * read and dropped. The calling thread's CPU affinity is restored. Does
+ * read and dropped, and counts in each CPU's "read events" (per_cpu/cpuN/
+ * stats) from then on: a caller that reports them subtracts what they
+ * were after this. The calling thread's CPU affinity is restored. Does
  * nothing when buffer_percent is 0 or missing (poll wakes on any data
- * there). Returns the number of CPUs armed, or -errno.
+ * there). Returns the number of CPUs armed (a marker written there and
+ * the percentage recorded), or -errno.
  */
 int tsync_watermark_arm(struct tracefs_instance *inst, const int *fds, int n);
 
