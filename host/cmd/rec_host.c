@@ -73,6 +73,22 @@ static void close_src(struct host_rec *h)
 	h->src = NULL;
 }
 
+/* Notes each CPU's "read events" after the arming, which read its
+ * marker and whatever else the moment held: the summary counts the
+ * recording's own. */
+static void arm_baseline(struct host_rec *h)
+{
+	h->arm_read = calloc((size_t)h->ncpus, sizeof(*h->arm_read));
+	for (int cpu = 0; h->arm_read && cpu < h->ncpus; cpu++) {
+		struct tracemeta_stats st;
+
+		if (!tracemeta_read_stats(tsync_instance_tracefs(h->ti), cpu, &st, NULL))
+			h->arm_read[cpu] = st.read_events;
+		log_debug("host CPU %d: %llu events read out before the recording", cpu,
+			  h->arm_read ? (unsigned long long)h->arm_read[cpu] : 0ULL);
+	}
+}
+
 /* Opens every CPU's trace_pipe_raw for the streamers. */
 static int open_cpus(struct host_rec *h, char *err, size_t errlen)
 {
@@ -86,8 +102,8 @@ static int open_cpus(struct host_rec *h, char *err, size_t errlen)
 		if (h->src[cpu] < 0) {
 			int ret = h->src[cpu];
 
-			snprintf(err, errlen, "streaming host CPU %d: per_cpu/cpu%d/trace_pipe_raw: %s",
-				 cpu, cpu, strerror(-ret));
+			snprintf(err, errlen, "streaming host CPU %d: trace_pipe_raw: %s", cpu,
+				 strerror(-ret));
 			return ret;
 		}
 	}
@@ -129,6 +145,9 @@ int host_start(struct host_rec *h, const struct rec_cfg *cfg, const char *dir,
 	ret = tsync_watermark_arm(tsync_instance_tracefs(h->ti), h->src, h->ncpus);
 	if (ret < 0)
 		log_debug("buffer_percent's wake-up not armed: %s", strerror(-ret));
+	else
+		log_debug("buffer_percent's wake-up armed on %d of %d CPUs", ret, h->ncpus);
+	arm_baseline(h);
 	for (int cpu = 0; cpu < h->ncpus; cpu++) {
 		h->files[cpu] = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (h->files[cpu] < 0) {
@@ -278,6 +297,7 @@ void host_free(struct host_rec *h)
 	free(h->cpustat);
 	free(h->stats);
 	free(h->keep_from);
+	free(h->arm_read);
 	close_src(h);
 	for (int cpu = 0; h->streamers && cpu < h->ncpus; cpu++)
 		tsync_streamer_free(h->streamers[cpu]);
@@ -341,6 +361,8 @@ int host_write(struct host_rec *h, const struct rec_cfg *cfg, uint64_t trace_id,
 		cpus[cpu].offset = (off_t)h->keep_from[cpu];
 		if (fstat(h->files[cpu], &sb) == 0 && sb.st_size >= cpus[cpu].offset)
 			cpus[cpu].size = (uint64_t)(sb.st_size - cpus[cpu].offset);
+		if (h->arm_read && st.read_events >= h->arm_read[cpu])
+			st.read_events -= h->arm_read[cpu];
 		printf("  %4d %12llu %10llu %10llu %10llu\n", cpu, (unsigned long long)cpus[cpu].size,
 		       (unsigned long long)st.read_events,
 		       (unsigned long long)(st.overrun + st.commit_overrun),

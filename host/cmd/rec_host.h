@@ -22,6 +22,8 @@ struct host_rec {
 	int *files;
 	/* each CPU's trace_pipe_raw until its streamer takes it over */
 	int *src;
+	/* each CPU's "read events" after the arming (tsync_watermark_arm()) */
+	uint64_t *arm_read;
 	struct tsync_streamer **streamers;
 	int marker_fd;
 	struct tracemeta_events *events;

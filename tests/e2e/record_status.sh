@@ -4,7 +4,9 @@
 # elapsed time, the host's and the guest's bytes, events and losses and the
 # guest's last sync offset, cleared before the summary; nothing of it
 # without a terminal, nor with -q. The summary's legend explains lost and
-# dropped.
+# dropped, and its host entries per CPU are the host file's events of
+# that CPU (what tsync-host itself read out of the buffers before the
+# recording, arming their wake-up, is not counted).
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 command -v script >/dev/null || skip "script (util-linux) is not installed"
@@ -62,3 +64,16 @@ grep -q '^columns: bytes and entries (events) recorded per CPU; lost: events the
 grep -q '^  dropped: events the kernel discarded because the ring buffer was full;$' \
 	"$E2E_TMP/notty.out" || fail "the legend does not explain dropped"
 pass "the summary's legend explains lost and dropped"
+
+# 5. the summary's host entries are the recording's events, per CPU
+awk '/^host: / { h = 1; next } h && /^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$/ { print $1, $3; next }
+	h && !/^ +cpu / { h = 0 }' "$E2E_TMP/notty.out" >"$E2E_TMP/summary.cpus"
+[ -s "$E2E_TMP/summary.cpus" ] || fail "no host rows in the summary: $(cat "$E2E_TMP/notty.out")"
+report_events -i "$out/notty.dat" 2>/dev/null | awk -F'\t' '{ n[$4]++ } END { for (c in n) print c, n[c] }' \
+	>"$E2E_TMP/report.cpus"
+while read -r cpu entries; do
+	got=$(awk -v c="$cpu" '$1 == c { print $2 }' "$E2E_TMP/report.cpus")
+	[ "${got:-0}" = "$entries" ] ||
+		fail "host CPU $cpu: the summary says $entries entries, the file holds ${got:-0} events"
+done <"$E2E_TMP/summary.cpus"
+pass "the summary's host entries are the file's events, CPU by CPU ($(tr '\n' ' ' <"$E2E_TMP/summary.cpus"| sed 's/ $//'))"
