@@ -28,7 +28,9 @@
  * target), except those an event shows as the command ("sleep": the
  * forked child carries the recorder's name until it becomes COMMAND).
  * The bench itself sleeps on a pidfd while the recorder runs, so none of
- * it is in the trace. In the --no-filter trace
+ * it is in the trace. So the machine must not start another process of
+ * the recorder's name meanwhile (another test's), and pids must not wrap
+ * during a run. In the --no-filter trace
  * (nothing of the recorder hidden) the bench counts the sched_switch
  * events whose prev_pid or next_pid is one of them and the sched_wakeup
  * events whose pid is; in the default trace, every event that names one
@@ -46,9 +48,10 @@
  * (min-max). BENCH11_B2=DIR runs a second tsync build (DIR/tsync-host with
  * DIR/tsync-agent) beside the first in the same repetitions, the two
  * alternating, and prints its figures against the first's after the
- * table (a change measured against its baseline in one run). Holds /run/lock/tsync-trace-cmd.lock over the trace-cmd
- * runs (waiting for it at most 10 s). Skips (exit 0) without trace-cmd or tracefs. Numbers only: a
- * benchmark never fails on timing.
+ * table (a change measured against its baseline in one run). Holds
+ * /run/lock/tsync-trace-cmd.lock over the trace-cmd runs (waiting for it
+ * at most 10 s). Skips (exit 0) without trace-cmd or tracefs. Numbers
+ * only: a benchmark never fails on timing.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -77,6 +80,7 @@
 #define LOCK "/run/lock/tsync-trace-cmd.lock"
 #define MAXREPS 50
 #define MAXTIDS 256
+#define COMM_LEN 15	/* of a task's name, without its NUL */
 
 /* The recorder's tasks, as its trace names them: every pid from the
  * recorder's own on (@base) that an event shows under the recorder's name
@@ -144,7 +148,7 @@ static void seen(struct who *w, const char *comm, int pid)
 		return;
 	if (!strcmp(comm, "sleep"))
 		put(w->cmd, &w->ncmd, pid);
-	else if (!strcmp(comm, w->comm))
+	else if (!strncmp(comm, w->comm, COMM_LEN))	/* the kernel keeps 15 */
 		put(w->tid, &w->n, pid);
 }
 
@@ -380,6 +384,13 @@ static void host_once(const char *prog, bool tcmd, bool nofilter, const char *di
 	w.base = rpid;
 	if (count(file, &w, &sw, &wk, &left)) {
 		printf("  %s: cannot read %s\n", prog, file);
+		tl->fails++;
+		return;
+	}
+	/* unfiltered, the recorder's switches are there: none found means
+	 * the names did not match, not a recorder that never ran */
+	if (nofilter && !w.n) {
+		printf("  %s: none of its threads found in %s\n", prog, file);
 		tl->fails++;
 		return;
 	}
