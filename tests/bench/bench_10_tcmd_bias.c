@@ -40,9 +40,14 @@
  * before-and-after comparison in one run, each against the same
  * trace-cmd-with-itself rows.
  *
+ * With BENCH10_NAGLE set, one row more: Debian's 3.1.6 with itself as it
+ * ships (no shim, Nagle on both sides), which takes about 2 minutes a
+ * record here, and the mixed pairs are also put against it: what a user
+ * of 3.1.6 gets from trace-cmd alone.
+ *
  * Environment: B (build dir, default build), BENCH10_REPS (records per
- * row, default 3), TCMD_NEW, BENCH10_B2, BENCH10_KEEP (keep the scratch
- * directory).
+ * row, default 3), TCMD_NEW, BENCH10_B2, BENCH10_NAGLE, BENCH10_KEEP (keep
+ * the scratch directory).
  * The shim is tests/shim/nodelay.c, which the Makefile builds. Holds
  * /run/lock/tsync-trace-cmd.lock over the run. Skips (exit 0) without
  * trace-cmd or tracefs. Numbers only: it never fails on them.
@@ -83,6 +88,8 @@ struct row {
 	const char *name;
 	enum side host, agent;
 	bool own;		/* tsync's own protocol (no tcmd: prefix) */
+	bool b2;		/* runs with BENCH10_B2 only */
+	bool nagle;		/* runs with BENCH10_NAGLE only */
 	long long off[MAXOFF];
 	int n, fails;
 	const char *acks;	/* with a tsync side deciding: did it re-arm */
@@ -354,12 +361,11 @@ static void ack_decision(const char *b, const char *dir, const struct runner *ru
 }
 
 /* The mixed pairs of generation @gen with tsync side @ts against
- * trace-cmd with itself (3.1.6's under the shim: as it is, it takes
- * minutes a record). */
-static void print_mixed(struct row *rows, size_t n, enum side gen, enum side ts,
-			const char *label)
+ * trace-cmd with itself as side @self runs it (3.1.6's under the shim,
+ * or as it ships, Nagle on, with BENCH10_NAGLE: minutes a record). */
+static void print_mixed(struct row *rows, size_t n, enum side gen, enum side self,
+			enum side ts, const char *label)
 {
-	enum side self = gen == OLD ? OLD_SHIM : gen;
 	struct row *cc = find_row(rows, n, self, self), *ct = find_row(rows, n, gen, ts),
 		   *tc = find_row(rows, n, ts, gen);
 	double c = cc ? med_abs(cc) : -1;
@@ -367,7 +373,7 @@ static void print_mixed(struct row *rows, size_t n, enum side gen, enum side ts,
 	if (c <= 0)
 		return;
 	printf("  %s: trace-cmd with itself median %+.2f us, med|off| %.2f us; trace-cmd "
-	       "host + %s-agent %+.2f us, %.2fx; %s-host + trace-cmd agent %+.2f us, %.2fx\n",
+	       "host + %s-agent %+.2f us, %.3gx; %s-host + trace-cmd agent %+.2f us, %.3gx\n",
 	       label, med(cc) / 1e3, c / 1e3, ts == TS_B2 ? "tsync (B2)" : "tsync",
 	       ct ? med(ct) / 1e3 : 0.0, ct && ct->n ? med_abs(ct) / c : 0.0,
 	       ts == TS_B2 ? "tsync (B2)" : "tsync", tc ? med(tc) / 1e3 : 0.0,
@@ -419,6 +425,7 @@ int main(void)
 	static char *sh[2];
 	static struct row rows[] = {
 		{ .host = OLD_SHIM, .agent = OLD_SHIM },
+		{ .host = OLD, .agent = OLD, .nagle = true },
 		{ .host = NEW, .agent = NEW },
 		{ .host = OLD, .agent = TS },
 		{ .host = OLD, .agent = TS_ALWAYS },
@@ -431,15 +438,16 @@ int main(void)
 		{ .host = TS, .agent = TS },
 		{ .host = TS_ALWAYS, .agent = TS_ALWAYS },
 		{ .host = TS, .agent = TS, .own = true },
-		/* with BENCH10_B2 only (nrows counts them then) */
-		{ .host = OLD, .agent = TS_B2 },
-		{ .host = NEW, .agent = TS_B2 },
-		{ .host = TS_B2, .agent = OLD },
-		{ .host = TS_B2, .agent = NEW },
-		{ .host = TS_B2, .agent = TS_B2 },
+		{ .host = OLD, .agent = TS_B2, .b2 = true },
+		{ .host = NEW, .agent = TS_B2, .b2 = true },
+		{ .host = TS_B2, .agent = OLD, .b2 = true },
+		{ .host = TS_B2, .agent = NEW, .b2 = true },
+		{ .host = TS_B2, .agent = TS_B2, .b2 = true },
 	};
 	const char *b2 = getenv("BENCH10_B2");
-	const size_t nrows = sizeof(rows) / sizeof(rows[0]) - (b2 ? 0 : 5);
+	const bool nagle = getenv("BENCH10_NAGLE") != NULL;
+	struct row *own = NULL;
+	size_t nrows = 0;
 	char b2abs[PATH_MAX];
 	static char names[sizeof(rows) / sizeof(rows[0])][96];
 	struct runner run[NSIDES];
@@ -476,12 +484,23 @@ int main(void)
 	who[NEW] = nl;
 	who[TS] = who[TS_ALWAYS] = "tsync";
 	who[TS_B2] = "tsync (B2)";
+	/* the rows this run has, in order, at the front */
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if ((!rows[i].b2 || b2) && (!rows[i].nagle || nagle)) {
+			if (nrows != i)
+				rows[nrows] = rows[i];
+			nrows++;
+		}
 	for (size_t i = 0; i < nrows; i++) {
 		struct row *r = &rows[i];
 
-		if (r->own)
+		if (r->own) {
 			snprintf(names[i], sizeof(names[i]), "own protocol: tsync + tsync");
-		else
+			own = r;
+		} else if (r->nagle) {
+			snprintf(names[i], sizeof(names[i]), "%s + itself as it ships (Nagle)",
+				 who[OLD]);
+		} else
 			snprintf(names[i], sizeof(names[i]), "%s + %s%s", who[r->host],
 				 who[r->agent], r->host == TS_ALWAYS || r->agent == TS_ALWAYS
 				 ? ", QUICKACK always" : "");
@@ -500,16 +519,18 @@ int main(void)
 	printf("  %-52s %5s %8s %18s %8s %7s  %s\n", "pairing (host + agent)", "n", "median",
 	       "range", "med|off|", "/own", "tsync's QUICKACK (auto)");
 	for (size_t i = 0; i < nrows; i++)
-		print_row(&rows[i], med_abs(&rows[nrows - 1]));
+		print_row(&rows[i], own ? med_abs(own) : -1);
 	printf("  mixed pairs against trace-cmd with itself (median offset; median |offset| "
 	       "as a ratio to trace-cmd with itself's):\n");
-	print_mixed(rows, nrows, OLD, TS, "3.1.6 (its own pair under the shim)");
+	print_mixed(rows, nrows, OLD, OLD_SHIM, TS, "3.1.6 (its own pair under the shim)");
+	if (nagle)
+		print_mixed(rows, nrows, OLD, OLD, TS, "3.1.6 (its own pair as it ships)");
 	if (nt)
-		print_mixed(rows, nrows, NEW, TS, ver);
+		print_mixed(rows, nrows, NEW, NEW, TS, ver);
 	if (b2) {
-		print_mixed(rows, nrows, OLD, TS_B2, "3.1.6, B2");
+		print_mixed(rows, nrows, OLD, OLD_SHIM, TS_B2, "3.1.6, B2");
 		if (nt)
-			print_mixed(rows, nrows, NEW, TS_B2, "new, B2");
+			print_mixed(rows, nrows, NEW, NEW, TS_B2, "new, B2");
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (!getenv("BENCH10_KEEP") && system(cmd))
