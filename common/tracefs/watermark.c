@@ -5,46 +5,42 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <tracefs.h>
 
+#include "common/base/cpu.h"
 #include "common/tracefs/ringbuf.h"
 
 /* What each CPU's buffer holds for a moment; read and dropped. */
 static const char ARM_MARK[] = "tsync: arming buffer_percent\n";
 
 /* Writes one marker on every CPU of @fds the thread may run on, noting
- * them in @marked, then restores its affinity from @saved. Returns 0 or
- * -errno. */
-static int mark_each_cpu(int marker, const int *fds, int n, const cpu_set_t *saved,
-			 cpu_set_t *marked)
+ * them in @marked (@n entries), then gives the thread its affinity
+ * back. Returns 0 or -errno. */
+static int mark_each_cpu(int marker, const int *fds, int n, bool *marked)
 {
-	int ret = 0;
+	struct tsync_cpu_mask old = { 0 };
+	int ret = 0, back;
 
-	CPU_ZERO(marked);
-	for (int cpu = 0; cpu < n && cpu < CPU_SETSIZE; cpu++) {
-		cpu_set_t one;
-
-		if (fds[cpu] < 0 || !CPU_ISSET(cpu, saved))
+	for (int cpu = 0; cpu < n; cpu++) {
+		if (fds[cpu] < 0)
 			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		/* returns once the thread runs on @cpu */
-		if (sched_setaffinity(0, sizeof(one), &one))
-			continue;	/* offline since: that CPU is not armed */
+		/* the first pin saves the affinity; one that fails (offline,
+		 * not allowed) leaves that CPU unarmed */
+		if (tsync_cpu_pin(cpu, old.set ? NULL : &old))
+			continue;
 		if (write(marker, ARM_MARK, sizeof(ARM_MARK) - 1) < 0) {
 			ret = -errno;
 			break;
 		}
-		CPU_SET(cpu, marked);
+		marked[cpu] = true;
 	}
-	if (sched_setaffinity(0, sizeof(*saved), saved) && !ret)
-		ret = -errno;
-	return ret;
+	back = tsync_cpu_unpin(&old);
+	return ret ? ret : back;
 }
 
 /*
@@ -62,7 +58,7 @@ int tsync_watermark_arm(struct tracefs_instance *inst, const int *fds, int n)
 {
 	long long percent = 0, kb = 0;
 	int marker = -1, page, on, ret, armed = 0;
-	cpu_set_t saved, marked;
+	bool *marked = NULL;
 	long max_pages;
 	char *buf;
 
@@ -82,10 +78,9 @@ int tsync_watermark_arm(struct tracefs_instance *inst, const int *fds, int n)
 		kb = 1 << 20;
 	max_pages = (long)(kb * 1024 / page) + 4;
 	buf = malloc((size_t)page);
-	if (!buf)
-		return -ENOMEM;
-	if (sched_getaffinity(0, sizeof(saved), &saved)) {
-		ret = -errno;
+	marked = calloc((size_t)n, sizeof(*marked));
+	if (!buf || !marked) {
+		ret = -ENOMEM;
 		goto out;
 	}
 	errno = 0;
@@ -98,7 +93,7 @@ int tsync_watermark_arm(struct tracefs_instance *inst, const int *fds, int n)
 		ret = -EIO;
 		goto out;
 	}
-	ret = mark_each_cpu(marker, fds, n, &saved, &marked);
+	ret = mark_each_cpu(marker, fds, n, marked);
 	/* off before the poll: turning it off wakes the waiters and clears
 	 * the value of a buffer someone waits on. The kernel does that from
 	 * an irq_work, which runs before the write returns where it is a
@@ -106,11 +101,11 @@ int tsync_watermark_arm(struct tracefs_instance *inst, const int *fds, int n)
 	 * arming, and the reader gets the kernel's one early wake-up) */
 	if (tracefs_trace_off(inst) && !ret)
 		ret = -EIO;
-	for (int cpu = 0; !ret && cpu < n && cpu < CPU_SETSIZE; cpu++) {
+	for (int cpu = 0; !ret && cpu < n; cpu++) {
 		struct pollfd p = { .fd = fds[cpu], .events = POLLIN };
 
 		/* not ready with a buffer that holds our marker: recorded */
-		if (CPU_ISSET(cpu, &marked) && poll(&p, 1, 0) == 0)
+		if (marked[cpu] && poll(&p, 1, 0) == 0)
 			armed++;
 	}
 	for (int cpu = 0; cpu < n; cpu++)
@@ -119,6 +114,7 @@ int tsync_watermark_arm(struct tracefs_instance *inst, const int *fds, int n)
 out:
 	if (marker >= 0)
 		close(marker);
+	free(marked);
 	free(buf);
 	return ret ? ret : armed;
 }
