@@ -244,7 +244,6 @@ static int marker_take(struct tsync_stamper *st, uint32_t round, uint32_t seq,
 static struct stamp_cpu *cpu_reader(struct stamp_marker *s, int cpu, int *err)
 {
 	struct stamp_cpu *c = &s->cpus[cpu];
-	char path[64];
 
 	pthread_mutex_lock(&s->lock);
 	if (c->fd >= 0)
@@ -256,11 +255,10 @@ static struct stamp_cpu *cpu_reader(struct stamp_marker *s, int cpu, int *err)
 		c->page = malloc(s->page_size);
 	if (!c->kb || !c->page)
 		goto fail;
-	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
-	c->fd = tracefs_instance_file_open(tsync_instance_tracefs(s->inst), path,
-					   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	c->fd = tsync_ringbuf_open_cpu(tsync_instance_tracefs(s->inst), cpu);
 	if (c->fd < 0) {
-		*err = -errno;
+		*err = c->fd;
+		c->fd = -1;
 		goto fail;
 	}
 out:
