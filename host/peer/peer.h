@@ -19,6 +19,7 @@
  *   tcmd_session.c, tcmd_session.h     trace-cmd's agent protocol, host side
  *   tcmd_meta.c, tcmd_meta.h           a trace-cmd agent's metadata into a tracemeta
  *   tcmd_ptp.c, tcmd_ptp.h             trace-cmd's PTP, host side
+ *   tcmd_place.c, tcmd_place.h         which host CPU stamps those probes (pure)
  *   cancel.c, cancel.h                 cancelling the connections from another thread
  *   client_clock.c                     the agent's time daemon state (CLOCK_REQ)
  *
