@@ -91,15 +91,15 @@ struct round_opts {
  * agent's own CPU were the tighter (median |offset| 16-28 ns against
  * 51-63 ns apart, `sync --host-cpu`, 30 rounds each). trace-cmd's agent
  * estimates from the host's stamps without such a filter, and which CPU
- * is better depends on its generation (`sync --host-cpu`, one kernel,
- * median offsets): trace-cmd 3.4's agent (TCP_NODELAY) -1.13 and -1.12 us
- * with the host thread on its CPU, -0.21 and -0.27 us apart (30 rounds
- * each); 3.1.6's (Nagle on, waits for our ACKs) +0.50 and +0.43 us on its
- * CPU, +2.85 and +2.94 us apart (20 each). So its dialect uses 1, apart,
- * over TCP until the agent is seen waiting for ACKs, and 0 from then on,
- * the sample it is seen in moving before its next stamp (3.1.6's agent
- * shows it before its first probe's stamp: host/peer/tcmd_guest.c); on
- * vsock, where nothing tells, 0.
+ * is better changes with the kernel (`sync --host-cpu`, median offsets,
+ * truth 0): on one, trace-cmd 3.4's agent gave -1.13 and -1.12 us with
+ * the host thread on its CPU, -0.21 and -0.27 us apart (30 rounds each),
+ * 3.1.6's +0.50 and +0.43 us on its CPU, +2.85 and +2.94 us apart (20
+ * each); on another (6.18), 3.4's gave -1.5 us sample after sample on its
+ * CPU and -12..+3 us apart. So over TCP its dialect tries @apart 0 and 1
+ * in each guest CPU's first sample and keeps the one whose probes loop
+ * the faster (host/peer/tcmd_place.h, host/peer/tcmd_guest.c); over
+ * vsock it uses 0.
  */
 static inline int round_host_cpu(const struct round_opts *o, uint32_t cpu, int nhost,
 				 uint32_t apart)

@@ -8,6 +8,7 @@
 
 #include "common/base/cpu.h"
 #include "common/base/io.h"
+#include "common/base/log.h"
 #include "common/base/timeutil.h"
 #include "common/stamp/stamp.h"
 #include "common/tracemeta/tracemeta.h"
@@ -29,6 +30,9 @@ struct tcmd_guest {
 	char clock[32];
 	uint32_t round;
 	int nhost;
+	bool tcp;			/* the agent is reached over TCP */
+	/* [guest CPUs]: the host CPU its first full sample kept, -1 none yet */
+	int *kept;
 	char opts[256];			/* the guest's option words, for messages */
 	char addr[TSYNC_EP_HOST_MAX + 32];	/* the agent's address, for messages */
 };
@@ -86,6 +90,7 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	}
 	snprintf(t->clock, sizeof(t->clock), "%s", o->clock);
 	t->nhost = tsync_cpu_count();
+	t->tcp = ep->kind == TSYNC_EP_TCP;
 	tsync_endpoint_format(ep, t->addr, sizeof(t->addr));
 	so.argc = make_argv(o, words, nwords, argv);
 	keep_opts(t, words, nwords);
@@ -98,6 +103,14 @@ int tcmd_guest_open(const struct tsync_endpoint *ep, const struct tcmd_guest_opt
 	ret = tcmd_session_open(ep, &so, &t->s, err, errlen);
 	if (ret)
 		goto fail;
+	t->kept = malloc(t->s->ncpus * sizeof(*t->kept));
+	if (!t->kept) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < t->s->ncpus; i++)
+		t->kept[i] = -1;
 	free(argv);
 	*out = t;
 	return 0;
@@ -148,45 +161,48 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
 							   a), err, errlen);
 }
 
-/* What move_back() needs to name a sample's host CPU. */
-struct sample_cpu {
-	const struct round_opts *o;
-	uint32_t cpu;		/* the guest CPU */
-	int nhost;
-};
-
-/* struct tcmd_ptp_cpu's move: the agent proved one that waits for our
- * ACKs, so the sample goes on on the guest CPU's number, its lock taken
- * there (round_host_cpu() says why). */
-static int move_back(void *arg, int from)
+/* struct tcmd_ptp_cpu's relock: trades the lock of host CPU @from in
+ * the struct round_opts @arg for @to's. It holds no other lock while it
+ * waits for @to's, so it cannot deadlock with another sample's. */
+static void relock(void *arg, int from, int to)
 {
-	const struct sample_cpu *m = arg;
-	int to = round_host_cpu(m->o, m->cpu, m->nhost, 0);
+	const struct round_opts *o = arg;
 
-	if (to != from && m->o->cpu_locks) {
-		pthread_mutex_unlock(&m->o->cpu_locks[from]);
-		pthread_mutex_lock(&m->o->cpu_locks[to]);
-	}
-	return to;
+	pthread_mutex_unlock(&o->cpu_locks[from]);
+	pthread_mutex_lock(&o->cpu_locks[to]);
 }
 
 /* Takes one sample as a round; see tcmd_guest.h. */
 int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res)
 {
-	/* apart from the agent's CPU on one kernel unless the agent is seen
-	 * to wait for ACKs, before the sample's first stamp or during it
-	 * (round_host_cpu() says why) */
-	bool apart = o->host_cpu < 0 && tcmd_conn_tcp_nodelay_peer(&t->s->ts);
-	struct sample_cpu m = { .o = o, .cpu = cpu, .nhost = t->nhost };
-	struct tcmd_ptp_cpu hc = { .cpu = round_host_cpu(o, cpu, t->nhost, apart ? 1 : 0),
-				   .move = apart ? move_back : NULL, .arg = &m };
+	struct tcmd_ptp_cpu hc = { .cpu = -1, .alt = -1, .relock = o->cpu_locks ? relock : NULL,
+				   .arg = (void *)o };
 	struct tcmd_host_sample r;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
 	res->round_id = ++t->round;
 	res->cpu = cpu;
+	if (cpu >= t->s->ncpus) {
+		snprintf(res->error, sizeof(res->error), "no guest CPU %u (the agent has %u)",
+			 cpu, t->s->ncpus);
+		return res->status = -EINVAL;
+	}
+	if (o->host_cpu >= 0) {
+		hc.cpu = o->host_cpu;
+	} else if (t->kept[cpu] >= 0) {
+		hc.cpu = t->kept[cpu];
+	} else {
+		/* over TCP the first sample tries both (host/peer/tcmd_place.h);
+		 * over vsock the guest CPU's number, the placement that passed
+		 * check-vm's same-kernel alignment in the VM (the next one failed
+		 * it once) */
+		hc.cpu = round_host_cpu(o, cpu, t->nhost, 0);
+		hc.alt = t->tcp && t->nhost > 1 ? round_host_cpu(o, cpu, t->nhost, 1) : -1;
+		if (hc.alt < 0)
+			t->kept[cpu] = hc.cpu;
+	}
 	res->host_cpu = hc.cpu;
 	if (t->s->kvm) {	/* its agent waits for kvm's exchange, not PTP's */
 		snprintf(res->error, sizeof(res->error), "the trace-cmd agent took kvm time "
@@ -197,9 +213,18 @@ int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts
 		pthread_mutex_lock(&o->cpu_locks[hc.cpu]);
 	ret = tcmd_ptp_sample(&t->s->ts, t->st, res->round_id, cpu, &hc, &r, res->error,
 			      sizeof(res->error));
-	/* the lock of the CPU it ended on (move_back() swaps them) */
+	/* the lock of the CPU it ended on (relock() trades them) */
 	if (o->cpu_locks)
 		pthread_mutex_unlock(&o->cpu_locks[hc.cpu]);
+	if (hc.kept >= 0) {
+		t->kept[cpu] = hc.kept;
+		log_debug("tcmd: %s guest CPU %u: probes looped in %lld ns at the fastest "
+			  "(median %lld) on host CPU %d, %lld ns (median %lld) on host CPU %d: "
+			  "stamps on host CPU %d", t->addr, cpu, (long long)hc.seen[0].min,
+			  (long long)hc.seen[0].median, round_host_cpu(o, cpu, t->nhost, 0),
+			  (long long)hc.seen[1].min, (long long)hc.seen[1].median, hc.alt,
+			  hc.kept);
+	}
 	res->host_cpu = hc.cpu;
 	res->est = (struct tsync_estimate){ .offset_ns = r.offset, .guest_ts = r.ts,
 					    .error_ns = ROUND_UNKNOWN,
@@ -338,5 +363,6 @@ void tcmd_guest_free(struct tcmd_guest *t)
 		return;
 	tcmd_session_free(t->s);
 	tsync_stamp_close(t->st);
+	free(t->kept);
 	free(t);
 }

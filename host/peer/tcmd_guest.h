@@ -71,11 +71,14 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
 /*
  * One PTP sample of guest CPU @cpu (host/peer/tcmd_ptp.h) as a round of
  * @o (its clock and stamps are the session's): stamped on host CPU
- * o->host_cpu (-1: over TCP the next one after the guest CPU's number
- * until the agent is seen waiting for our ACKs, the sample moving to the
- * guest CPU's number then; otherwise the guest CPU's number:
- * round_host_cpu()), holding the lock of o->cpu_locks (may be NULL) of
- * the CPU it stamps on; res->host_cpu is the one it ended on. The
+ * o->host_cpu; if -1, over TCP on the one this guest CPU's first sample
+ * chose: that sample tries the guest CPU's number and the next one
+ * (round_host_cpu()) and keeps the one whose probes came in the faster
+ * (host/peer/tcmd_place.h), a sample that ends before it could tell
+ * leaving the choice to the next; with one host CPU, or over vsock, the
+ * guest CPU's number (modulo the host's CPUs). It holds
+ * the lock of o->cpu_locks (may be NULL) of the CPU it stamps on;
+ * res->host_cpu is the one it ended on. The
  * agent estimates: @res holds the offset, the guest time and the probes
  * sent, its error bound and delay ROUND_UNKNOWN (host/peer/round.h).
  * Returns as peer_round() (host/peer/peer.h): a sample trace-cmd would

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/base/cpu.h"
-#include "common/base/log.h"
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
 #include "host/peer/tcmd_ptp.h"
@@ -32,13 +31,24 @@ static int ptp_start(struct tcmd_conn *c, uint32_t cpu, uint32_t *series, char *
 						    m.ts.start.flags), err, errlen);
 }
 
+#define TRIAL TCMD_PLACE_TRIAL
+#define TIMED (2 * TRIAL + 2)	/* arrivals a trial times */
+
+/* Slots from @from on were stamped on host CPU @cpu. */
+struct run {
+	int cpu;
+	uint32_t from;
+};
+
 /* Where a sample stamps (struct tcmd_ptp_cpu) and what it saw of it. */
 struct ptp_pin {
 	struct tcmd_conn *c;
 	struct tcmd_ptp_cpu *hc;
 	int first;		/* the CPU it started on */
-	uint32_t split;		/* slots stamped on @first */
-	bool asked;		/* @hc->move was asked */
+	bool trial;		/* tries hc->alt against @first */
+	struct run runs[3];	/* first, second, kept */
+	uint32_t nruns;
+	int64_t arrival[TIMED];	/* of probes 1..TIMED, while it tries */
 	char why[128];		/* why a move failed */
 };
 
@@ -50,45 +60,53 @@ struct arrival {
 	int64_t ts;
 };
 
-/* Asks @p's caller where to go on, the agent having been seen waiting
- * for our ACKs before probe @seq's stamp, and moves there. Returns 0 or
+/* Moves @p's stamps to host CPU @to from probe @seq on. Returns 0 or
  * -errno with the reason in @p->why. */
-static int move_on(struct ptp_pin *p, uint32_t seq)
+static int move_to(struct ptp_pin *p, int to, uint32_t seq)
 {
-	int from = p->hc->cpu, to, ret;
+	int from = p->hc->cpu, ret;
 
-	p->asked = true;
-	to = p->hc->move(p->hc->arg, from);
-	if (to < 0) {
-		snprintf(p->why, sizeof(p->why), "cannot move the host thread off CPU %d: %s",
-			 from, strerror(-to));
-		return to;
-	}
 	if (to == from)
 		return 0;
+	if (p->hc->relock)
+		p->hc->relock(p->hc->arg, from, to);
 	p->hc->cpu = to;
+	p->runs[p->nruns++] = (struct run){ .cpu = to, .from = seq - 1 };
 	ret = tsync_cpu_pin(to, NULL);
-	if (ret) {
+	if (ret)
 		snprintf(p->why, sizeof(p->why), "cannot move the host thread to CPU %d: %s",
 			 to, strerror(-ret));
-		return ret;
-	}
-	p->split = seq - 1;
-	log_debug("tcmd: %s waits for our ACKs: its sample moves from host CPU %d to %d "
-		  "at probe %u", p->c->peer, from, to, seq);
-	return 0;
+	return ret;
+}
+
+/* The trial's step at probe @seq, just in (see tcmd_ptp.h): times it,
+ * moves to the second CPU after the first's loops, keeps the faster
+ * after the second's. Returns 0 or -errno. */
+static int trial_step(struct ptp_pin *p, uint32_t seq)
+{
+	struct tcmd_ptp_cpu *hc = p->hc;
+
+	p->arrival[seq - 1] = tsync_now_ns();
+	if (seq == TRIAL + 1)
+		return move_to(p, hc->alt, seq);
+	if (seq < TIMED)
+		return 0;
+	tcmd_place_loops(p->arrival, TRIAL + 1, &hc->seen[0]);
+	tcmd_place_loops(p->arrival + TRIAL + 1, TRIAL + 1, &hc->seen[1]);
+	hc->kept = tcmd_place_pick(&hc->seen[0], &hc->seen[1]) ? hc->alt : p->first;
+	p->trial = false;
+	return move_to(p, hc->kept, seq);
 }
 
 /* Takes the stamp of @arg, a struct arrival: HOST_RECV, on the CPU the
- * sample goes on with (move_on()). */
+ * sample is on after the trial's step. */
 static int stamp_arrival(void *arg)
 {
 	struct arrival *a = arg;
 	struct ptp_pin *p = a->pin;
 	int ret;
 
-	if (p->hc->move && !p->asked && !tcmd_conn_tcp_nodelay_peer(p->c) &&
-	    (ret = move_on(p, a->seq)) < 0)
+	if (p->trial && a->seq <= TIMED && (ret = trial_step(p, a->seq)) < 0)
 		return ret;
 	return tsync_stamp_take(a->st, a->round, a->seq, TSYNC_DIR_HOST_RECV, a->cpu, &a->ts);
 }
@@ -187,19 +205,66 @@ out:
 	return ret;
 }
 
-/* Reads back the marker stamps of @n @slots, stamped as @pin says;
- * returns 0 or -errno with a reason in @err. */
+/* Run @i of @pin's, as slots [*from, *to) of @n. */
+static void run_span(const struct ptp_pin *pin, uint32_t i, uint32_t n, uint32_t *from,
+		     uint32_t *to)
+{
+	*to = i + 1 < pin->nruns ? pin->runs[i + 1].from : n;
+	if (*to > n)
+		*to = n;
+	*from = pin->runs[i].from < *to ? pin->runs[i].from : *to;
+}
+
+/* Copies the slots of @pin's runs on host CPU @cpu between @slots and
+ * @tmp (to @tmp if @out, back otherwise); returns how many. */
+static uint32_t gather(const struct ptp_pin *pin, int cpu, struct tsync_stamp_slot *slots,
+		       uint32_t n, struct tsync_stamp_slot *tmp, bool out)
+{
+	uint32_t k = 0, from, to;
+
+	for (uint32_t i = 0; i < pin->nruns; i++) {
+		if (pin->runs[i].cpu != cpu)
+			continue;
+		run_span(pin, i, n, &from, &to);
+		for (uint32_t j = from; j < to; j++, k++) {
+			if (out)
+				tmp[k] = slots[j];
+			else
+				slots[j] = tmp[k];
+		}
+	}
+	return k;
+}
+
+/* Reads back the marker stamps of @n @slots from the ring buffer of the
+ * CPU each was written on (@pin's runs), every CPU's in one resolve, as a
+ * resolve consumes what its CPU holds; returns 0 or -errno with a reason
+ * in @err. */
 static int resolve(struct tsync_stamper *st, const struct ptp_pin *pin, uint32_t round,
 		   struct tsync_stamp_slot *slots, uint32_t n, char *err, size_t errlen)
 {
-	uint32_t k = pin->hc->cpu == pin->first ? n : pin->split;
+	struct tsync_stamp_slot *tmp = calloc(n ? n : 1, sizeof(*tmp));
 	int ret = 0;
 
-	/* each from the ring buffer of the CPU it was written on */
-	if (k)
-		ret = tsync_stamp_resolve(st, pin->first, round, slots, k);
-	if (!ret && k < n)
-		ret = tsync_stamp_resolve(st, pin->hc->cpu, round, slots + k, n - k);
+	if (!tmp) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < pin->nruns && !ret; i++) {
+		int cpu = pin->runs[i].cpu;
+		bool seen = false;
+		uint32_t k;
+
+		for (uint32_t j = 0; j < i; j++)
+			seen = seen || pin->runs[j].cpu == cpu;
+		if (seen)
+			continue;
+		k = gather(pin, cpu, slots, n, tmp, true);
+		if (k)
+			ret = tsync_stamp_resolve(st, cpu, round, tmp, k);
+		gather(pin, cpu, slots, n, tmp, false);
+	}
+	free(tmp);
 	if (ret)
 		snprintf(err, errlen, "reading the host's stamps back: %s", strerror(-ret));
 	return ret;
@@ -211,13 +276,17 @@ int tcmd_ptp_sample(struct tcmd_conn *c, struct tsync_stamper *st, uint32_t roun
 		    char *err, size_t errlen)
 {
 	struct tsync_stamp_slot *slots = calloc(TCMD_PTP_LOOP, sizeof(*slots));
-	struct ptp_pin pin = { .c = c, .hc = hc, .first = hc->cpu };
+	struct ptp_pin pin = { .c = c, .hc = hc, .first = hc->cpu,
+			       .trial = hc->alt >= 0 && hc->alt != hc->cpu,
+			       .runs = { { .cpu = hc->cpu } }, .nruns = 1 };
 	int64_t t0 = tsync_now_ns();
 	struct tsync_cpu_mask old;
 	uint32_t series = 0;
 	int ret, n = 0;
 
 	memset(r, 0, sizeof(*r));
+	hc->kept = -1;
+	memset(hc->seen, 0, sizeof(hc->seen));
 	r->cpu = cpu;
 	r->host_cpu = hc->cpu;
 	if (!slots) {

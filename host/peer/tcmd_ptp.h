@@ -20,11 +20,24 @@
  *
  * The guest does the arithmetic; the host only stamps each probe it
  * receives, in the trace clock, with tsync's stamp sources
- * (common/stamp/stamp.h), pinned to one host CPU so that marker stamps can
- * be read back: the one it starts on, or, if the agent turns out to wait
- * for our ACKs before the sample's last stamp, the one its caller names
- * then (struct tcmd_ptp_cpu), the stamps taken before the move read back
- * from the first CPU, those after from the second. Every message is checked: the probe
+ * (common/stamp/stamp.h), pinned to one host CPU at a time so that marker
+ * stamps can be read back from that CPU's buffer. Which host CPU is
+ * measured (host/peer/tcmd_place.h): a sample given a second CPU stamps
+ * its first TCMD_PLACE_TRIAL probes on the first, the next
+ * TCMD_PLACE_TRIAL + 1 on the second, and the rest on the one whose
+ * probes came in the faster, each run of stamps read back from the CPU
+ * it was taken on:
+ *
+ *   probes stamped on   the first: 1..T    the second: T+1..2T+1
+ *                       the one kept: 2T+2..END
+ *   loops timed         the first's: arrivals 1..T+1
+ *                       the second's: arrivals T+2..2T+2
+ *
+ * (a loop is the time from one probe's arrival to the next's; the one
+ * from T+1 to T+2 holds the move and counts for neither). A sample
+ * without a second CPU stamps on the first from start to END.
+ *
+ * Every message is checked: the probe
  * numbers must count up from 1, at most 339 of them, and the OFFSET must
  * come within the connection's timeout.
  */
@@ -34,6 +47,7 @@
 #include <stdint.h>
 
 #include "common/wire/tcmd_io.h"
+#include "host/peer/tcmd_place.h"
 
 struct tsync_stamper;
 
@@ -49,17 +63,21 @@ struct tcmd_host_sample {
 };
 
 /*
- * The host CPU a sample stamps on: @cpu, and @move, if not NULL, asked
- * once, between a probe's arrival and its stamp, when the connection
- * first shows a peer that waits for our ACKs (tcmd_conn_tcp_nodelay_peer()
- * turns false) during the sample. @move gets @arg and the CPU the sample
- * is on and returns the CPU to go on with (the same: stay), or -errno,
- * which ends the sample. @cpu holds the CPU the stamps ended on after.
+ * The host CPU a sample stamps on: @cpu, or, with @alt a CPU other than
+ * @cpu, both in turn and then the faster (see the table above), which
+ * @kept holds after (-1: no trial, or the sample ended before the trial
+ * did). @relock, if not NULL, is called with @arg before every move, to
+ * trade the caller's hold on CPU @from (a lock) for one on @to. After the
+ * sample, @cpu holds the CPU the stamps ended on and, with a trial, @seen
+ * the loops of @cpu's first value and of @alt.
  */
 struct tcmd_ptp_cpu {
 	int cpu;
-	int (*move)(void *arg, int from);
+	int alt;
+	void (*relock)(void *arg, int from, int to);
 	void *arg;
+	int kept;
+	struct tcmd_place_loops seen[2];
 };
 
 /*

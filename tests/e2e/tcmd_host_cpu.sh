@@ -1,65 +1,93 @@
 #!/bin/bash
 # The host CPU tsync-host stamps a trace-cmd agent's PTP probes on when
-# --host-cpu is not given (round_host_cpu(), host/peer/round.h): the guest
-# CPU's number plus one over TCP until the agent is seen waiting for our
-# ACKs, from then on (the rest of that sample too) the guest CPU's number:
-# Debian's trace-cmd 3.1.6 (Nagle on) shows it before the first probe's
-# stamp, and its samples are all stamped on its CPU's number; the same
-# agent under tests/shim/nodelay.so (sending as trace-cmd 3.3 and later
-# do) never does, and every sample, the first included, goes on the next
-# CPU: on one kernel a host thread on such an agent's own CPU stamps
-# behind the agent's switches. Read from `sync --json`, whose round ids
-# count the samples in the order taken, and from its debug log.
+# --host-cpu is not given (host/peer/tcmd_place.h): each guest CPU's
+# first sample stamps its first probes on the guest CPU's number, the
+# next ones on the next CPU, and the rest on the one whose probes looped
+# the faster (the faster fastest loop; within 1/32 of each other, the
+# lower median); the later samples of that guest CPU stay there. Against
+# Debian's trace-cmd 3.1.6 as it is (Nagle on) and under
+# tests/shim/nodelay.so (sending as trace-cmd 3.3 and later do). Read
+# from `sync --json`, whose round ids count the samples in the order
+# taken, and from its debug log, which gives each trial's loop times.
+# With --host-cpu, no trial: every sample on that CPU.
 . "$(dirname "$0")/lib.inc"
 need_root_tracefs
 command -v trace-cmd >/dev/null || skip "no trace-cmd"
 n=$(getconf _NPROCESSORS_CONF)
-[ "$n" -ge 2 ] || skip "needs 2 CPUs (there is no other CPU to move to)"
+[ "$n" -ge 2 ] || skip "needs 2 CPUs (there is no other CPU to try)"
 shim=$(realpath "$B/shim/nodelay.so" 2>/dev/null) && [ -f "$shim" ] ||
 	fail "no $B/shim/nodelay.so: make build-tests builds it"
 tracecmd_lock
 
-# check JSON N RULE: every round of `sync --json` output JSON on the host
-# CPU RULE says: "same" (the guest CPU's number, modulo N) or "apart"
-# (the next one)
+# check JSON LOG N [HOSTCPU]: without HOSTCPU, one trial per guest CPU in
+# LOG, in its first sample, between the guest CPU's number and the next
+# (modulo N), kept by the rule above, and every sample of that guest CPU
+# on the one kept; with HOSTCPU, no trial and every sample on HOSTCPU
 check() {
 	python3 - "$@" <<'PY'
-import json, sys
+import json, re, sys
 d = json.load(open(sys.argv[1]))
-n, rule = int(sys.argv[2]), sys.argv[3]
+log = open(sys.argv[2]).read()
+n = int(sys.argv[3])
+fixed = int(sys.argv[4]) if len(sys.argv) > 4 else None
 rounds = sorted((x for c in d["cpus"] for x in c["rounds"]), key=lambda x: x["round"])
-assert len(rounds) >= 4, "expected 2 rounds on each of 2 or more CPUs: %r" % rounds
-for i, x in enumerate(rounds):
-    assert x["ok"], x
-    want = (x["cpu"] + (1 if rule == "apart" else 0)) % n
-    assert x["host_cpu"] == want, "sample %d (guest CPU %d) on host CPU %d, not %d: %r" % (
-        i + 1, x["cpu"], x["host_cpu"], want, rounds)
+assert len(rounds) >= 2 * d["ncpus"], "expected 2 or more rounds per CPU: %r" % rounds
+trials = {}
+pat = (r"guest CPU (\d+): probes looped in (\d+) ns at the fastest \(median (\d+)\) on "
+       r"host CPU (\d+), (\d+) ns \(median (\d+)\) on host CPU (\d+): stamps on host CPU (\d+)")
+for m in re.finditer(pat, log):
+    g, amin, amed, a, bmin, bmed, b, kept = map(int, m.groups())
+    assert g not in trials, "guest CPU %d tried twice" % g
+    trials[g] = (amin, amed, a, bmin, bmed, b, kept)
+if fixed is not None:
+    assert not trials, "a trial with --host-cpu: %r" % trials
+    for x in rounds:
+        assert x["ok"] and x["host_cpu"] == fixed, x
+    sys.exit(0)
+assert sorted(trials) == list(range(d["ncpus"])), "trials of guest CPUs %r, not all %d" % (
+    sorted(trials), d["ncpus"])
+for g, (amin, amed, a, bmin, bmed, b, kept) in trials.items():
+    assert a == g % n and b == (g + 1) % n, "guest CPU %d tried host CPUs %d and %d" % (g, a, b)
+    assert 0 < amin <= amed and 0 < bmin <= bmed, trials[g]
+    margin = max(amin, bmin) // 32
+    want = b if bmin < amin - margin else a if amin < bmin - margin else (b if bmed < amed else a)
+    assert kept == want, "guest CPU %d kept host CPU %d, the rule says %d: %r" % (
+        g, kept, want, trials[g])
+    mine = [x for x in rounds if x["cpu"] == g]
+    for i, x in enumerate(mine):
+        assert x["ok"], x
+        assert x["host_cpu"] == kept, "guest CPU %d's sample %d on host CPU %d, not %d" % (
+            g, i + 1, x["host_cpu"], kept)
+print(" ".join("guest CPU %d: host CPU %d %d/%d ns, %d %d/%d ns, kept %d" %
+               (g, t[2], t[0], t[1], t[5], t[3], t[4], t[6]) for g, t in sorted(trials.items())))
 PY
 }
 
-# one sync of 2 rounds per CPU against an agent started with VAR=VALUE...
+# one sync of 3 rounds per CPU against an agent started with VAR=VALUE...;
+# SYNC_ARGS: more arguments to sync
 sync_with() {
 	local out=$1 port
 	shift
 	port=$(free_tcp_port) || exit 1
 	tracecmd_agent "$port" "$@"
-	timeout 120 "$HOST" sync -vv --json --rounds 2 -C local "tcmd:127.0.0.1:$port" >"$out" \
-		2>"$out.err" || fail "sync failed: $(tail -3 "$out.err")"
+	timeout 120 "$HOST" sync -vv --json --rounds 3 -C local $SYNC_ARGS \
+		"tcmd:127.0.0.1:$port" >"$out" 2>"$out.err" ||
+		fail "sync failed: $(tail -3 "$out.err")"
 	kill -TERM -- -"$TC_PID" 2>/dev/null
 	wait "$TC_PID" 2>/dev/null
 }
 
 sync_with "$E2E_TMP/nagle.json"
-check "$E2E_TMP/nagle.json" "$n" same ||
-	fail "an agent that waits for our ACKs: not every sample on the guest CPU's number"
-moves=$(grep -c "its sample moves from host CPU" "$E2E_TMP/nagle.json.err")
-[ "$moves" = 1 ] ||
-	fail "an agent that waits for our ACKs: $moves moves in its samples, not 1 (the first): $(grep -i "ack" "$E2E_TMP/nagle.json.err" | head -5)"
-pass "trace-cmd 3.1.6's agent (Nagle on): the first sample moved to the guest CPU's number when the agent showed it waits for our ACKs, every sample stamped there"
+got=$(check "$E2E_TMP/nagle.json" "$E2E_TMP/nagle.json.err" "$n") ||
+	fail "trace-cmd 3.1.6's agent (Nagle on): the host CPU was not tried and kept as the rule says"
+pass "trace-cmd 3.1.6's agent (Nagle on): each guest CPU's first sample tried two host CPUs and every sample stayed on the faster ($got)"
 
 sync_with "$E2E_TMP/nodelay.json" LD_PRELOAD="$shim"
-check "$E2E_TMP/nodelay.json" "$n" apart ||
-	fail "an agent that does not wait for our ACKs: not every sample on the next CPU"
-! grep -q "its sample moves from host CPU" "$E2E_TMP/nodelay.json.err" ||
-	fail "an agent that does not wait for our ACKs: a sample moved: $(grep "moves" "$E2E_TMP/nodelay.json.err")"
-pass "the same under TCP_NODELAY: every sample, the first included, on the next CPU"
+got=$(check "$E2E_TMP/nodelay.json" "$E2E_TMP/nodelay.json.err" "$n") ||
+	fail "an agent with TCP_NODELAY: the host CPU was not tried and kept as the rule says"
+pass "the same under TCP_NODELAY ($got)"
+
+SYNC_ARGS="--host-cpu $((n - 1))" sync_with "$E2E_TMP/fixed.json" LD_PRELOAD="$shim"
+check "$E2E_TMP/fixed.json" "$E2E_TMP/fixed.json.err" "$n" $((n - 1)) ||
+	fail "--host-cpu $((n - 1)): a trial, or a sample elsewhere"
+pass "--host-cpu $((n - 1)): no trial, every sample on host CPU $((n - 1))"
