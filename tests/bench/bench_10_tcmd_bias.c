@@ -384,13 +384,13 @@ static void print_mixed(struct row *rows, size_t n, enum side gen, enum side sel
  * scripts/build-tcmd-new built under @b, else NULL. Its version into @ver. */
 static const char *new_tcmd(const char *b, char *path, size_t len, char *ver, size_t vlen)
 {
-	char cmd[2 * PATH_MAX];
+	char cmd[2 * PATH_MAX], abs[PATH_MAX];
 	FILE *p;
-
 	int n;
 
+	/* absolute: the sides run in the scratch directory */
 	if (getenv("TCMD_NEW"))
-		n = snprintf(path, len, "%s", getenv("TCMD_NEW"));
+		n = realpath(getenv("TCMD_NEW"), abs) ? snprintf(path, len, "%s", abs) : -1;
 	else
 		n = snprintf(path, len, "%s/tcmd-new/prefix/bin/trace-cmd", b);
 	if (n < 0 || (size_t)n >= len || access(path, X_OK))
