@@ -43,7 +43,8 @@ static void test_loops_bounded(void **state)
 
 	(void)state;
 	for (int i = 0; i < 2 * TCMD_PLACE_TRIAL + 10; i++)
-		t[i] = i <= 2 * TCMD_PLACE_TRIAL ? 1000LL * i : t[i - 1] + 1;
+		t[i] = i <= 2 * TCMD_PLACE_TRIAL ? 1000LL * i :
+			2000LL * TCMD_PLACE_TRIAL + (i - 2 * TCMD_PLACE_TRIAL);
 	tcmd_place_loops(t, 2 * TCMD_PLACE_TRIAL + 10, &l);
 	assert_int_equal(l.n, 2 * TCMD_PLACE_TRIAL);
 	assert_int_equal(l.min, 1000);
