@@ -171,8 +171,10 @@ const char *tsync_stamp_instance(const struct tsync_stamper *s);
  * CPU @cpu (recorded in the marker). Sets *@ts; a deferred source (marker)
  * writes its record and sets *@ts to 0 (pending until resolve()), on the
  * CPU the caller runs on: a caller that moves to another CPU during a
- * round resolves each CPU's records from that CPU (host/peer/tcmd_ptp.c
- * does, once a trace-cmd agent's sample moves). Returns 0 or -errno.
+ * round resolves each CPU's records from that CPU, all of one CPU's in
+ * one resolve, which consumes them (host/peer/tcmd_ptp.c does, as the
+ * first sample of a trace-cmd agent's CPU tries two host CPUs). Returns
+ * 0 or -errno.
  */
 int tsync_stamp_take(struct tsync_stamper *s, uint32_t round, uint32_t seq,
 		     uint8_t dir, uint32_t cpu, int64_t *ts);
