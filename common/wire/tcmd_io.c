@@ -64,12 +64,6 @@ void tcmd_conn_set_deadline(struct tcmd_conn *c, int64_t deadline)
 	c->deadline = deadline;
 }
 
-/* Says whether a TCP peer sends without waiting for our ACKs; see tcmd_io.h. */
-bool tcmd_conn_tcp_nodelay_peer(const struct tcmd_conn *c)
-{
-	return c->quickack && !c->acking;
-}
-
 /* Returns @dl, or the exchange's deadline if that comes first. */
 static int64_t capped(const struct tcmd_conn *c, int64_t dl)
 {

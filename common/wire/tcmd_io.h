@@ -97,11 +97,6 @@ int tcmd_conn_init(struct tcmd_conn *c, int fd, const char *peer, bool quickack,
  * none): until it is cleared every send and receive also ends by it, with
  * -ETIMEDOUT and a reason saying so, however promptly each message came. */
 void tcmd_conn_set_deadline(struct tcmd_conn *c, int64_t deadline);
-/* True on a TCP connection whose peer has not been seen waiting for our
- * delayed ACKs (TCP_NODELAY, as trace-cmd >= 3.3 sends), so far: false
- * once it was (Nagle on, trace-cmd < 3.3), with TSYNC_TCMD_QUICKACK=always,
- * and on vsock, where there is nothing to tell. */
-bool tcmd_conn_tcp_nodelay_peer(const struct tcmd_conn *c);
 /* Closes the socket (fd -1 is fine). A connection over a socket someone
  * else owns (the agent's connection table) is simply not closed. */
 void tcmd_conn_close(struct tcmd_conn *c);
