@@ -31,7 +31,8 @@ struct tcmd_guest {
 	uint32_t round;
 	int nhost;
 	bool tcp;			/* the agent is reached over TCP */
-	/* [guest CPUs]: the host CPU its first full sample kept, -1 none yet */
+	/* [guest CPUs]: the host CPU its samples stamp on, -1 not chosen yet
+	 * (the next sample tries: tcmd_guest_round()) */
 	int *kept;
 	char opts[256];			/* the guest's option words, for messages */
 	char addr[TSYNC_EP_HOST_MAX + 32];	/* the agent's address, for messages */
@@ -161,34 +162,41 @@ int tcmd_guest_kvm_answer(struct tcmd_guest *t, const struct tcmd_kvm_msg *a, ch
 							   a), err, errlen);
 }
 
-/* struct tcmd_ptp_cpu's relock: trades the lock of host CPU @from in
- * the struct round_opts @arg for @to's. It holds no other lock while it
- * waits for @to's, so it cannot deadlock with another sample's. */
-static void relock(void *arg, int from, int to)
+/* struct tcmd_ptp_cpu's trylock and unlock: the CPU locks of the
+ * struct round_opts @arg. A sample never waits for a lock while the
+ * agent's probe is in flight: one busy, it stays where it is. */
+static bool lock_try(void *arg, int cpu)
 {
 	const struct round_opts *o = arg;
 
-	pthread_mutex_unlock(&o->cpu_locks[from]);
-	pthread_mutex_lock(&o->cpu_locks[to]);
+	return !pthread_mutex_trylock(&o->cpu_locks[cpu]);
+}
+
+static void lock_drop(void *arg, int cpu)
+{
+	const struct round_opts *o = arg;
+
+	pthread_mutex_unlock(&o->cpu_locks[cpu]);
 }
 
 /* Takes one sample as a round; see tcmd_guest.h. */
 int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts *o,
 		     struct round_result *res)
 {
-	struct tcmd_ptp_cpu hc = { .cpu = -1, .alt = -1, .relock = o->cpu_locks ? relock : NULL,
-				   .arg = (void *)o };
+	struct tcmd_ptp_cpu hc = { .cpu = -1, .alt = -1, .kept = -1,
+				   .trylock = o->cpu_locks ? lock_try : NULL,
+				   .unlock = o->cpu_locks ? lock_drop : NULL, .arg = (void *)o };
 	struct tcmd_host_sample r;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	res->round_id = ++t->round;
 	res->cpu = cpu;
 	if (cpu >= t->s->ncpus) {
 		snprintf(res->error, sizeof(res->error), "no guest CPU %u (the agent has %u)",
 			 cpu, t->s->ncpus);
 		return res->status = -EINVAL;
 	}
+	res->round_id = ++t->round;
 	if (o->host_cpu >= 0) {
 		hc.cpu = o->host_cpu;
 	} else if (t->kept[cpu] >= 0) {
@@ -213,14 +221,16 @@ int tcmd_guest_round(struct tcmd_guest *t, uint32_t cpu, const struct round_opts
 		pthread_mutex_lock(&o->cpu_locks[hc.cpu]);
 	ret = tcmd_ptp_sample(&t->s->ts, t->st, res->round_id, cpu, &hc, &r, res->error,
 			      sizeof(res->error));
-	/* the lock of the CPU it ended on (relock() trades them) */
+	/* the lock of the CPU it ended on (a move trades them) */
 	if (o->cpu_locks)
 		pthread_mutex_unlock(&o->cpu_locks[hc.cpu]);
-	if (hc.kept >= 0) {
+	if (hc.kept >= 0)
 		t->kept[cpu] = hc.kept;
-		log_debug("tcmd: %s guest CPU %u: probes looped in %lld ns at the fastest "
+	if (hc.seen[0].n && hc.seen[1].n) {
+		log_debug("tcmd: %s round %u guest CPU %u: probes looped in %lld ns at the fastest "
 			  "(median %lld) on host CPU %d, %lld ns (median %lld) on host CPU %d: "
-			  "stamps on host CPU %d", t->addr, cpu, (long long)hc.seen[0].min,
+			  "stamps on host CPU %d", t->addr, res->round_id, cpu,
+			  (long long)hc.seen[0].min,
 			  (long long)hc.seen[0].median, round_host_cpu(o, cpu, t->nhost, 0),
 			  (long long)hc.seen[1].min, (long long)hc.seen[1].median, hc.alt,
 			  hc.kept);

@@ -14,9 +14,9 @@
  * asymmetry that the agent's midpoint cannot see comes from. Which host
  * CPU gives the faster loops depends on the kernel and on where the
  * agent's thread runs: over loopback on one kernel (6.18, 2 CPUs), a host
- * thread on the agent's own CPU looped in 34-45 us at the fastest and
+ * thread on the agent's own CPU looped in 34-48 us at the fastest and
  * gave offsets of -1.5 us sample after sample, one on the other CPU in
- * 43-72 us and offsets scattered over -12..+3 us; on another kernel the
+ * 43-75 us and offsets scattered over -12..+3 us; on another kernel the
  * other CPU gave the better offsets (host/peer/round.h has the figures).
  * So a sample tries both and the caller keeps the faster.
  */
@@ -25,10 +25,11 @@
 
 #include <stdint.h>
 
-/* Probes a sample stamps on each of the two CPUs it tries (of the 339 a
- * trace-cmd agent sends): enough loops that the fastest of each is near
- * its placement's floor, few enough that most of the sample is stamped
- * where it is kept. */
+/* Loops a sample times on each of the two CPUs it tries (it stamps this
+ * many probes on the first and one more on the second, the one that
+ * moves: host/peer/tcmd_ptp.h; of the 339 a trace-cmd agent sends):
+ * enough that the fastest of each is near its placement's floor, few
+ * enough that most of the sample is stamped where it is kept. */
 #define TCMD_PLACE_TRIAL 40
 
 /* What one placement's loops showed. */
@@ -39,7 +40,8 @@ struct tcmd_place_loops {
 };
 
 /* The loops between @n consecutive arrival times @arrival (ns, any
- * clock, non-decreasing), @n - 1 of them, into @out (all 0 below 2). */
+ * clock, non-decreasing), @n - 1 of them but at most the first
+ * 2 * TCMD_PLACE_TRIAL, into @out (all 0 below 2). */
 void tcmd_place_loops(const int64_t *arrival, uint32_t n, struct tcmd_place_loops *out);
 
 /*

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/base/cpu.h"
+#include "common/base/log.h"
 #include "common/stamp/stamp.h"
 #include "common/base/timeutil.h"
 #include "host/peer/tcmd_ptp.h"
@@ -60,23 +61,35 @@ struct arrival {
 	int64_t ts;
 };
 
-/* Moves @p's stamps to host CPU @to from probe @seq on. Returns 0 or
- * -errno with the reason in @p->why. */
+enum move { MOVED, BUSY, REFUSED };	/* REFUSED: cannot run on that CPU */
+
+/* Moves @p's stamps to host CPU @to from probe @seq on, if @to's hold
+ * can be had now and the thread pinned there; else stays. Returns enum
+ * move (REFUSED with the reason in @p->why), or -errno with the reason
+ * in @p->why when the thread could not be put back either. */
 static int move_to(struct ptp_pin *p, int to, uint32_t seq)
 {
-	int from = p->hc->cpu, ret;
+	struct tcmd_ptp_cpu *hc = p->hc;
+	int from = hc->cpu, ret, back;
 
 	if (to == from)
-		return 0;
-	if (p->hc->relock)
-		p->hc->relock(p->hc->arg, from, to);
-	p->hc->cpu = to;
-	p->runs[p->nruns++] = (struct run){ .cpu = to, .from = seq - 1 };
+		return MOVED;
+	if (hc->trylock && !hc->trylock(hc->arg, to))
+		return BUSY;
 	ret = tsync_cpu_pin(to, NULL);
-	if (ret)
+	if (ret) {
 		snprintf(p->why, sizeof(p->why), "cannot move the host thread to CPU %d: %s",
 			 to, strerror(-ret));
-	return ret;
+		if (hc->unlock)
+			hc->unlock(hc->arg, to);
+		back = tsync_cpu_pin(from, NULL);
+		return back ? back : REFUSED;
+	}
+	if (hc->unlock)
+		hc->unlock(hc->arg, from);
+	hc->cpu = to;
+	p->runs[p->nruns++] = (struct run){ .cpu = to, .from = seq - 1 };
+	return MOVED;
 }
 
 /* The trial's step at probe @seq, just in (see tcmd_ptp.h): times it,
@@ -85,17 +98,33 @@ static int move_to(struct ptp_pin *p, int to, uint32_t seq)
 static int trial_step(struct ptp_pin *p, uint32_t seq)
 {
 	struct tcmd_ptp_cpu *hc = p->hc;
+	int ret;
 
 	p->arrival[seq - 1] = tsync_now_ns();
-	if (seq == TRIAL + 1)
-		return move_to(p, hc->alt, seq);
+	if (seq == TRIAL + 1) {
+		ret = move_to(p, hc->alt, seq);
+		if (ret == MOVED)
+			return 0;
+		p->trial = false;	/* stays on the first CPU */
+		if (ret == REFUSED) {	/* for good: @alt is not for us */
+			log_debug("tcmd: %s: %s: the sample stays on host CPU %d", p->c->peer,
+				  p->why, hc->cpu);
+			hc->kept = hc->cpu;
+			p->why[0] = '\0';
+		}
+		return ret < 0 ? ret : 0;
+	}
 	if (seq < TIMED)
 		return 0;
 	tcmd_place_loops(p->arrival, TRIAL + 1, &hc->seen[0]);
 	tcmd_place_loops(p->arrival + TRIAL + 1, TRIAL + 1, &hc->seen[1]);
 	hc->kept = tcmd_place_pick(&hc->seen[0], &hc->seen[1]) ? hc->alt : p->first;
 	p->trial = false;
-	return move_to(p, hc->kept, seq);
+	/* a first CPU busy now or refusing: this sample ends on the second */
+	ret = move_to(p, hc->kept, seq);
+	if (ret == REFUSED)
+		p->why[0] = '\0';
+	return ret < 0 ? ret : 0;
 }
 
 /* Takes the stamp of @arg, a struct arrival: HOST_RECV, on the CPU the

@@ -44,6 +44,7 @@
 #ifndef TSYNC_HOST_TCMD_PTP_H
 #define TSYNC_HOST_TCMD_PTP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/wire/tcmd_io.h"
@@ -66,15 +67,20 @@ struct tcmd_host_sample {
  * The host CPU a sample stamps on: @cpu, or, with @alt a CPU other than
  * @cpu, both in turn and then the faster (see the table above), which
  * @kept holds after (-1: no trial, or the sample ended before the trial
- * did). @relock, if not NULL, is called with @arg before every move, to
- * trade the caller's hold on CPU @from (a lock) for one on @to. After the
- * sample, @cpu holds the CPU the stamps ended on and, with a trial, @seen
- * the loops of @cpu's first value and of @alt.
+ * did, or @alt's hold was busy: the next sample tries again). A move
+ * first takes a hold on the CPU it goes to with @trylock (if not NULL;
+ * called with @arg, false: busy, and the sample stays where it is, never
+ * waiting with the agent's probe in flight), then gives up the one it
+ * left with @unlock. An @alt the thread cannot be pinned to is given up
+ * for good (@kept is @cpu). After the sample, @cpu holds the CPU the
+ * stamps ended on (whose hold the caller has) and, with a full trial,
+ * @seen the loops of @cpu's first value and of @alt.
  */
 struct tcmd_ptp_cpu {
 	int cpu;
 	int alt;
-	void (*relock)(void *arg, int from, int to);
+	bool (*trylock)(void *arg, int cpu);
+	void (*unlock)(void *arg, int cpu);
 	void *arg;
 	int kept;
 	struct tcmd_place_loops seen[2];

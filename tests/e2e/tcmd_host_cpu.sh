@@ -33,11 +33,13 @@ fixed = int(sys.argv[4]) if len(sys.argv) > 4 else None
 rounds = sorted((x for c in d["cpus"] for x in c["rounds"]), key=lambda x: x["round"])
 assert len(rounds) >= 2 * d["ncpus"], "expected 2 or more rounds per CPU: %r" % rounds
 trials = {}
-pat = (r"guest CPU (\d+): probes looped in (\d+) ns at the fastest \(median (\d+)\) on "
+pat = (r"round (\d+) guest CPU (\d+): probes looped in (\d+) ns at the fastest \(median (\d+)\) on "
        r"host CPU (\d+), (\d+) ns \(median (\d+)\) on host CPU (\d+): stamps on host CPU (\d+)")
 for m in re.finditer(pat, log):
-    g, amin, amed, a, bmin, bmed, b, kept = map(int, m.groups())
+    rid, g, amin, amed, a, bmin, bmed, b, kept = map(int, m.groups())
     assert g not in trials, "guest CPU %d tried twice" % g
+    first = min(x["round"] for x in rounds if x["cpu"] == g)
+    assert rid == first, "guest CPU %d tried in round %d, not its first, %d" % (g, rid, first)
     trials[g] = (amin, amed, a, bmin, bmed, b, kept)
 if fixed is not None:
     assert not trials, "a trial with --host-cpu: %r" % trials
@@ -91,3 +93,37 @@ SYNC_ARGS="--host-cpu $((n - 1))" sync_with "$E2E_TMP/fixed.json" LD_PRELOAD="$s
 check "$E2E_TMP/fixed.json" "$E2E_TMP/fixed.json.err" "$n" $((n - 1)) ||
 	fail "--host-cpu $((n - 1)): a trial, or a sample elsewhere"
 pass "--host-cpu $((n - 1)): no trial, every sample on host CPU $((n - 1))"
+
+# A next CPU the thread may not run on (a cpuset of CPU 0 alone, where
+# cgroup v1's cpuset is mounted): guest CPU 0's first sample stays on
+# host CPU 0 when the move is refused, the sample and the later ones
+# succeed there, and no other trial is made.
+cs=/sys/fs/cgroup/cpuset
+if [ -w "$cs/tasks" ] && [ -f "$cs/cpuset.cpus" ]; then
+	grp=$cs/tsync-e2e-$$
+	port=$(free_tcp_port) || exit 1
+	tracecmd_agent "$port" LD_PRELOAD="$shim"
+	mkdir "$grp" || fail "cannot make cpuset $grp"
+	# after tracecmd_agent, which sets its own trap
+	trap 'rmdir "$grp" 2>/dev/null; kill -TERM -- -$TC_PID 2>/dev/null; e2e_cleanup' EXIT
+	echo 0 > "$grp/cpuset.cpus" && cat "$cs/cpuset.mems" > "$grp/cpuset.mems" ||
+		fail "cannot set up cpuset $grp"
+	out=$E2E_TMP/cpuset.json
+	timeout 120 bash -c 'echo $$ > "$1/tasks" && shift && exec "$@"' _ "$grp" \
+		"$HOST" sync -vv --json --rounds 3 --cpus 0 -C local "tcmd:127.0.0.1:$port" \
+		>"$out" 2>"$out.err" || fail "sync in a cpuset of CPU 0 failed: $(tail -3 "$out.err")"
+	kill -TERM -- -"$TC_PID" 2>/dev/null
+	wait "$TC_PID" 2>/dev/null
+	refused=$(grep -c "cannot move the host thread to CPU 1.*stays on host CPU 0" "$out.err")
+	[ "$refused" = 1 ] ||
+		fail "$refused refused moves in the log, not 1: $(grep -i "host cpu\|host thread" "$out.err" | head -3)"
+	python3 - "$out" <<'PY' || fail "in a cpuset of CPU 0: $(cat "$out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [x for c in d["cpus"] for x in c["rounds"]]
+assert len(r) == 3 and all(x["ok"] and x["cpu"] == 0 and x["host_cpu"] == 0 for x in r), r
+PY
+	! grep -q "probes looped" "$out.err" || fail "a trial in a cpuset of CPU 0: $(grep looped "$out.err")"
+	pass "a next CPU the thread may not run on: the move is refused, every sample of guest CPU 0 on host CPU 0, no trial again"
+	rmdir "$grp"
+fi
